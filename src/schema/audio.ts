@@ -1,0 +1,159 @@
+// Audio formats the streaming endpoint accepts (§4.3 and the wire reference), as data:
+// every raw format has a descriptor so sample and byte sizes are computed, never guessed.
+import { z } from 'zod';
+
+/** The 20 raw (headerless) formats of §4.3. They need `sample_rate` and `num_channels`. */
+export const RAW_FORMATS = [
+  's8', 's16le', 's16be', 's24le', 's24be', 's32le', 's32be',
+  'u8', 'u16le', 'u16be', 'u24le', 'u24be', 'u32le', 'u32be',
+  'f32le', 'f32be', 'f64le', 'f64be', 'mulaw', 'alaw',
+] as const;
+export const RawFormatSchema = z.enum(RAW_FORMATS);
+export type RawFormat = z.infer<typeof RawFormatSchema>;
+
+/** Self-describing formats the streaming endpoint detects from headers (wire reference names). */
+export const CONTAINER_FORMATS = ['wav', 'mp3', 'ogg', 'flac', 'webm', 'aac', 'aiff'] as const;
+export const ContainerFormatSchema = z.enum(CONTAINER_FORMATS);
+export type ContainerFormat = z.infer<typeof ContainerFormatSchema>;
+
+export const SAMPLE_RATES = [8000, 11025, 16000, 22050, 32000, 44100, 48000, 96000] as const;
+export type SampleRate = (typeof SAMPLE_RATES)[number];
+export const SampleRateSchema = z
+  .number()
+  .refine((v): v is SampleRate => (SAMPLE_RATES as readonly number[]).includes(v), {
+    message: `sample_rate must be one of ${SAMPLE_RATES.join(', ')}`,
+  });
+
+export const MIN_CHANNELS = 1;
+export const MAX_CHANNELS = 8;
+export const NumChannelsSchema = z
+  .number()
+  .int({ message: 'num_channels must be an integer' })
+  .min(MIN_CHANNELS, { message: `num_channels must be between ${MIN_CHANNELS} and ${MAX_CHANNELS}` })
+  .max(MAX_CHANNELS, { message: `num_channels must be between ${MIN_CHANNELS} and ${MAX_CHANNELS}` });
+
+/** How one sample of a raw format is laid out in bytes. */
+export interface RawFormatDescriptor {
+  readonly format: RawFormat;
+  readonly bytesPerSample: number;
+  readonly encoding: 'signed' | 'unsigned' | 'float' | 'mulaw' | 'alaw';
+  readonly endianness: 'le' | 'be' | 'none';
+  /** The byte value(s) of one sample of silence, for filling gaps. */
+  readonly silence: readonly number[];
+}
+
+function describe(format: RawFormat): RawFormatDescriptor {
+  if (format === 'mulaw') return { format, bytesPerSample: 1, encoding: 'mulaw', endianness: 'none', silence: [0xff] };
+  if (format === 'alaw') return { format, bytesPerSample: 1, encoding: 'alaw', endianness: 'none', silence: [0xd5] };
+  const m = /^([suf])(\d+)(le|be)?$/.exec(format);
+  if (!m) throw new Error(`unreachable: ${format}`);
+  const bytesPerSample = Number(m[2]) / 8;
+  const encoding = m[1] === 's' ? 'signed' : m[1] === 'u' ? 'unsigned' : 'float';
+  const endianness = (m[3] ?? 'none') as 'le' | 'be' | 'none';
+  // Unsigned PCM is centred on half range: 0x80 for the most significant byte, 0 for the rest.
+  const silence = new Array<number>(bytesPerSample).fill(0);
+  if (encoding === 'unsigned') silence[endianness === 'le' ? bytesPerSample - 1 : 0] = 0x80;
+  return { format, bytesPerSample, encoding, endianness, silence };
+}
+
+export const RAW_FORMAT_DESCRIPTORS: Readonly<Record<RawFormat, RawFormatDescriptor>> = Object.fromEntries(
+  RAW_FORMATS.map((f) => [f, describe(f)]),
+) as Record<RawFormat, RawFormatDescriptor>;
+
+/**
+ * The audio query parameters of the streaming socket. All optional: a self-describing
+ * stream needs none. The rules of §4.3 and the wire reference are checked here, locally,
+ * so a bad combination never reaches the network.
+ */
+export const AudioParamsSchema = z
+  .object({
+    audio_format: z.string().optional(),
+    sample_rate: z.number().optional(),
+    num_channels: z.number().optional(),
+  })
+  .superRefine((p, ctx) => {
+    const fmt = p.audio_format;
+    if (fmt !== undefined) {
+      if (fmt === 'opus') {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['audio_format'],
+          message: "audio_format 'opus' is not accepted: for Opus in an OGG container pass 'ogg'",
+        });
+        return;
+      }
+      const isRaw = RawFormatSchema.safeParse(fmt).success;
+      const isContainer = ContainerFormatSchema.safeParse(fmt).success;
+      if (!isRaw && !isContainer) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['audio_format'],
+          message: `Invalid audio_format='${fmt}'. Valid values: [${[...CONTAINER_FORMATS, ...RAW_FORMATS].join(', ')}]`,
+        });
+        return;
+      }
+      if (isRaw && (p.sample_rate === undefined || p.num_channels === undefined)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [p.sample_rate === undefined ? 'sample_rate' : 'num_channels'],
+          message: 'Raw audio formats require sample_rate and num_channels query parameters',
+        });
+      }
+    } else if (p.sample_rate !== undefined || p.num_channels !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['audio_format'],
+        message: 'sample_rate and num_channels require audio_format to be specified',
+      });
+    }
+    if (p.sample_rate !== undefined) {
+      const r = SampleRateSchema.safeParse(p.sample_rate);
+      if (!r.success) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['sample_rate'],
+          message: `Invalid sample_rate=${p.sample_rate}. Valid values: [${SAMPLE_RATES.join(', ')}]`,
+        });
+      }
+    }
+    if (p.num_channels !== undefined) {
+      const r = NumChannelsSchema.safeParse(p.num_channels);
+      if (!r.success) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['num_channels'],
+          message: `Invalid num_channels=${p.num_channels}. Must be between ${MIN_CHANNELS} and ${MAX_CHANNELS}`,
+        });
+      }
+    }
+  });
+export type AudioParams = z.infer<typeof AudioParamsSchema>;
+
+/** A raw PCM/G.711 stream, fully described. */
+export interface RawAudioFormat {
+  readonly audio_format: RawFormat;
+  readonly sample_rate: SampleRate;
+  readonly num_channels: number;
+}
+
+/** What a source knows about its bytes: raw with parameters, a container, or nothing (auto-detect). */
+export type AudioFormat = RawAudioFormat | { readonly audio_format: ContainerFormat } | { readonly audio_format?: undefined };
+
+export function isRawFormat(format: AudioFormat | undefined): format is RawAudioFormat {
+  return format?.audio_format !== undefined && RawFormatSchema.safeParse(format.audio_format).success;
+}
+
+/** Bytes in one frame (one sample on every channel) of a raw format. */
+export function bytesPerFrame(format: RawAudioFormat): number {
+  return RAW_FORMAT_DESCRIPTORS[format.audio_format].bytesPerSample * format.num_channels;
+}
+
+/** Bytes per second of a raw format. */
+export function bytesPerSecond(format: RawAudioFormat): number {
+  return bytesPerFrame(format) * format.sample_rate;
+}
+
+/** Milliseconds of audio in `bytes` of a raw format. */
+export function bytesToMs(format: RawAudioFormat, bytes: number): number {
+  return (bytes / bytesPerSecond(format)) * 1000;
+}

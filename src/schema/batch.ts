@@ -1,0 +1,86 @@
+// Results and error bodies of the synchronous batch endpoints (§2.2, §2.3, §2.4).
+import { z } from 'zod';
+
+/** The 42 event names allowed as keys of `probs` (§2.2), exact and case-sensitive. */
+export const AUDIO_EVENT_NAMES = [
+  'cry', 'Acoustic_guitar', 'Applause', 'Bark', 'Bass_drum', 'Burping_or_eructation', 'Bus', 'Cello',
+  'Chime', 'Clarinet', 'Computer_keyboard', 'Cough', 'Cowbell', 'Double_bass', 'Drawer_open_or_close',
+  'Electric_piano', 'Fart', 'Finger_snapping', 'Fireworks', 'Flute', 'Glockenspiel', 'Gong',
+  'Gunshot_or_gunfire', 'Harmonica', 'Hi-hat', 'Keys_jangling', 'Knock', 'Laughter', 'Meow',
+  'Microwave_oven', 'Oboe', 'Saxophone', 'Scissors', 'Shatter', 'Snare_drum', 'Squeak', 'Tambourine',
+  'Tearing', 'Telephone', 'Trumpet', 'Violin_or_fiddle', 'Writing',
+] as const;
+export const AudioEventNameSchema = z.enum(AUDIO_EVENT_NAMES);
+export type AudioEventName = z.infer<typeof AudioEventNameSchema>;
+
+const Probability = z.number().min(0).max(1);
+const DurationMs = z.number().int().min(0);
+
+/**
+ * Audio event detection result. `probs` may hold every allowed key, any subset, or none
+ * (both statements of §2.2 are contract); a key outside the list is a contract breach.
+ */
+export const AudioEventResultSchema = z.looseObject({
+  probs: z.partialRecord(AudioEventNameSchema, Probability),
+  duration_ms: DurationMs,
+});
+export type AudioEventResult = z.infer<typeof AudioEventResultSchema>;
+
+/** The nine whole-file and per-window emotion labels of §2.3. */
+export const EMOTION_LABELS = ['Angry', 'Disgusted', 'Afraid', 'Happy', 'Neutral', 'Other', 'Sad', 'Surprised', 'Unknown'] as const;
+export const EmotionLabelSchema = z.enum(EMOTION_LABELS);
+export type EmotionLabel = z.infer<typeof EmotionLabelSchema>;
+
+export const EmotionWindowSchema = z.looseObject({
+  start_ms: DurationMs,
+  duration_ms: DurationMs,
+  emotion: EmotionLabelSchema,
+});
+export type EmotionWindow = z.infer<typeof EmotionWindowSchema>;
+
+/** Emotion detection result; windows must be consecutive (each starts where the previous ends). */
+export const EmotionResultSchema = z
+  .looseObject({
+    emotion: EmotionLabelSchema,
+    time_series: z.array(EmotionWindowSchema),
+  })
+  .superRefine((r, ctx) => {
+    for (let i = 1; i < r.time_series.length; i++) {
+      const prev = r.time_series[i - 1]!;
+      const cur = r.time_series[i]!;
+      if (cur.start_ms !== prev.start_ms + prev.duration_ms) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['time_series', i, 'start_ms'],
+          message: `window ${i} starts at ${cur.start_ms} ms but window ${i - 1} ends at ${prev.start_ms + prev.duration_ms} ms`,
+        });
+      }
+    }
+  });
+export type EmotionResult = z.infer<typeof EmotionResultSchema>;
+
+/** `{ detail: string }`, the body of every batch error but 422. */
+export const ErrorResponseSchema = z.looseObject({ detail: z.string() });
+export type ErrorResponse = z.infer<typeof ErrorResponseSchema>;
+
+export const ValidationErrorSchema = z.looseObject({
+  loc: z.array(z.union([z.string(), z.number().int()])),
+  msg: z.string(),
+  type: z.string(),
+});
+export type ValidationError = z.infer<typeof ValidationErrorSchema>;
+
+/** The 422 body. */
+export const HTTPValidationErrorSchema = z.looseObject({ detail: z.array(ValidationErrorSchema) });
+export type HTTPValidationError = z.infer<typeof HTTPValidationErrorSchema>;
+
+/** Behavior preset catalogue (wire reference). */
+export const PresetSchema = z.looseObject({
+  identifier: z.string(),
+  name: z.string(),
+  short_description: z.string(),
+  detailed_description: z.string(),
+});
+export type Preset = z.infer<typeof PresetSchema>;
+export const PresetListSchema = z.looseObject({ presets: z.array(PresetSchema) });
+export type PresetList = z.infer<typeof PresetListSchema>;
