@@ -1,0 +1,3 @@
+// Operators: the thin public layer over src/. One operator per file.
+export * from './analyzeConversation.js';
+export * from './streamJson.js';

@@ -1,0 +1,179 @@
+// The local emulator's front door: one HTTP server on loopback that routes batch requests
+// and WebSocket upgrades, with the accounts and scenario every route shares.
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { WebSocketServer } from 'ws';
+import { AccountBook, type Model, type OrganizationSpec } from './accounts.js';
+import { parseScenario, type Scenario, type ScenarioInput } from './scenario.js';
+import { StreamingConnection, type ConnectionSummary } from './streaming.js';
+import { batchRoutes } from './batchRoutes.js';
+import { platformRoutes } from './platformRoutes.js';
+import { matchRoute, sendJson, type EmulatorContext, type HttpRoute } from './routes.js';
+
+/** The development key of the default organization, printed at start. */
+export const DEV_API_KEY = 'svc-emulator-dev-key';
+
+/** Streaming paths and the model each one counts against. */
+export const STREAMING_MODELS: Readonly<Record<string, Model>> = {
+  '/api/svc-2-streaming': 'conversation',
+};
+
+export interface EmulatorOptions {
+  /** Interface to listen on. Default 127.0.0.1 (loopback). */
+  readonly host?: string;
+  /** Port; 0 (the default) picks a free one. */
+  readonly port?: number;
+  /** Organizations; default: one development organization holding `apiKey`. */
+  readonly organizations?: readonly OrganizationSpec[];
+  /** The development key. Default `svc-emulator-dev-key`. */
+  readonly apiKey?: string;
+  /** What the streaming endpoint plays: one scenario for every connection, or one chosen per connection. */
+  readonly scenario?: ScenarioInput | ((req: IncomingMessage) => ScenarioInput);
+  /** Where the emulator writes its log lines (never a key). Default: nowhere. */
+  readonly log?: (line: string) => void;
+  /** Orchestration API account identifier and key. */
+  readonly platform?: { readonly accountUuid?: string; readonly apiKey?: string };
+  /** Extra HTTP routes, tried before the built-in ones (tests use them for faults). */
+  readonly routes?: readonly HttpRoute[];
+}
+
+export interface RunningEmulator {
+  /** Models API base, e.g. `http://127.0.0.1:41234`. */
+  readonly baseUrl: string;
+  readonly apiKey: string;
+  /** Orchestration API base (same server, under `/platform`). */
+  readonly platformUrl: string;
+  readonly accountUuid: string;
+  readonly platformApiKey: string;
+  readonly port: number;
+  readonly accounts: AccountBook;
+  /** Summaries of finished streaming connections, oldest first. */
+  readonly connections: readonly ConnectionSummary[];
+  /** The `KEY=value` lines a shell can `eval`. */
+  envLines(): string[];
+  /** Stop listening, close every socket; resolves when all are gone. */
+  close(): Promise<void>;
+}
+
+/** The orchestration API's development account and key, printed at start. */
+export const DEV_ACCOUNT_UUID = '00000000-0000-4000-8000-000000000001';
+export const DEV_PLATFORM_API_KEY = 'svc-emulator-platform-key';
+
+/**
+ * Start the emulator on loopback.
+ *
+ * ## Example
+ * ```ts
+ * import { startEmulator } from 'svc-stream';
+ *
+ * const emu = await startEmulator();
+ * console.log(emu.envLines().join('\n'));
+ * await emu.close();
+ * ```
+ */
+export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
+  const apiKey = options.apiKey ?? DEV_API_KEY;
+  const accounts = new AccountBook(options.organizations ?? [{ id: 'dev-org', keys: [apiKey] }]);
+  const log = options.log ?? (() => undefined);
+  const connections: ConnectionSummary[] = [];
+  const sockets = new Set<Socket>();
+  const staticScenario: Scenario | undefined = typeof options.scenario === 'function' ? undefined : parseScenario(options.scenario ?? {});
+
+  const scenarioFor = (req: IncomingMessage): Scenario =>
+    staticScenario ?? parseScenario((options.scenario as (r: IncomingMessage) => ScenarioInput)(req));
+
+  const ctx: EmulatorContext = {
+    accounts,
+    log,
+    platform: {
+      accountUuid: options.platform?.accountUuid ?? DEV_ACCOUNT_UUID,
+      apiKey: options.platform?.apiKey ?? DEV_PLATFORM_API_KEY,
+    },
+  };
+  const routes: HttpRoute[] = [...(options.routes ?? []), ...batchRoutes, ...platformRoutes];
+
+  const server: Server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://emulator');
+    log(`${req.method} ${url.pathname}`);
+    const route = matchRoute(routes, req.method ?? 'GET', url.pathname);
+    if (!route) {
+      req.resume();
+      sendJson(res, 404, { detail: 'Not Found' });
+      return;
+    }
+    Promise.resolve()
+      .then(() => route.handler(req, res, url, ctx))
+      .catch((err: unknown) => {
+        log(`internal error on ${url.pathname}: ${(err as Error).message}`);
+        sendJson(res, 500, { detail: 'Internal server error' });
+      });
+  });
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+
+  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 64 * 1024 * 1024 });
+  server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    const url = new URL(req.url ?? '/', 'http://emulator');
+    const model = STREAMING_MODELS[url.pathname];
+    log(`WS ${url.pathname}`);
+    if (!model) {
+      socket.end('HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"detail":"Not Found"}');
+      return;
+    }
+    let scenario: Scenario;
+    try {
+      scenario = scenarioFor(req);
+    } catch (err) {
+      const body = JSON.stringify({ detail: `emulator scenario is invalid: ${(err as Error).message}` });
+      socket.end(`HTTP/1.1 500 Internal Server Error\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+      return;
+    }
+    const refuse = scenario.faults.find((f) => f.at === 'handshake' && f.action === 'http');
+    if (refuse) {
+      const status = refuse.status ?? 503;
+      const body = JSON.stringify({ detail: refuse.detail ?? 'Service temporarily unavailable. Please try again later.' });
+      socket.end(`HTTP/1.1 ${status} Refused\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      new StreamingConnection(ws, req, { accounts, model, scenario, log, onEnd: (s) => connections.push(s) });
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const addr = server.address() as AddressInfo;
+  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  const baseUrl = `http://${host}:${addr.port}`;
+  const platformUrl = `${baseUrl}/platform`;
+
+  let closing: Promise<void> | undefined;
+  return {
+    baseUrl,
+    apiKey,
+    platformUrl,
+    accountUuid: ctx.platform.accountUuid,
+    platformApiKey: ctx.platform.apiKey,
+    port: addr.port,
+    accounts,
+    connections,
+    envLines: () => [
+      `SVC_BASE_URL=${baseUrl}`,
+      `SVC_API_KEY=${apiKey}`,
+      `SVC_PLATFORM_URL=${platformUrl}`,
+      `SVC_ACCOUNT_UUID=${ctx.platform.accountUuid}`,
+      `SVC_PLATFORM_API_KEY=${ctx.platform.apiKey}`,
+    ],
+    close: () =>
+      (closing ??= new Promise<void>((resolve) => {
+        for (const c of wss.clients) c.terminate();
+        wss.close();
+        server.close(() => resolve());
+        for (const s of sockets) s.destroy();
+      })),
+  };
+}
