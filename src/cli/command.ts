@@ -1,0 +1,30 @@
+// The shape every subcommand of `svc-stream` has, and the I/O it is given (injected so
+// tests can run commands in-process).
+import type { Readable, Writable } from 'node:stream';
+
+export interface CliIo {
+  readonly stdout: Writable & { isTTY?: boolean; columns?: number };
+  readonly stderr: Writable & { isTTY?: boolean };
+  readonly stdin: Readable;
+  readonly env: NodeJS.ProcessEnv;
+  /** Aborted on SIGINT. */
+  readonly signal?: AbortSignal;
+}
+
+export interface Command {
+  readonly name: string;
+  /** One line for `svc-stream --help`. */
+  readonly summary: string;
+  /** Full `--help` text. */
+  readonly usage: string;
+  /** Run with the arguments after the command name; resolves to the exit code. */
+  run(argv: readonly string[], io: CliIo): Promise<number>;
+}
+
+/** Print an error the CLI way: one line with its code on stderr. */
+export function printError(io: CliIo, err: unknown): void {
+  const e = err as { code?: string; message?: string };
+  const code = typeof e?.code === 'string' ? e.code : 'error';
+  const message = e?.message ?? String(err);
+  io.stderr.write(`svc-stream: ${code}: ${message.split('\n')[0]}\n`);
+}

@@ -1,0 +1,4 @@
+// `svc-stream events|emotion|presets`: batch calls from the command line.
+import type { Command } from '../command.js';
+
+export const batchCommands: readonly Command[] = [];
