@@ -1,0 +1,34 @@
+import type { OperatorFunction } from 'rxjs';
+import type { ServerEvent } from '../src/schema/events.js';
+import { aggregatesReducer, initialAggregatesState } from '../src/state/aggregates.js';
+import { foldState } from '../src/state/foldInternals.js';
+
+/**
+ * The latest summary text (ordering rule 6).
+ *
+ * - Emits the text of each `summary` event that differs from the current summary; each
+ *   fully replaces the previous one. A null text (the server had none) is emitted as null
+ *   when it replaces a text.
+ * - Emits nothing before the first summary; ignores every other event.
+ * - Completes and errors with the source.
+ *
+ * Cold: each subscription folds its own state.
+ *
+ * ## Example
+ * ```ts
+ * import { of } from 'rxjs';
+ * import type { ServerEvent } from 'svc-stream';
+ * import { latestSummary } from 'svc-stream/operators';
+ *
+ * of<ServerEvent>(
+ *   { type: 'summary', text: 'Customer asks for a refund.' },
+ *   { type: 'summary', text: 'Customer asks for a refund; agent approves it.' },
+ * ).pipe(latestSummary())
+ *   .subscribe((text) => console.log(text));
+ * // Customer asks for a refund.
+ * // Customer asks for a refund; agent approves it.
+ * ```
+ */
+export function latestSummary(): OperatorFunction<ServerEvent, string | null> {
+  return foldState(aggregatesReducer, initialAggregatesState, (s) => s.summary);
+}

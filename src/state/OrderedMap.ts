@@ -1,0 +1,123 @@
+// The persistent keyed collection every derived stream emits: insertion-ordered, immutable,
+// and cheap to "change" (O(log n) per set), so a fold over n events stays O(n log32 n).
+import { PersistentVector } from './vectorInternals.js';
+
+/**
+ * Key order and key-to-slot index, shared by one lineage of maps and only ever appended to.
+ * A map owns the prefix `keys[0 .. map.size)`; the index tells the slot of a key, and the
+ * key belongs to a map only when that slot is inside the map's prefix.
+ */
+interface Backing {
+  readonly keys: string[];
+  readonly index: Map<string, number>;
+}
+
+/**
+ * An immutable, insertion-ordered map from string keys to values.
+ *
+ * - Iteration, `toArray()` and `at()` follow the order in which keys were FIRST set;
+ *   setting an existing key replaces its value in place, it does not move it.
+ * - `set` returns a new map (or the same map when the value is identical) and never
+ *   disturbs the map it was called on: every version stays valid.
+ * - `get`, `has`, `at`, `set` cost O(log32 n); `toArray()` costs O(n) once per map and is
+ *   memoised, the result frozen.
+ *
+ * Why not `new Map(old)` per change: that is O(n) per event, O(n²) per session. The values
+ * live in a persistent vector (path copying); the key order and key index are shared
+ * between a map and its successors, which is safe because they are append-only and each
+ * map reads only its own prefix. Appending from a map that is not the newest of its
+ * lineage (a branch, never the case inside a fold) first copies its prefix.
+ */
+export class OrderedMap<V> implements Iterable<V> {
+  private static readonly EMPTY = new OrderedMap<never>(null, PersistentVector.empty());
+
+  /** The empty map. */
+  static empty<V>(): OrderedMap<V> {
+    return OrderedMap.EMPTY as OrderedMap<V>;
+  }
+
+  /** A map of `entries` in order; a later duplicate key replaces the earlier value. */
+  static of<V>(entries: Iterable<readonly [string, V]>): OrderedMap<V> {
+    let map = OrderedMap.empty<V>();
+    for (const [k, v] of entries) map = map.set(k, v);
+    return map;
+  }
+
+  private array: readonly V[] | undefined;
+
+  private constructor(
+    private readonly backing: Backing | null,
+    private readonly values: PersistentVector<V>,
+  ) {}
+
+  get size(): number {
+    return this.values.size;
+  }
+
+  /** The slot of `key`, or -1. */
+  indexOf(key: string): number {
+    const i = this.backing?.index.get(key);
+    return i !== undefined && i < this.values.size ? i : -1;
+  }
+
+  has(key: string): boolean {
+    return this.indexOf(key) >= 0;
+  }
+
+  get(key: string): V | undefined {
+    const i = this.indexOf(key);
+    return i < 0 ? undefined : this.values.get(i);
+  }
+
+  /** The value at position `index` in insertion order. */
+  at(index: number): V | undefined {
+    return this.values.get(index);
+  }
+
+  /** The key at position `index` in insertion order. */
+  keyAt(index: number): string | undefined {
+    return index >= 0 && index < this.values.size ? this.backing?.keys[index] : undefined;
+  }
+
+  set(key: string, value: V): OrderedMap<V> {
+    const i = this.indexOf(key);
+    if (i >= 0) {
+      const values = this.values.set(i, value);
+      return values === this.values ? this : new OrderedMap(this.backing, values);
+    }
+    let backing = this.backing;
+    const size = this.values.size;
+    if (backing === null || backing.keys.length !== size) {
+      // First key, or a branch off an older version: start a backing of our own.
+      const keys = backing ? backing.keys.slice(0, size) : [];
+      backing = { keys, index: new Map(keys.map((k, n) => [k, n])) };
+    }
+    backing.keys.push(key);
+    backing.index.set(key, size);
+    return new OrderedMap(backing, this.values.push(value));
+  }
+
+  [Symbol.iterator](): Iterator<V> {
+    return this.values[Symbol.iterator]();
+  }
+
+  *keys(): IterableIterator<string> {
+    for (let i = 0; i < this.values.size; i++) yield this.backing!.keys[i]!;
+  }
+
+  *entries(): IterableIterator<[string, V]> {
+    let i = 0;
+    for (const v of this.values) yield [this.backing!.keys[i++]!, v];
+  }
+
+  /** Every value in insertion order, as a frozen array (built once per map). */
+  toArray(): readonly V[] {
+    this.array ??= Object.freeze(this.values.toArray());
+    return this.array;
+  }
+
+  /** Serialises as the array of values. */
+  toJSON(): readonly V[] {
+    return this.toArray();
+  }
+}

@@ -1,0 +1,135 @@
+// Ordering rules 1-2 (§3): partial clips grow under one clip_uuid, the final `clip`
+// replaces them, and `clip_update`s refine final clips field by field.
+import type { Clip, ClipUpdate, PartialClip, ServerEvent } from '../schema/events.js';
+import { OrderedMap } from './OrderedMap.js';
+
+/** One line of the live transcript: an utterance still in progress, or a final clip. */
+export type TranscriptEntry =
+  | { readonly status: 'partial'; readonly clip: PartialClip }
+  | { readonly status: 'final'; readonly clip: Clip };
+
+export interface ClipsState {
+  /**
+   * Final clips with every `clip_update` applied, keyed by `clip_uuid`, in the order their
+   * `clip` events arrived.
+   */
+  readonly clips: OrderedMap<Clip>;
+  /**
+   * Partial and final clips keyed by `clip_uuid`, in order of FIRST APPEARANCE of the
+   * uuid (its first `partial_clip`, or its `clip` when it had none). Not `start_ms`:
+   * that field is optional, and sorting on it would move lines already shown.
+   */
+  readonly transcript: OrderedMap<TranscriptEntry>;
+  /**
+   * Updates that arrived before their clip's final `clip` event, held in arrival order
+   * per `clip_uuid` and applied when that clip arrives. Empty in a session that keeps rule 2.
+   */
+  readonly pendingUpdates: ReadonlyMap<string, readonly ClipUpdate[]>;
+  /** How many updates ever arrived before their clip (held, then applied on arrival). */
+  readonly orphanUpdates: number;
+  /** How many `partial_clip`s arrived for an already final clip (not applied: the final wins). */
+  readonly stalePartials: number;
+}
+
+export const initialClipsState: ClipsState = {
+  clips: OrderedMap.empty(),
+  transcript: OrderedMap.empty(),
+  pendingUpdates: new Map(),
+  orphanUpdates: 0,
+  stalePartials: 0,
+};
+
+/**
+ * Apply one event to the clips state. Pure; an event that changes nothing (or that this
+ * reducer does not handle) returns the same state object.
+ *
+ * - `partial_clip`: merged over the previous partial of the same uuid (fields present win).
+ * - `clip`: replaces the partials of its uuid wholesale; held updates are then applied.
+ * - `clip_update`: each field present with a non-null value supersedes the earlier value;
+ *   an absent field, or `null` ("refinement unavailable"), keeps the earlier value.
+ *   An update for a clip with no final `clip` yet is held in `pendingUpdates` and counted
+ *   in `orphanUpdates`, never dropped.
+ */
+export function clipsReducer(state: ClipsState, event: ServerEvent): ClipsState {
+  switch (event.type) {
+    case 'partial_clip':
+      return onPartial(state, event.partial_clip);
+    case 'clip':
+      return onClip(state, event.clip);
+    case 'clip_update':
+      return onUpdate(state, event.clip_update);
+    default:
+      return state;
+  }
+}
+
+function onPartial(state: ClipsState, partial: PartialClip): ClipsState {
+  const id = partial.clip_uuid;
+  const previous = state.transcript.get(id);
+  if (previous?.status === 'final') return { ...state, stalePartials: state.stalePartials + 1 };
+  const clip = previous ? mergePresent(previous.clip, partial) : partial;
+  if (clip === previous?.clip) return state;
+  return { ...state, transcript: state.transcript.set(id, { status: 'partial', clip }) };
+}
+
+function onClip(state: ClipsState, incoming: Clip): ClipsState {
+  const id = incoming.clip_uuid;
+  let clip = incoming;
+  let pendingUpdates = state.pendingUpdates;
+  const held = pendingUpdates.size > 0 ? pendingUpdates.get(id) : undefined;
+  if (held) {
+    for (const update of held) clip = applyUpdate(clip, update);
+    const rest = new Map(pendingUpdates);
+    rest.delete(id);
+    pendingUpdates = rest;
+  }
+  return {
+    ...state,
+    clips: state.clips.set(id, clip),
+    transcript: state.transcript.set(id, { status: 'final', clip }),
+    pendingUpdates,
+  };
+}
+
+function onUpdate(state: ClipsState, update: ClipUpdate): ClipsState {
+  const id = update.clip_uuid;
+  const clip = state.clips.get(id);
+  if (clip === undefined) {
+    const pendingUpdates = new Map(state.pendingUpdates);
+    pendingUpdates.set(id, [...(pendingUpdates.get(id) ?? []), update]);
+    return { ...state, pendingUpdates, orphanUpdates: state.orphanUpdates + 1 };
+  }
+  const next = applyUpdate(clip, update);
+  if (next === clip) return state;
+  return {
+    ...state,
+    clips: state.clips.set(id, next),
+    transcript: state.transcript.set(id, { status: 'final', clip: next }),
+  };
+}
+
+/** `clip` with every non-null refined field of `update`; `clip` itself when nothing changes. */
+export function applyUpdate(clip: Clip, update: ClipUpdate): Clip {
+  let next: Record<string, unknown> | undefined;
+  for (const key of Object.keys(update)) {
+    if (key === 'clip_uuid') continue;
+    const value = (update as Record<string, unknown>)[key];
+    if (value === undefined || value === null) continue;
+    if ((clip as Record<string, unknown>)[key] === value) continue;
+    next ??= { ...clip };
+    next[key] = value;
+  }
+  return (next as Clip | undefined) ?? clip;
+}
+
+/** `base` with every field that `patch` defines; `base` itself when nothing changes. */
+function mergePresent<T extends object>(base: T, patch: T): T {
+  let next: Record<string, unknown> | undefined;
+  for (const key of Object.keys(patch)) {
+    const value = (patch as Record<string, unknown>)[key];
+    if (value === undefined || (base as Record<string, unknown>)[key] === value) continue;
+    next ??= { ...(base as Record<string, unknown>) };
+    next[key] = value;
+  }
+  return (next as T | undefined) ?? base;
+}

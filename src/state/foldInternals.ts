@@ -1,0 +1,26 @@
+// The one RxJS shape every derived stream shares: fold events with a pure reducer, then
+// emit the selected part only when it changes (by reference) from the part before.
+import { distinctUntilChanged, map, scan, skip, startWith, type OperatorFunction } from 'rxjs';
+import type { ServerEvent } from '../schema/events.js';
+
+/**
+ * Emit `select(state)` for each state whose selected part is not `===` the previous one,
+ * starting from `select(initial)` (which is never emitted itself).
+ */
+export function selectChanged<S, T>(select: (state: S) => T, initial: S): OperatorFunction<S, T> {
+  return (source) => source.pipe(map(select), startWith(select(initial)), distinctUntilChanged(), skip(1));
+}
+
+/** `scan(reducer, initial)` followed by {@link selectChanged}. */
+export function foldState<S, T>(
+  reducer: (state: S, event: ServerEvent) => S,
+  initial: S,
+  select: (state: S) => T,
+): OperatorFunction<ServerEvent, T> {
+  return (source) => source.pipe(scan(reducer, initial), selectChanged(select, initial));
+}
+
+/** Type guard for dropping the initial null of a part that, once set, is never null again. */
+export function isSet<T>(value: T | null): value is T {
+  return value !== null;
+}
