@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import type { ServerEvent } from '../../src/schema/events.js';
+import { clipsReducer, initialClipsState, type ClipsState } from '../../src/state/index.js';
+import { ev } from './fixtures.js';
+
+/** What a test compares: plain data, so one table row reads as the expected state. */
+function view(s: ClipsState) {
+  return {
+    clips: s.clips.toArray().map((c) => ({ ...c })),
+    transcript: s.transcript.toArray().map((e) => `${e.status}:${e.clip.clip_uuid}:${e.clip.text ?? ''}`),
+    pending: Object.fromEntries([...s.pendingUpdates].map(([id, us]) => [id, us.length])),
+    orphanUpdates: s.orphanUpdates,
+    stalePartials: s.stalePartials,
+  };
+}
+
+type Row = [label: string, event: ServerEvent, expected: ReturnType<typeof view> | 'same'];
+
+const rows: Row[] = [
+  ['first partial of a', ev.partial('a', { text: 'he', end_ms: null }), {
+    clips: [], transcript: ['partial:a:he'], pending: {}, orphanUpdates: 0, stalePartials: 0 }],
+  ['partial a grows under the same uuid', ev.partial('a', { text: 'hello', end_ms: 500 }), {
+    clips: [], transcript: ['partial:a:hello'], pending: {}, orphanUpdates: 0, stalePartials: 0 }],
+  ['a repeated partial with no new value changes nothing', ev.partial('a', { text: 'hello' }), 'same'],
+  ['partial of b after a', ev.partial('b', { text: 'ok' }), {
+    clips: [], transcript: ['partial:a:hello', 'partial:b:ok'], pending: {}, orphanUpdates: 0, stalePartials: 0 }],
+  ['b is final first: clips by clip arrival, transcript by first appearance', ev.clip('b', { text: 'okay', emotion: null }), {
+    clips: [{ clip_uuid: 'b', text: 'okay', emotion: null }],
+    transcript: ['partial:a:hello', 'final:b:okay'], pending: {}, orphanUpdates: 0, stalePartials: 0 }],
+  ['final a replaces its partials wholesale (no end_ms carried over)', ev.clip('a', { text: 'hello there', emotion: null, accent: null }), {
+    clips: [{ clip_uuid: 'b', text: 'okay', emotion: null }, { clip_uuid: 'a', text: 'hello there', emotion: null, accent: null }],
+    transcript: ['final:a:hello there', 'final:b:okay'], pending: {}, orphanUpdates: 0, stalePartials: 0 }],
+  ['update a: emotion', ev.update('a', { emotion: 'Happy' }), {
+    clips: [{ clip_uuid: 'b', text: 'okay', emotion: null }, { clip_uuid: 'a', text: 'hello there', emotion: 'Happy', accent: null }],
+    transcript: ['final:a:hello there', 'final:b:okay'], pending: {}, orphanUpdates: 0, stalePartials: 0 }],
+  ['update b interleaved: accent', ev.update('b', { accent: 'Scottish' }), {
+    clips: [{ clip_uuid: 'b', text: 'okay', emotion: null, accent: 'Scottish' }, { clip_uuid: 'a', text: 'hello there', emotion: 'Happy', accent: null }],
+    transcript: ['final:a:hello there', 'final:b:okay'], pending: {}, orphanUpdates: 0, stalePartials: 0 }],
+  ['update a: accent only, the absent emotion keeps its value', ev.update('a', { accent: 'Irish' }), {
+    clips: [{ clip_uuid: 'b', text: 'okay', emotion: null, accent: 'Scottish' }, { clip_uuid: 'a', text: 'hello there', emotion: 'Happy', accent: 'Irish' }],
+    transcript: ['final:a:hello there', 'final:b:okay'], pending: {}, orphanUpdates: 0, stalePartials: 0 }],
+  ['update a: a later emotion supersedes', ev.update('a', { emotion: 'Surprised' }), {
+    clips: [{ clip_uuid: 'b', text: 'okay', emotion: null, accent: 'Scottish' }, { clip_uuid: 'a', text: 'hello there', emotion: 'Surprised', accent: 'Irish' }],
+    transcript: ['final:a:hello there', 'final:b:okay'], pending: {}, orphanUpdates: 0, stalePartials: 0 }],
+  ['update a: null means refinement unavailable, the value stays', ev.update('a', { emotion: null }), 'same'],
+  ['update a: the same value again changes nothing', ev.update('a', { accent: 'Irish' }), 'same'],
+  ['update for unknown clip c is held, counted, not dropped', ev.update('c', { emotion: 'Sad' }), {
+    clips: [{ clip_uuid: 'b', text: 'okay', emotion: null, accent: 'Scottish' }, { clip_uuid: 'a', text: 'hello there', emotion: 'Surprised', accent: 'Irish' }],
+    transcript: ['final:a:hello there', 'final:b:okay'], pending: { c: 1 }, orphanUpdates: 1, stalePartials: 0 }],
+  ['a partial of c does not release the held updates', ev.partial('c', { text: 'bye' }), {
+    clips: [{ clip_uuid: 'b', text: 'okay', emotion: null, accent: 'Scottish' }, { clip_uuid: 'a', text: 'hello there', emotion: 'Surprised', accent: 'Irish' }],
+    transcript: ['final:a:hello there', 'final:b:okay', 'partial:c:bye'], pending: { c: 1 }, orphanUpdates: 1, stalePartials: 0 }],
+  ['a second held update for c', ev.update('c', { emotion: 'Angry', accent: 'Welsh' }), {
+    clips: [{ clip_uuid: 'b', text: 'okay', emotion: null, accent: 'Scottish' }, { clip_uuid: 'a', text: 'hello there', emotion: 'Surprised', accent: 'Irish' }],
+    transcript: ['final:a:hello there', 'final:b:okay', 'partial:c:bye'], pending: { c: 2 }, orphanUpdates: 2, stalePartials: 0 }],
+  ['clip c arrives: held updates applied in arrival order', ev.clip('c', { text: 'bye now', emotion: 'Neutral' }), {
+    clips: [
+      { clip_uuid: 'b', text: 'okay', emotion: null, accent: 'Scottish' },
+      { clip_uuid: 'a', text: 'hello there', emotion: 'Surprised', accent: 'Irish' },
+      { clip_uuid: 'c', text: 'bye now', emotion: 'Angry', accent: 'Welsh' },
+    ],
+    transcript: ['final:a:hello there', 'final:b:okay', 'final:c:bye now'], pending: {}, orphanUpdates: 2, stalePartials: 0 }],
+  ['a partial after the final clip is not applied, and is counted', ev.partial('a', { text: 'hel' }), {
+    clips: [
+      { clip_uuid: 'b', text: 'okay', emotion: null, accent: 'Scottish' },
+      { clip_uuid: 'a', text: 'hello there', emotion: 'Surprised', accent: 'Irish' },
+      { clip_uuid: 'c', text: 'bye now', emotion: 'Angry', accent: 'Welsh' },
+    ],
+    transcript: ['final:a:hello there', 'final:b:okay', 'final:c:bye now'], pending: {}, orphanUpdates: 2, stalePartials: 1 }],
+  ['an event of another family returns the same state', ev.topics('x'), 'same'],
+  ['an unknown event returns the same state', ev.unknown('future_event'), 'same'],
+];
+
+describe('clipsReducer (rules 1-2), step by step', () => {
+  it('applies every row in order', () => {
+    let state = initialClipsState;
+    const history: Array<[ClipsState, ReturnType<typeof view>]> = [];
+    for (const [label, event, expected] of rows) {
+      const next = clipsReducer(state, event);
+      if (expected === 'same') {
+        expect(next, label).toBe(state);
+      } else {
+        expect(next, label).not.toBe(state);
+        expect(view(next), label).toEqual(expected);
+      }
+      state = next;
+      history.push([state, view(state)]);
+    }
+    // Purity: no later step changed any earlier state.
+    for (const [s, seen] of history) expect(view(s)).toEqual(seen);
+  });
+
+  it('leaves the initial state untouched', () => {
+    clipsReducer(initialClipsState, ev.clip('z'));
+    expect(initialClipsState.clips.size).toBe(0);
+    expect(initialClipsState.transcript.size).toBe(0);
+  });
+
+  it('keeps unknown extra update fields as refinements too', () => {
+    let s = clipsReducer(initialClipsState, ev.clip('a', { deepfake_score: 0.1 }));
+    s = clipsReducer(s, ev.update('a', { deepfake_score: 0.7 }));
+    expect(s.clips.get('a')).toEqual({ clip_uuid: 'a', deepfake_score: 0.7 });
+  });
+});
