@@ -1,0 +1,209 @@
+// One ffmpeg child process as an observable of its stdout: spawned through prism-media's
+// FFmpeg with the binary we resolved, stderr drained into a tail, exit status turned into errors.
+import type { ChildProcess } from 'node:child_process';
+import type { Readable } from 'node:stream';
+import prism from 'prism-media';
+import { Observable, type Subscription } from 'rxjs';
+import { AudioSourceError } from '../errors.js';
+import { FlowControl } from '../session/flow.js';
+import { pullIterator, sourceError } from './audioInternals.js';
+import { resolveFfmpeg } from './ffmpegPath.js';
+import { audioMetaOf, type AudioChunk } from './meta.js';
+
+/** What ffmpeg reads: a file it opens itself, a Node stream, or an upstream observable piped to stdin. */
+export type FfmpegInput =
+  | { readonly kind: 'file'; readonly path: string }
+  | { readonly kind: 'readable'; readonly stream: Readable }
+  | { readonly kind: 'observable'; readonly source: Observable<Uint8Array> };
+
+/** Reported once the process is running, e.g. to log the command or watch the pid. */
+export interface FfmpegSpawnInfo {
+  readonly pid: number | undefined;
+  readonly command: string;
+  readonly args: readonly string[];
+}
+
+export interface RunFfmpegOptions {
+  readonly ffmpegPath?: string;
+  /** Arguments before `-i`, e.g. the format of raw input. */
+  readonly inputArgs: readonly string[];
+  /** Arguments after the input; prism appends `pipe:1`. */
+  readonly outputArgs: readonly string[];
+  readonly input: FfmpegInput;
+  /** The gate read before each stdout chunk. */
+  readonly flow: FlowControl | undefined;
+  readonly onSpawn?: (info: FfmpegSpawnInfo) => void;
+}
+
+/** Bytes of stderr kept for the error message. */
+const STDERR_TAIL_BYTES = 4096;
+
+/**
+ * Run ffmpeg for one subscriber. Emits stdout chunks, completes when stdout ended and the
+ * process exited 0, errors with `AudioSourceError('ffmpeg_failed')` (message and `detail`
+ * carry the stderr tail) otherwise. Unsubscribing SIGKILLs the process; Node reaps it.
+ */
+export function runFfmpeg(options: RunFfmpegOptions): Observable<AudioChunk> {
+  return new Observable<AudioChunk>((subscriber) => {
+    let closed = false;
+    let child: ChildProcess | undefined;
+    let stopPull: (() => void) | undefined;
+    let upstream: Subscription | undefined;
+    let inputStream: Readable | undefined;
+
+    const stopAll = (): void => {
+      upstream?.unsubscribe();
+      if (inputStream && !inputStream.destroyed) {
+        inputStream.unpipe();
+        inputStream.destroy();
+      }
+      // SIGKILL: a transcoder has nothing worth flushing once its reader is gone, and SIGTERM
+      // lets ffmpeg try to write a trailer into a pipe nobody reads.
+      if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      child?.stdin?.destroy();
+      child?.stdout?.destroy();
+    };
+    const fail = (err: Error): void => {
+      if (closed) return;
+      closed = true;
+      subscriber.error(err);
+    };
+
+    resolveFfmpeg(options.ffmpegPath === undefined ? {} : { ffmpegPath: options.ffmpegPath }).then(
+      (ffmpeg) => {
+        if (closed) return;
+        const inputPath = options.input.kind === 'file' ? options.input.path : '-';
+        // -nostdin for a file: ffmpeg would otherwise read keyboard commands from our pipe.
+        const args = [
+          '-hide_banner', '-loglevel', 'error',
+          ...(options.input.kind === 'file' ? ['-nostdin'] : []),
+          ...options.inputArgs, '-i', inputPath,
+          ...options.outputArgs,
+        ];
+        let transcoder: prism.FFmpeg;
+        try {
+          transcoder = spawnWithCommand(ffmpeg.path, args);
+        } catch (err) {
+          fail(new AudioSourceError('ffmpeg_failed', `could not start ${ffmpeg.path}: ${err instanceof Error ? err.message : String(err)}`, { cause: err }));
+          return;
+        }
+        const proc = transcoder.process;
+        child = proc;
+        const stdout = proc.stdout!;
+        const stdin = proc.stdin!;
+        const stderr = proc.stderr!;
+
+        let tail = Buffer.alloc(0);
+        stderr.on('data', (b: Buffer) => {
+          tail = tail.length + b.length > STDERR_TAIL_BYTES * 2 ? Buffer.concat([tail, b]).subarray(-STDERR_TAIL_BYTES) : Buffer.concat([tail, b]);
+        });
+        const stderrTail = (): string => tail.subarray(-STDERR_TAIL_BYTES).toString('utf8').trim();
+
+        // prism forwards stdin/stdout errors to the duplex. EPIPE on stdin only means ffmpeg
+        // stopped reading (it exited or needs no more input): the exit status tells which.
+        transcoder.on('error', (err: NodeJS.ErrnoException) => {
+          if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED' || closed) return;
+          fail(sourceError(err, 'ffmpeg pipe'));
+          stopAll();
+        });
+        stdin.on('error', () => undefined);
+
+        const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+          proc.once('close', (code, signal) => resolve({ code, signal }));
+        });
+        const exitError = (code: number | null, signal: NodeJS.Signals | null): AudioSourceError => {
+          const text = stderrTail();
+          const how = code !== null ? `exited with code ${code}` : `was killed by ${signal ?? 'a signal'}`;
+          const lastLines = text.split('\n').slice(-5).join('\n');
+          return new AudioSourceError('ffmpeg_failed', `ffmpeg ${how}${lastLines ? `: ${lastLines}` : ' (no stderr output)'}`, {
+            detail: { exitCode: code, signal, stderr: text, command: ffmpeg.path, args: [...args, 'pipe:1'] },
+          });
+        };
+        proc.once('error', (err) => fail(new AudioSourceError('ffmpeg_failed', `ffmpeg process error: ${err.message}`, { cause: err })));
+        // A failure is reported as soon as the process exits, even while the reader is paused.
+        void exited.then(({ code, signal }) => {
+          if (code !== 0 && !closed) {
+            fail(exitError(code, signal));
+            stopAll();
+          }
+        });
+
+        options.onSpawn?.({ pid: proc.pid, command: ffmpeg.path, args: [...args, 'pipe:1'] });
+
+        const input = options.input;
+        if (input.kind === 'file') {
+          stdin.end();
+        } else if (input.kind === 'readable') {
+          inputStream = input.stream;
+          input.stream.once('error', (err) => {
+            fail(sourceError(err, 'input stream'));
+            stopAll();
+          });
+          input.stream.pipe(stdin);
+        } else {
+          upstream = feedObservable(input.source, stdin, (err) => {
+            fail(err instanceof Error ? err : sourceError(err, 'upstream audio'));
+            stopAll();
+          });
+        }
+
+        stopPull = pullIterator(stdout[Symbol.asyncIterator](), subscriber, options.flow, 'ffmpeg output', stopAll, async () => {
+          const { code, signal } = await exited;
+          if (code !== 0) throw exitError(code, signal);
+        });
+      },
+      (err: unknown) => fail(err instanceof Error ? err : new AudioSourceError('ffmpeg_not_found', String(err))),
+    );
+
+    return () => {
+      closed = true;
+      if (stopPull) stopPull();
+      else stopAll();
+    };
+  });
+}
+
+/**
+ * Write an upstream observable into ffmpeg's stdin with backpressure: when stdin's buffer is
+ * full, the upstream source is paused through its flow slot (if it has one) until 'drain'.
+ */
+function feedObservable(source: Observable<Uint8Array>, stdin: NodeJS.WritableStream & { destroyed?: boolean; writableLength?: number }, onError: (err: unknown) => void): Subscription {
+  const gate = new FlowControl();
+  const slot = audioMetaOf(source)?.flow;
+  if (slot) slot.current = gate;
+  return source.subscribe({
+    next: (chunk) => {
+      if (stdin.destroyed) return;
+      if (!stdin.write(chunk) && !gate.paused) {
+        gate.pause();
+        stdin.once('drain', () => gate.resume());
+      }
+    },
+    error: onError,
+    complete: () => {
+      if (!stdin.destroyed) stdin.end();
+    },
+  });
+}
+
+/**
+ * prism-media's FFmpeg always spawns `FFmpeg.getInfo().command`, a module-wide cache filled by
+ * its own search (ffmpeg-static, then `ffmpeg` on PATH); it has no option for the binary. The
+ * constructor spawns synchronously, so we swap `getInfo` for the duration of that one call and
+ * restore it in `finally`: no other code can observe the swap, prism's cache is never written,
+ * and other prism users in the process keep their own resolution.
+ */
+function spawnWithCommand(command: string, args: string[]): prism.FFmpeg {
+  const FFmpeg = prism.FFmpeg as typeof prism.FFmpeg & { getInfo: typeof prism.FFmpeg.getInfo };
+  const original = Object.getOwnPropertyDescriptor(FFmpeg, 'getInfo');
+  Object.defineProperty(FFmpeg, 'getInfo', {
+    configurable: true,
+    writable: true,
+    value: () => ({ command, output: '', version: '' }),
+  });
+  try {
+    return new FFmpeg({ args: [...args] });
+  } finally {
+    if (original) Object.defineProperty(FFmpeg, 'getInfo', original);
+  }
+}

@@ -1,0 +1,116 @@
+// An audio file as an observable: probed first (exists, non-empty, decodable), then streamed
+// from disk with backpressure, passed through or transcoded to raw PCM depending on the format.
+import { createReadStream } from 'node:fs';
+import { extname } from 'node:path';
+import { Observable, type Subscription } from 'rxjs';
+import type { AudioFormat } from '../schema/audio.js';
+import type { FlowControl } from '../session/flow.js';
+import { takeFlow } from './audioInternals.js';
+import { FILE_FORMATS } from './fileFormats.js';
+import type { FfmpegSpawnInfo } from './ffmpegProcess.js';
+import { fromReadable } from './fromReadable.js';
+import { pace } from './pace.js';
+import { probeAudioFile } from './probe.js';
+import { transcodeSource, transcodeTarget, type TranscodeTarget } from './transcode.js';
+import { withAudioMeta, type AudioChunk, type AudioObservable, type FlowSlot } from './meta.js';
+
+export interface FileSourceOptions {
+  /**
+   * Transcode to raw PCM even when the endpoint would take the file as it is: `true` for the
+   * default target (s16le, 16 kHz, mono), or a target. Files of other extensions are accepted
+   * when this is set (ffmpeg reads whatever it can).
+   */
+  readonly transcode?: boolean | TranscodeTarget;
+  /**
+   * Release the audio at live pace (`true` = 1x, or a rate). Pacing needs raw audio, so this
+   * transcodes too (to `transcode`'s target, or the default).
+   */
+  readonly realtime?: boolean | number;
+  /** Run ffmpeg's decode check on subscribe (default true). Existence and size are always checked. */
+  readonly probe?: boolean;
+  /** The ffmpeg binary; otherwise resolved by `resolveFfmpeg()`. */
+  readonly ffmpegPath?: string;
+  /** Bytes per read from disk for passthrough files (default 64 KiB). */
+  readonly chunkSize?: number;
+  /** A gate to honour when no session left one in the flow slot. */
+  readonly flow?: FlowControl;
+  /** Called with the pid and command line when ffmpeg transcodes. */
+  readonly onSpawn?: (info: FfmpegSpawnInfo) => void;
+}
+
+/**
+ * Stream an audio file of any format of §2.1.
+ *
+ * | extension | what is emitted | `format` |
+ * |---|---|---|
+ * | .wav .mp3 .ogg .flac .webm .aac .aiff | the file's bytes, untouched | `{ audio_format: 'wav' }` etc. |
+ * | .mp4 .mov .opus | raw PCM from ffmpeg | `{ audio_format: 's16le', sample_rate: 16000, num_channels: 1 }` |
+ * | any, with `transcode` or `realtime` | raw PCM from ffmpeg | the transcode target |
+ *
+ * - Cold and repeatable: each subscription probes and reads the file anew.
+ * - Before emitting anything, errors with `InputError` `file_not_found`, `empty_file`,
+ *   `unsupported_format` (unknown extension, or a `.wav` that is not WAV) or `corrupt_audio`
+ *   (ffmpeg cannot decode it), or `AudioSourceError('ffmpeg_not_found')`.
+ * - Reads with backpressure: a session's flow control (left in the flow slot) pauses the disk
+ *   reads or ffmpeg's output, so a fast file into a slow session stays bounded in memory.
+ * - Transcoding errors with `AudioSourceError('ffmpeg_failed')` carrying ffmpeg's stderr tail.
+ * - Unsubscribing closes the file and kills ffmpeg.
+ * - Throws `InputError('invalid_audio_params')` at once for a transcode target the service refuses.
+ *
+ * ## Example
+ * ```ts
+ * import { fileSource, frame } from 'svc-stream';
+ *
+ * fileSource('meeting.mp4')       // transcoded: s16le 16 kHz mono
+ *   .pipe(frame({ ms: 100 }))
+ *   .subscribe({ next: (chunk) => console.log(chunk.byteLength), error: (err) => console.error(String(err)) });
+ * ```
+ */
+export function fileSource(path: string, options: FileSourceOptions = {}): AudioObservable {
+  const handling = FILE_FORMATS[extname(path).toLowerCase()];
+  const wantsRaw = options.transcode !== undefined && options.transcode !== false;
+  const realtime = options.realtime === undefined || options.realtime === false ? undefined : options.realtime === true ? 1 : options.realtime;
+  const transcoding = wantsRaw || realtime !== undefined || handling?.mode === 'transcode';
+  const target = transcoding ? transcodeTarget(typeof options.transcode === 'object' ? options.transcode : {}) : undefined;
+  const format: AudioFormat | undefined = target ?? (handling?.mode === 'passthrough' ? { audio_format: handling.format } : undefined);
+  // Constructed eagerly so a bad rate throws here, not on subscribe.
+  const pacing = realtime !== undefined ? pace({ rate: realtime, ...(target ? { format: target } : {}) }) : undefined;
+
+  const slot: FlowSlot = { current: undefined };
+  const read = new Observable<AudioChunk>((subscriber) => {
+    const flow = takeFlow(slot, options.flow);
+    let inner: Subscription | undefined;
+    let closed = false;
+    probeAudioFile(path, {
+      ...(options.ffmpegPath !== undefined ? { ffmpegPath: options.ffmpegPath } : {}),
+      decode: options.probe !== false,
+      anyExtension: transcoding,
+    }).then(
+      () => {
+        if (closed) return;
+        const source = target
+          ? transcodeSource(path, {
+              sampleRate: target.sample_rate,
+              channels: target.num_channels,
+              format: target.audio_format,
+              ...(options.ffmpegPath !== undefined ? { ffmpegPath: options.ffmpegPath } : {}),
+              ...(options.onSpawn ? { onSpawn: options.onSpawn } : {}),
+              ...(flow ? { flow } : {}),
+            })
+          : fromReadable(createReadStream(path, { highWaterMark: options.chunkSize ?? 64 * 1024 }), { ...(flow ? { flow } : {}) });
+        inner = source.subscribe(subscriber);
+      },
+      (err: unknown) => {
+        if (!closed) subscriber.error(err);
+      },
+    );
+    return () => {
+      closed = true;
+      inner?.unsubscribe();
+    };
+  });
+  const meta = { ...(format ? { format } : {}), flow: slot };
+  if (!pacing) return withAudioMeta(read, meta);
+  // pace() pauses the read through its slot when it holds enough audio; the result is push.
+  return withAudioMeta(withAudioMeta(read, meta).pipe(pacing), format ? { format } : {});
+}
