@@ -342,8 +342,11 @@ export function streamingSession<T>(audio$: Observable<AudioChunk>, protocol: St
         fail(new SessionError('connection_failed', `could not connect to ${safeUrl}: ${why}`, { retryable: true, cause: socketError ? new Error(why) : undefined, audio: account() }));
         return;
       }
-      if (socketError && errorText === undefined && code === 1009) {
-        fail(new SessionError('malformed_frame', `the server sent a frame larger than maxServerFrameBytes: ${clean(socketError.message)}`, { closeCode: code, retryable: false, audio: account() }));
+      // ws reports server protocol violations (oversized or invalid frames) as WS_ERR_* errors.
+      const wsCode = (socketError as { code?: string } | undefined)?.code;
+      if (socketError && errorText === undefined && wsCode?.startsWith('WS_ERR_')) {
+        const what = wsCode === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH' ? `a frame larger than maxServerFrameBytes` : 'an invalid frame';
+        fail(new SessionError('malformed_frame', `the server sent ${what}: ${clean(socketError.message)}`, { closeCode: code, retryable: false, audio: account() }));
         return;
       }
       if (code === 1000 && errorText === undefined) {
