@@ -54,6 +54,10 @@ export const ERROR_CODES = [
   'ffmpeg_failed',
   'source_error',
   'aborted',
+  // Orchestration jobs (§4.5)
+  'job_failed',
+  'job_unknown_state',
+  'poll_deadline',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
