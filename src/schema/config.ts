@@ -32,18 +32,31 @@ export const BehaviorDefSchema = z.strictObject({
 });
 export type BehaviorDef = z.infer<typeof BehaviorDefSchema>;
 
+/**
+ * A string form or an object form, chosen by the input's type. A plain `z.union` reports a
+ * type error inside the object (a bad `behavior_uuid`, a missing `term`) at the union itself,
+ * so the path stopped at `behaviors.0`; choosing the branch first keeps the full path.
+ */
+function stringOrObject<S extends z.ZodType<string>, O extends z.ZodType<object>>(str: S, obj: O) {
+  return z.custom<z.output<S> | z.output<O>>().superRefine((value, ctx) => {
+    const r = (typeof value === 'string' ? str : obj).safeParse(value);
+    if (r.success) return;
+    for (const issue of r.error.issues) ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path, input: value });
+  });
+}
+
 /** `preset:<identifier>`: a behavior from the preset catalogue. */
 export const PresetRefSchema = z
   .string()
   .regex(/^preset:[A-Za-z0-9][A-Za-z0-9_.-]*$/, { message: "a behavior string must be 'preset:<identifier>'" });
 
-export const BehaviorSchema = z.union([PresetRefSchema, BehaviorDefSchema]);
+export const BehaviorSchema = stringOrObject(PresetRefSchema, BehaviorDefSchema);
 
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 export const MAX_CUSTOM_TERMS = 1000;
 export const MAX_CUSTOM_TERMS_JSON_CHARS = 8000;
 
-export const CustomTermSchema = z.union([
+export const CustomTermSchema = stringOrObject(
   z.string().min(1, { message: 'a custom term must not be empty' }),
   z.strictObject({
     term: z.string().min(1, { message: 'term must not be empty' }),
@@ -58,7 +71,7 @@ export const CustomTermSchema = z.union([
       .max(16, { message: 'at most 16 pronunciations' })
       .optional(),
   }),
-]);
+);
 export type CustomTerm = z.infer<typeof CustomTermSchema>;
 
 export const CustomTermsSchema = z
