@@ -1,0 +1,104 @@
+import { createReadStream } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AudioSourceError } from '../../src/errors.js';
+import { FlowControl } from '../../src/session/flow.js';
+import { audioMetaOf, fromReadable } from '../../src/audio/index.js';
+import { byteCount, collect, eventually } from './fixtures.js';
+
+let dir: string;
+let big: string;
+const BIG = 4 * 1024 * 1024;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'svc-readable-'));
+  big = join(dir, 'big.raw');
+  await writeFile(big, Buffer.alloc(BIG, 7));
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('fromReadable', () => {
+  it('emits every byte read, and carries the format', async () => {
+    const format = { audio_format: 's16le', sample_rate: 16000, num_channels: 1 } as const;
+    const source = fromReadable(createReadStream(big), { format });
+    expect(audioMetaOf(source)?.format).toEqual(format);
+    expect(audioMetaOf(source)?.flow).toEqual({ current: undefined });
+    expect(byteCount(await collect(source))).toBe(BIG);
+  });
+
+  it('pauses a fast file for a slow consumer: bytes read stay bounded while the flow is paused', async () => {
+    const stream = createReadStream(big, { highWaterMark: 64 * 1024 });
+    const source = fromReadable(stream);
+    const flow = new FlowControl();
+    audioMetaOf(source)!.flow!.current = flow; // as the session does, just before subscribing
+    let emitted = 0;
+    let done = false;
+    let pausedOnce = false;
+    const sub = source.subscribe({
+      next: (c) => {
+        emitted += c.byteLength;
+        if (emitted >= 256 * 1024 && !pausedOnce) {
+          pausedOnce = true;
+          flow.pause();
+        }
+      },
+      complete: () => (done = true),
+    });
+    await eventually(() => flow.paused, 5000, 'pause');
+    await sleep(150);
+    const readWhilePaused = stream.bytesRead;
+    expect(emitted).toBe(256 * 1024);
+    // At most the stream's buffer (one highWaterMark) and one chunk beyond what was emitted.
+    expect(readWhilePaused - emitted).toBeLessThanOrEqual(2 * 64 * 1024);
+    await sleep(100);
+    expect(stream.bytesRead).toBe(readWhilePaused);
+    expect(audioMetaOf(source)!.flow!.current).toBeUndefined(); // the slot was taken
+    flow.resume();
+    await eventually(() => done, 5000, 'completion');
+    expect(emitted).toBe(BIG);
+    sub.unsubscribe();
+  });
+
+  it('honours an explicit flow option', async () => {
+    const flow = new FlowControl();
+    flow.pause();
+    const stream = Readable.from([Buffer.alloc(10), Buffer.alloc(10)]);
+    let got = 0;
+    const sub = fromReadable(stream, { flow }).subscribe(() => got++);
+    await sleep(30);
+    expect(got).toBe(0);
+    flow.resume();
+    await eventually(() => got === 2, 2000, 'two chunks');
+    sub.unsubscribe();
+  });
+
+  it('is single-use: a second subscription errors clearly', async () => {
+    const source = fromReadable(Readable.from([Buffer.from('ab')]));
+    await collect(source);
+    const err = await collect(source).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AudioSourceError);
+    expect((err as AudioSourceError).code).toBe('source_error');
+    expect((err as Error).message).toMatch(/already consumed/);
+  });
+
+  it('destroys the stream on unsubscribe', async () => {
+    const stream = new PassThrough();
+    const sub = fromReadable(stream).subscribe();
+    stream.write(Buffer.alloc(4));
+    await sleep(10);
+    sub.unsubscribe();
+    await eventually(() => stream.destroyed, 1000, 'destroy');
+  });
+
+  it('turns a stream error and string chunks into typed errors', async () => {
+    const failing = new Readable({ read() { this.destroy(new Error('disk on fire')); } });
+    await expect(collect(fromReadable(failing))).rejects.toMatchObject({ code: 'source_error', message: expect.stringMatching(/disk on fire/) });
+    const text = Readable.from(['not audio']);
+    await expect(collect(fromReadable(text))).rejects.toMatchObject({ code: 'source_error', message: expect.stringMatching(/string/) });
+  });
+});
