@@ -1,6 +1,6 @@
 // What a completed emulated job reports per file. The shapes are the emulator's own
 // (the contract shows none, §2.6): the duration is real, the analyses are placeholders.
-import type { JobFile, JobFlags } from './jobs.js';
+import type { JobFile, EmulatedJobFlags } from './jobs.js';
 
 /** The emotion window length of the batch emotion endpoint (wire reference), reused here. */
 export const EMOTION_WINDOW_MS = 15_000;
@@ -29,7 +29,7 @@ export function speechMs(samples: Int16Array, sampleRate: number): number {
   return loud * 20;
 }
 
-export function fileResult(file: JobFile, index: number, flags: JobFlags): EmulatedFileResult {
+export function fileResult(file: JobFile, index: number, flags: EmulatedJobFlags): EmulatedFileResult {
   const base = { file_index: index, filename: file.filename, file_extension: file.fileExtension, duration_ms: file.durationMs };
   const windows = Math.floor(file.durationMs / EMOTION_WINDOW_MS);
   return {

@@ -1,6 +1,7 @@
 // The orchestration API's job book for the emulator: how jobs are created, receive files,
 // are finalized, and which state they are in at a given time. No I/O and no timers.
 import { randomUUID } from 'node:crypto';
+import { SINGLE_FILE_MAX_BYTES } from '../platform/files.js';
 
 /**
  * Job states the emulator reports. Only `completed` is contract (§3); the others are the
@@ -12,7 +13,7 @@ export type EmulatedJobStatus = 'uploading' | 'ready' | 'queued' | 'processing' 
 /** What happens to a job once it is finalized. `never` keeps it `processing` forever. */
 export type JobOutcome = 'completed' | 'failed' | 'never';
 
-export interface JobFlags {
+export interface EmulatedJobFlags {
   readonly emotion_annotation: boolean;
   readonly demographics: boolean;
 }
@@ -32,7 +33,7 @@ export interface EmulatedJob {
   readonly submissionType: 'batch' | 'realtime_websocket';
   readonly createdAt: number;
   readonly files: JobFile[];
-  flags: JobFlags;
+  flags: EmulatedJobFlags;
   finalizedAt: number | undefined;
   /** Poll requests answered so far for this job (1-based count after the increment). */
   polls: number;
@@ -66,8 +67,8 @@ export interface PlatformBehavior {
 
 export const DEFAULT_QUEUED_MS = 30;
 export const DEFAULT_PROCESSING_MS = 120;
-/** §8 says 5 MB; read as decimal megabytes, the stricter of the two readings. */
-export const SINGLE_FILE_MAX_BYTES = 5_000_000;
+/** §8 says 5 MB; one number for the client and the emulator (see platform/files.ts). */
+export { SINGLE_FILE_MAX_BYTES };
 export const MULTI_FILE_MAX_BYTES = 100 * 1024 * 1024;
 export const FAILURE_DETAIL = 'Processing failed: the emulator was scripted to fail this job.';
 
@@ -92,7 +93,7 @@ export class JobBook {
     return (this.behavior.now ?? Date.now)();
   }
 
-  create(submissionType: EmulatedJob['submissionType'], flags: JobFlags): EmulatedJob {
+  create(submissionType: EmulatedJob['submissionType'], flags: EmulatedJobFlags): EmulatedJob {
     const job: EmulatedJob = {
       jobId: randomUUID(),
       submissionType,

@@ -1,0 +1,284 @@
+// The orchestration API client (§4.5, §5.2): its own base URL, account and key, the three
+// submission patterns, and job polling as an observable. The key never leaves the headers.
+import { distinctUntilChanged, type Observable } from 'rxjs';
+import type { z } from 'zod';
+import { ContractError, InputError, SvcError, ApiError, errorFromHttp } from '../errors.js';
+import { redact } from '../internal/redact.js';
+import { JobError, JobUploadError } from './errors.js';
+import { prepareFile, toBase64, SINGLE_FILE_MAX_BYTES, type AudioFileInput } from './files.js';
+import { poll, type PollOptions, type PollVerdict } from './poll.js';
+import {
+  JOB_COMPLETED,
+  JOB_FAILED_STATES,
+  JOB_PENDING_STATES,
+  JobStatusSchema,
+  RealtimeSubmissionReplySchema,
+  SubmissionReplySchema,
+  type JobFlags,
+  type JobStatus,
+  type RealtimeSubmissionReply,
+  type SubmissionReply,
+} from './schema.js';
+
+export interface PlatformClientOptions {
+  /** Orchestration API base, e.g. `https://…` or the emulator's `…/platform`. Default `SVC_PLATFORM_URL`. */
+  readonly baseUrl?: string;
+  /** Header `accountuuid`. Default `SVC_ACCOUNT_UUID`. */
+  readonly accountUuid?: string;
+  /** Header `apikey`, the platform key (not a models API key). Default `SVC_PLATFORM_API_KEY`. */
+  readonly apiKey?: string;
+  /** Where the defaults are read. Default `process.env`. */
+  readonly env?: NodeJS.ProcessEnv;
+  /** The fetch to use. Default the global one. */
+  readonly fetch?: typeof fetch;
+}
+
+export interface SubmitOptions {
+  /** Analysis switches, sent as `flags`. Default `{ emotion_annotation: false, demographics: false }`. */
+  readonly flags?: JobFlags;
+  readonly signal?: AbortSignal;
+}
+
+/** The result of a multi-file submission: the job and each upload's reply, in order. */
+export interface MultiFileSubmission {
+  readonly job_id: string;
+  /** The status in the reply to the finalizing upload. */
+  readonly status: string | undefined;
+  readonly uploads: readonly SubmissionReply[];
+}
+
+export interface PollJobOptions extends PollOptions {
+  /**
+   * A status that is neither `completed`, a known failure, nor a known pending name: keep
+   * polling (`poll`, the default, bounded by the deadline) or fail with `job_unknown_state`.
+   */
+  readonly onUnknownState?: 'poll' | 'error';
+}
+
+const TRANSIENT_STATUSES = new Set([502, 503, 504]);
+
+/** A poll failure worth another try: 502, 503, 504, or no answer at all. */
+export function isTransientPollError(err: unknown): boolean {
+  if (!(err instanceof SvcError)) return false;
+  if (err.code === 'connection_failed') return true;
+  return err instanceof ApiError && err.status !== undefined && TRANSIENT_STATUSES.has(err.status);
+}
+
+function failureText(job: JobStatus): string | undefined {
+  for (const k of ['error', 'detail', 'message', 'error_message', 'reason']) {
+    const v = (job as Record<string, unknown>)[k];
+    if (typeof v === 'string' && v.length > 0) return v;
+    if (v !== undefined && v !== null && typeof v === 'object') return JSON.stringify(v).slice(0, 300);
+  }
+  return undefined;
+}
+
+/**
+ * The orchestration API client.
+ *
+ * ## Example
+ * ```ts
+ * import { PlatformClient } from 'svc-stream';
+ * import { lastValueFrom } from 'rxjs';
+ *
+ * const client = new PlatformClient(); // SVC_PLATFORM_URL, SVC_ACCOUNT_UUID, SVC_PLATFORM_API_KEY
+ * const { job_id } = await client.submitFile('samples/call.wav', { flags: { emotion_annotation: true } });
+ * const done = await lastValueFrom(client.pollJob(job_id));
+ * console.log(done['results']);
+ * ```
+ */
+export class PlatformClient {
+  readonly baseUrl: string;
+  readonly accountUuid: string;
+  // A private field: never enumerated, inspected or serialized.
+  readonly #apiKey: string;
+  readonly #fetch: typeof fetch;
+
+  constructor(options: PlatformClientOptions = {}) {
+    const env = options.env ?? process.env;
+    const baseUrl = options.baseUrl ?? env['SVC_PLATFORM_URL'];
+    const accountUuid = options.accountUuid ?? env['SVC_ACCOUNT_UUID'];
+    const apiKey = options.apiKey ?? env['SVC_PLATFORM_API_KEY'];
+    if (!baseUrl) throw new InputError('invalid_argument', 'no orchestration API URL: pass baseUrl or set SVC_PLATFORM_URL', { path: 'baseUrl' });
+    if (!accountUuid) throw new InputError('invalid_argument', 'no account identifier: pass accountUuid or set SVC_ACCOUNT_UUID', { path: 'accountUuid' });
+    if (!apiKey) throw new InputError('invalid_argument', 'no orchestration API key: pass apiKey or set SVC_PLATFORM_API_KEY', { path: 'apiKey' });
+    try {
+      new URL(baseUrl);
+    } catch {
+      throw new InputError('invalid_argument', `orchestration API URL is not a URL: ${redact(baseUrl, [apiKey])}`, { path: 'baseUrl' });
+    }
+    this.baseUrl = baseUrl.replace(/\/+$/, '');
+    this.accountUuid = accountUuid;
+    this.#apiKey = apiKey;
+    this.#fetch = options.fetch ?? globalThis.fetch;
+  }
+
+  /** (a) A real-time job: no file; the reply's `realtime_url` is where the stream goes. */
+  async submitRealtime(options: SubmitOptions = {}): Promise<RealtimeSubmissionReply> {
+    const body = { submission_type: 'realtime_websocket', ...(options.flags ? { flags: options.flags } : {}) };
+    const json = await this.#request('POST', '/api_service', body, options.signal);
+    return this.#parse(RealtimeSubmissionReplySchema, json, 'POST /api_service (real time)');
+  }
+
+  /**
+   * (b) A single-file job in one POST. Refused locally, with nothing sent, when the file is
+   * missing, empty, of an unknown format, or above 5 MB (`file_too_large`).
+   */
+  async submitFile(file: AudioFileInput, options: SubmitOptions = {}): Promise<SubmissionReply> {
+    const f = await prepareFile(file, 'file');
+    const tooLarge = (size: number): InputError =>
+      new InputError('file_too_large', `"${f.filename}" is ${size} bytes; a single-file job takes at most ${SINGLE_FILE_MAX_BYTES} bytes (5 MB): use submitFiles`, { path: 'file' });
+    if (f.size > SINGLE_FILE_MAX_BYTES) throw tooLarge(f.size);
+    const bytes = await f.read();
+    if (bytes.byteLength > SINGLE_FILE_MAX_BYTES) throw tooLarge(bytes.byteLength);
+    const json = await this.#request('POST', '/api_service', this.#fileBody(f.filename, f.fileExtension, bytes, options.flags, {}), options.signal);
+    return this.#parse(SubmissionReplySchema, json, 'POST /api_service');
+  }
+
+  /**
+   * (c) A multi-file job: one POST per file, strictly in order, the first creating the job,
+   * the rest carrying its `job_id`, `finalize_job: true` only on the last. Every file is
+   * checked before the first upload. If an upload fails, nothing more is sent (no
+   * finalize) and the error is a JobUploadError naming the file and its index.
+   */
+  async submitFiles(files: readonly AudioFileInput[], options: SubmitOptions = {}): Promise<MultiFileSubmission> {
+    if (files.length === 0) throw new InputError('invalid_argument', 'a multi-file job needs at least one file', { path: 'files' });
+    const prepared = [];
+    for (let i = 0; i < files.length; i++) prepared.push(await prepareFile(files[i]!, `files.${i}`));
+    let jobId: string | undefined;
+    const uploads: SubmissionReply[] = [];
+    for (let i = 0; i < prepared.length; i++) {
+      const f = prepared[i]!;
+      const last = i === prepared.length - 1;
+      try {
+        const bytes = await f.read();
+        const body = this.#fileBody(f.filename, f.fileExtension, bytes, options.flags, { ...(jobId !== undefined ? { job_id: jobId } : {}), finalize_job: last });
+        const reply = this.#parse(SubmissionReplySchema, await this.#request('POST', '/api_service', body, options.signal), 'POST /api_service');
+        if (jobId !== undefined && reply.job_id !== jobId) {
+          throw new ContractError('invalid_response', `the service answered upload ${i + 1} with job_id ${reply.job_id}, expected ${jobId}`, { retryable: false });
+        }
+        jobId = reply.job_id;
+        uploads.push(reply);
+      } catch (err) {
+        throw new JobUploadError(err, { fileIndex: i, fileCount: prepared.length, filename: f.filename, jobId });
+      }
+    }
+    const final = uploads[uploads.length - 1]!;
+    return { job_id: jobId!, status: final.status, uploads };
+  }
+
+  /** One status request. */
+  async getJob(jobId: string, options: { readonly signal?: AbortSignal } = {}): Promise<JobStatus> {
+    if (typeof jobId !== 'string' || jobId.length === 0) throw new InputError('invalid_argument', 'job id must be a non-empty string', { path: 'jobId' });
+    const json = await this.#request('GET', `/api_service/job_status/${encodeURIComponent(jobId)}`, undefined, options.signal);
+    return this.#parse(JobStatusSchema, json, 'GET /api_service/job_status');
+  }
+
+  /**
+   * Poll a job until it is `completed`.
+   *
+   * - Cold: each subscription polls on its own; the first request goes out at subscription.
+   * - Emits the status record each time `status` changes (the first one included).
+   * - Completes right after emitting the `completed` record, which carries the results.
+   * - Errors with a JobError: `job_failed` on a failure state (after emitting it),
+   *   `poll_deadline` at `deadlineMs`, `job_unknown_state` when `onUnknownState` is `error`;
+   *   with the ApiError itself on a non-transient answer (401, 404…); after more than
+   *   `maxConsecutiveTransientErrors` 502/503/504/network failures in a row; `aborted` on the signal.
+   * - Waits `intervalMs`, growing by `backoff` up to `maxIntervalMs`, all through `scheduler`.
+   * - Unsubscribing cancels the timer and the in-flight request.
+   */
+  pollJob(jobId: string, options: PollJobOptions = {}): Observable<JobStatus> {
+    const classify = (job: JobStatus): PollVerdict => {
+      const s = job.status.toLowerCase();
+      if (s === JOB_COMPLETED) return { kind: 'done' };
+      if (JOB_FAILED_STATES.includes(s)) {
+        const why = failureText(job);
+        return { kind: 'failed', error: new JobError('job_failed', `job ${jobId} ended with status "${job.status}"${why ? `: ${redact(why, [this.#apiKey])}` : ''}`, { jobId, job, detail: why }) };
+      }
+      if (!JOB_PENDING_STATES.includes(s) && options.onUnknownState === 'error') {
+        return { kind: 'failed', error: new JobError('job_unknown_state', `job ${jobId} reached status "${job.status}", which is neither completed nor a known pending state`, { jobId, job }) };
+      }
+      return { kind: 'pending' };
+    };
+    return poll<JobStatus>(
+      {
+        check: (signal) => this.getJob(jobId, { signal }),
+        classify,
+        isTransient: isTransientPollError,
+        deadlineError: (last, elapsedMs) =>
+          new JobError('poll_deadline', `job ${jobId} was not completed within ${Math.round(elapsedMs)} ms${last ? ` (last status "${last.status}")` : ' (no status received)'}`, {
+            jobId,
+            job: last,
+            retryable: true,
+          }),
+        transientLimitError: (err, count) => {
+          const e = err as SvcError;
+          const message = `polling job ${jobId} gave up after ${count} transient failures in a row; last: ${e.message}`;
+          return e instanceof ApiError
+            ? new ApiError(e.code, message, { status: e.status, detail: e.detail, body: e.body, retryable: true, cause: e })
+            : new SvcError(e.code, message, { retryable: true, cause: e });
+        },
+        abortedError: () => new JobError('aborted', `polling job ${jobId} was aborted`, { jobId }),
+      },
+      options,
+    ).pipe(distinctUntilChanged((a, b) => a.status === b.status));
+  }
+
+  /** Never shows the key. */
+  toJSON(): Record<string, string> {
+    return { baseUrl: this.baseUrl, accountUuid: this.accountUuid };
+  }
+
+  #fileBody(filename: string, fileExtension: string, bytes: Uint8Array, flags: JobFlags | undefined, extra: Record<string, unknown>): Record<string, unknown> {
+    return {
+      ...extra,
+      audio_base64: toBase64(bytes),
+      file_extension: fileExtension,
+      filename,
+      flags: { emotion_annotation: false, demographics: false, ...flags },
+    };
+  }
+
+  #parse<T>(schema: z.ZodType<T>, json: unknown, context: string): T {
+    const r = schema.safeParse(json);
+    if (r.success) return r.data;
+    const i = r.error.issues[0];
+    const where = i ? ` at ${i.path.map(String).join('.') || '(root)'}: ${i.message}` : '';
+    throw new ContractError('invalid_response', `orchestration ${context} answered with an unexpected body${where}`, { detail: json, retryable: false });
+  }
+
+  async #request(method: 'GET' | 'POST', path: string, body: unknown, signal: AbortSignal | undefined): Promise<unknown> {
+    const context = `orchestration ${method} ${path}`;
+    const secrets = [this.#apiKey];
+    const headers: Record<string, string> = { accept: 'application/json', accountuuid: this.accountUuid, apikey: this.#apiKey };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let res: Response;
+    let text: string;
+    try {
+      res = await this.#fetch(`${this.baseUrl}${path}`, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}), ...(signal ? { signal } : {}) });
+      text = await res.text();
+    } catch (err) {
+      if (signal?.aborted) throw new SvcError('aborted', `${context} was aborted`, { cause: signal.reason });
+      const why = err instanceof Error ? `${err.message}${err.cause instanceof Error ? ` (${err.cause.message})` : ''}` : String(err);
+      throw new SvcError('connection_failed', `${context} got no answer: ${redact(why, secrets)}`, { retryable: true });
+    }
+    let json: unknown = text;
+    try {
+      json = text.length > 0 ? JSON.parse(text) : undefined;
+    } catch {
+      // Not JSON: keep the text for the error.
+    }
+    if (!res.ok) {
+      const e = errorFromHttp(res.status, json, context);
+      if (e.message.includes(this.#apiKey) || (typeof e.detail === 'string' && e.detail.includes(this.#apiKey))) {
+        throw new ApiError(e.code, redact(e.message, secrets), {
+          status: e.status,
+          detail: typeof e.detail === 'string' ? redact(e.detail, secrets) : e.detail,
+          retryable: e.retryable,
+        });
+      }
+      throw e;
+    }
+    return json;
+  }
+}
