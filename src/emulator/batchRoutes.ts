@@ -1,5 +1,278 @@
-// Batch endpoints of the models API (§4.1, §4.2, §4.4) and the preset listing.
-import type { HttpRoute } from './routes.js';
+// Batch endpoints of the models API (§4.1, §4.2, §4.4) and the preset listing: multipart
+// upload to a temp file, the §7.1 checks in the service's order, real decoding, limits.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { extname } from 'node:path';
+import { BatchConfigSchema } from '../schema/config.js';
+import type { Model, Organization } from './accounts.js';
+import {
+  audioEventResult,
+  emotionResult,
+  signalFeatures,
+  syntheticVoiceScore,
+  voiceSegments,
+  type SignalFeatures,
+} from './batchAnalysis.js';
+import { decodeAudio, DecodeFailure } from './decode.js';
+import { multipartBoundary, MultipartError, parseMultipart, type ParsedForm } from './multipart.js';
+import { findPreset, PRESETS } from './presets.js';
+import { sendJson, type EmulatorContext, type HttpRoute } from './routes.js';
+
+/** The extensions of §2.1, in the order the service lists them. */
+export const BATCH_EXTENSIONS = ['.aac', '.aiff', '.flac', '.mp3', '.mp4', '.mov', '.ogg', '.opus', '.wav', '.webm'] as const;
+/** The upload limit of §8: 100 MB, counted as 100 × 1024 × 1024 bytes. */
+export const MAX_UPLOAD_BYTES = 100 * 1024 * 1024;
+/** Synthetic voice detection needs at least this much audio (wire reference). */
+export const MIN_SYNTHETIC_VOICE_MS = 500;
+
+/** The `detail` texts of the batch endpoints (§7.1, wire reference). */
+export const BATCH_DETAILS = {
+  unsupportedFormat: `Unsupported file format. Supported formats: ${BATCH_EXTENSIONS.join(', ')}`,
+  emptyFile: 'The uploaded file is empty.',
+  corruptAudio: 'The audio file could not be processed. It may be corrupted or in an unsupported format.',
+  invalidRequest: 'Invalid request.',
+  invalidKey: 'Invalid API key.',
+  notPermitted: 'This request is not permitted.',
+  noAccess: 'This API key does not have access to this model.',
+  tooLarge: 'File too large. The maximum upload size is 100 MB.',
+  timeout: 'The request timed out. Please try again.',
+  tooShort: 'Audio is too short for analysis. Synthetic voice detection needs at least 0.5 seconds of audio.',
+  invalidConfig: 'Invalid configuration.',
+} as const;
+
+type Fields = ReadonlyMap<string, string>;
+type Computed = { readonly status: number; readonly body: unknown };
+
+interface BatchEndpoint {
+  readonly path: string;
+  readonly model: Model;
+  /** Synthetic voice detection answers 403 for an invalid key and for every limit (§5.1 rule 4, §7.2 rule 2). */
+  readonly everything403?: boolean;
+  /** Extra form fields checked before anything else (FastAPI validates them with the header). */
+  readonly validate?: (fields: Fields) => ValidationEntry[];
+  readonly compute: (f: SignalFeatures, fields: Fields) => Computed;
+}
+
+interface ValidationEntry {
+  readonly loc: (string | number)[];
+  readonly msg: string;
+  readonly type: string;
+  readonly input?: unknown;
+}
+
+const missing = (loc: (string | number)[]): ValidationEntry => ({ loc, msg: 'Field required', type: 'missing', input: null });
+
+const BOOLEAN_TEXT = /^(true|false|1|0|yes|no|on|off|t|f|y|n)$/i;
+function booleanField(name: string): (fields: Fields) => ValidationEntry[] {
+  return (fields) => {
+    const v = fields.get(name);
+    if (v === undefined || BOOLEAN_TEXT.test(v.trim())) return [];
+    return [{ loc: ['body', name], msg: 'Input should be a valid boolean, unable to interpret input', type: 'bool_parsing', input: v }];
+  };
+}
+
+const sttResult = (f: SignalFeatures, language: string | null): Computed => {
+  const segments = voiceSegments(f).map((s, i) => ({ ...s, speaker_label: String((i % 2) + 1), text: '' }));
+  return { status: 200, body: { text: '', language, duration_ms: f.durationMs, segments } };
+};
+
+/** Every batch endpoint, with the model its usage counts against. */
+export const BATCH_ENDPOINTS: readonly BatchEndpoint[] = [
+  { path: '/api/svc-2-audio-event-classifier', model: 'audio-event', compute: (f) => ({ status: 200, body: audioEventResult(f) }) },
+  {
+    path: '/api/svc-2-emotion-batch',
+    model: 'emotion',
+    validate: (fields) => [...booleanField('training_permitted')(fields), ...booleanField('use_ensemble')(fields)],
+    compute: (f) => ({ status: 200, body: emotionResult(f) }),
+  },
+  { path: '/api/svc-2-stt-batch', model: 'stt', compute: (f) => sttResult(f, 'en') },
+  { path: '/api/svc-2-stt-batch-english-vfast', model: 'stt-english-vfast', compute: (f) => sttResult(f, 'en') },
+  { path: '/api/svc-2-stt-batch-multilingual-vfast', model: 'stt-multilingual-vfast', compute: (f) => sttResult(f, null) },
+  {
+    path: '/api/svc-2-synthetic-voice-detection-batch',
+    model: 'synthetic-voice-detection',
+    everything403: true,
+    compute: (f) => {
+      if (f.durationMs < MIN_SYNTHETIC_VOICE_MS) return { status: 422, body: { detail: BATCH_DETAILS.tooShort } };
+      const score = syntheticVoiceScore(f);
+      return { status: 200, body: { deepfake_score: score, is_synthetic: score >= 0.5, duration_ms: f.durationMs } };
+    },
+  },
+  {
+    path: '/api/svc-2-pii-phi-redaction-batch',
+    model: 'pii-phi-redaction',
+    compute: (f) => ({
+      status: 200,
+      body: { text: '', redacted_text: '', entities: [], segments: voiceSegments(f).map((s) => ({ ...s, text: '' })), duration_ms: f.durationMs },
+    }),
+  },
+  {
+    path: '/api/svc-2-batch',
+    model: 'batch',
+    validate: (fields) => (fields.has('config') ? [] : [missing(['body', 'config'])]),
+    compute: (f, fields) => {
+      const config = conversationConfig(fields.get('config') ?? 'default');
+      if (config === undefined) return { status: 400, body: { detail: BATCH_DETAILS.invalidConfig } };
+      const clips = voiceSegments(f).map((s, i) => ({
+        clip_uuid: `clip-${i + 1}`,
+        text: '',
+        start_ms: s.start_ms,
+        duration_ms: s.duration_ms,
+        speaker_label: String((i % 2) + 1),
+        language: 'en',
+        emotion: null,
+        accent: null,
+        deepfake_score: null,
+      }));
+      return {
+        status: 200,
+        body: {
+          duration_ms: f.durationMs,
+          clips,
+          conversation_type: null,
+          participant_roles: [],
+          behavior_detections: [],
+          topics: config.produce_topics === false ? null : [],
+          topic_sentiments: config.produce_topic_sentiments === false ? null : [],
+          summary: null,
+        },
+      };
+    },
+  },
+];
+
+/** The config field as a BatchConfig (`default` is `{}`); undefined when invalid or naming an unknown preset. */
+function conversationConfig(text: string): Record<string, unknown> | undefined {
+  if (text.trim() === 'default') return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const parsed = BatchConfigSchema.safeParse(value);
+  if (!parsed.success) return undefined;
+  for (const b of parsed.data.behaviors ?? []) {
+    if (typeof b === 'string' && !findPreset(b.slice('preset:'.length))) return undefined;
+  }
+  return parsed.data as Record<string, unknown>;
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** 403 `not permitted` for an organization with no model at all; `no access` when only this one is missing. */
+function accessDenial(org: Organization, model: Model): string | undefined {
+  if (org.models.size === 0) return BATCH_DETAILS.notPermitted;
+  if (!org.models.has(model)) return BATCH_DETAILS.noAccess;
+  return undefined;
+}
+
+async function handleBatch(endpoint: BatchEndpoint, req: IncomingMessage, res: ServerResponse, ctx: EmulatorContext): Promise<void> {
+  const boundary = multipartBoundary(header(req, 'content-type'));
+  let form: ParsedForm | undefined;
+  try {
+    if (boundary) {
+      try {
+        form = await parseMultipart(req, boundary, { maxFileBytes: MAX_UPLOAD_BYTES });
+      } catch (err) {
+        if (err instanceof MultipartError) return sendJson(res, 400, { detail: BATCH_DETAILS.invalidRequest });
+        // The client went away mid-upload: nobody to answer.
+        ctx.log(`upload to ${endpoint.path} aborted: ${(err as Error).message}`);
+        res.destroy();
+        return;
+      }
+    } else {
+      // Not a form: FastAPI finds no parts, so the file is "missing".
+      req.resume();
+      await new Promise<void>((resolve) => req.once('end', resolve).once('close', resolve));
+    }
+
+    // Request validation comes first and reports every missing parameter at once.
+    const key = header(req, 'x-api-key');
+    const upload = form?.files.get('upload_file');
+    const fields: Fields = form?.fields ?? new Map();
+    const problems: ValidationEntry[] = [];
+    if (key === undefined) problems.push(missing(['header', 'x-api-key']));
+    if (!upload) problems.push(form?.fields.has('upload_file')
+      ? { loc: ['body', 'upload_file'], msg: 'Expected UploadFile, received: <class \'str\'>', type: 'value_error', input: fields.get('upload_file') }
+      : missing(['body', 'upload_file']));
+    problems.push(...(endpoint.validate?.(fields) ?? []));
+    if (problems.length > 0) return sendJson(res, 422, { detail: problems });
+
+    const deny = endpoint.everything403 ? 403 : undefined;
+    const org = ctx.accounts.find(key);
+    if (!org) return sendJson(res, deny ?? 401, { detail: BATCH_DETAILS.invalidKey });
+    const denial = accessDenial(org, endpoint.model);
+    if (denial) return sendJson(res, 403, { detail: denial });
+
+    const file = upload!;
+    const ext = extname(file.filename).toLowerCase();
+    if (!(BATCH_EXTENSIONS as readonly string[]).includes(ext)) return sendJson(res, 400, { detail: BATCH_DETAILS.unsupportedFormat });
+    if (file.size === 0) return sendJson(res, 400, { detail: BATCH_DETAILS.emptyFile });
+    if (file.tooLarge) return sendJson(res, 413, { detail: BATCH_DETAILS.tooLarge });
+
+    const admission = ctx.accounts.admit(org, endpoint.model);
+    if (!admission.ok) return sendJson(res, deny ?? 429, { detail: admission.detail });
+    let reply: Computed;
+    try {
+      reply = await analyse(endpoint, file.path, fields, org, ctx);
+    } finally {
+      // Free the slot before answering, so a client that starts its next request on this
+      // response never meets its own finished request.
+      ctx.accounts.release(org, endpoint.model);
+    }
+    sendJson(res, reply.status, reply.body);
+  } finally {
+    await form?.cleanup();
+  }
+}
+
+async function analyse(endpoint: BatchEndpoint, path: string, fields: Fields, org: Organization, ctx: EmulatorContext): Promise<Computed> {
+  let features: SignalFeatures;
+  try {
+    const audio = await decodeAudio(path);
+    features = signalFeatures(audio.samples, audio.sampleRate, audio.durationMs);
+  } catch (err) {
+    if (err instanceof DecodeFailure && /took longer than/.test(err.message)) return { status: 504, body: { detail: BATCH_DETAILS.timeout } };
+    if (err instanceof DecodeFailure) {
+      ctx.log(`could not decode upload to ${endpoint.path}: ${err.message.split('\n')[0]}`);
+      return { status: 400, body: { detail: BATCH_DETAILS.corruptAudio } };
+    }
+    throw err;
+  }
+  const reply = endpoint.compute(features, fields);
+  if (reply.status === 200) ctx.accounts.charge(org, endpoint.model, features.durationMs);
+  return reply;
+}
+
+/** Preset listing: key check, permission and credit check, consumes no usage and no slot. */
+function presetsRoute(path: string, model: Model): HttpRoute {
+  return {
+    method: 'GET',
+    path,
+    handler: (req, res, _url, ctx) => {
+      req.resume();
+      const key = header(req, 'x-api-key');
+      if (key === undefined) return sendJson(res, 422, { detail: [missing(['header', 'x-api-key'])] });
+      const org = ctx.accounts.find(key);
+      if (!org) return sendJson(res, 401, { detail: BATCH_DETAILS.invalidKey });
+      if (!org.models.has(model)) return sendJson(res, 403, { detail: BATCH_DETAILS.notPermitted });
+      if (org.credits <= 0) return sendJson(res, 429, { detail: 'Insufficient credits.' });
+      sendJson(res, 200, { presets: PRESETS });
+    },
+  };
+}
 
 /** Routes of the batch endpoints. */
-export const batchRoutes: readonly HttpRoute[] = [];
+export const batchRoutes: readonly HttpRoute[] = [
+  ...BATCH_ENDPOINTS.map((e): HttpRoute => ({ method: 'POST', path: e.path, handler: (req, res, _url, ctx) => handleBatch(e, req, res, ctx) })),
+  presetsRoute('/api/svc-2-streaming/list-presets', 'conversation'),
+  presetsRoute('/api/svc-2-batch/list-presets', 'batch'),
+];
+
+/** The extension check, shared with tests: whether a file name would pass §2.1. */
+export function hasBatchExtension(filename: string): boolean {
+  return (BATCH_EXTENSIONS as readonly string[]).includes(extname(filename).toLowerCase());
+}
