@@ -68,8 +68,9 @@ export const RAW_FORMAT_DESCRIPTORS: Readonly<Record<RawFormat, RawFormatDescrip
 export const AudioParamsSchema = z
   .object({
     audio_format: z.string().optional(),
-    sample_rate: z.number().optional(),
-    num_channels: z.number().optional(),
+    // The default type message would not say which parameter was not a number.
+    sample_rate: z.number({ error: 'sample_rate must be a number' }).optional(),
+    num_channels: z.number({ error: 'num_channels must be a number' }).optional(),
   })
   .superRefine((p, ctx) => {
     const fmt = p.audio_format;
