@@ -84,7 +84,7 @@ export function fileSource(path: string, options: FileSourceOptions = {}): Audio
     probeAudioFile(path, {
       ...(options.ffmpegPath !== undefined ? { ffmpegPath: options.ffmpegPath } : {}),
       decode: options.probe !== false,
-      anyExtension: transcoding,
+      transcoding,
     }).then(
       () => {
         if (closed) return;

@@ -11,8 +11,11 @@ export interface ProbeOptions {
   readonly ffmpegPath?: string;
   /** Run the decode check (default true). Existence and size are always checked. */
   readonly decode?: boolean;
-  /** Accept an extension outside §2.1 (the caller transcodes whatever ffmpeg reads). */
-  readonly anyExtension?: boolean;
+  /**
+   * The caller transcodes: accept any extension, and any container ffmpeg reads whatever the
+   * extension says.
+   */
+  readonly transcoding?: boolean;
   /** Kill the decode check after this long (default 15 s). */
   readonly timeoutMs?: number;
 }
@@ -35,8 +38,8 @@ const STDERR_LINES = 5;
  * - `InputError('file_not_found')` when nothing is at `path`,
  * - `InputError('invalid_argument')` when it is not a regular file,
  * - `InputError('empty_file')` when it has no bytes,
- * - `InputError('unsupported_format')` for an extension outside §2.1 (unless `anyExtension`),
- *   or a passthrough extension whose bytes are another container (a `.wav` holding MP3),
+ * - `InputError('unsupported_format')` for an extension outside §2.1, or a passthrough
+ *   extension whose bytes are another container (a `.wav` holding MP3), unless `transcoding`,
  * - `InputError('corrupt_audio')` when ffmpeg cannot decode its first audio stream (the
  *   message carries ffmpeg's last stderr lines),
  * - `AudioSourceError('ffmpeg_not_found')` when the decode check has no ffmpeg to run.
@@ -65,13 +68,13 @@ export async function probeAudioFile(path: string, options: ProbeOptions = {}): 
 
   const extension = extname(path).toLowerCase();
   const handling = FILE_FORMATS[extension];
-  if (!handling && !options.anyExtension) {
+  if (!handling && !options.transcoding) {
     throw new InputError('unsupported_format', `unsupported audio file extension '${extension || '(none)'}' for ${path}. Supported: ${FILE_EXTENSIONS.join(' ')} (or pass transcode: true to let ffmpeg read it)`, { path: 'path' });
   }
   if (options.decode === false) return { path, size, extension, handling, demuxer: undefined };
 
   const demuxer = await decodeCheck(path, options);
-  if (handling?.mode === 'passthrough' && !demuxerMatches(handling.format, demuxer)) {
+  if (!options.transcoding && handling?.mode === 'passthrough' && !demuxerMatches(handling.format, demuxer)) {
     throw new InputError('unsupported_format', `${path} has the extension ${extension} but holds '${demuxer}' data; rename it or pass transcode: true`, { path: 'path', detail: { demuxer } });
   }
   return { path, size, extension, handling, demuxer };

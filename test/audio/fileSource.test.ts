@@ -1,0 +1,139 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InputError } from '../../src/errors.js';
+import { FlowControl } from '../../src/session/flow.js';
+import { audioMetaOf, fileSource, FILE_FORMATS, frame } from '../../src/audio/index.js';
+import { ALL_EXTENSIONS, byteCount, collect, eventually, FIXTURE_SECONDS, makeFixtures, type Fixtures } from './fixtures.js';
+
+let fx: Fixtures;
+beforeAll(async () => {
+  fx = await makeFixtures();
+});
+afterAll(() => fx?.cleanup());
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const RAW16K = { audio_format: 's16le', sample_rate: 16000, num_channels: 1 };
+
+/** A canonical 44-byte header for `data` bytes of 16 kHz mono s16le. */
+function wavHeader(data: number): Buffer {
+  const h = Buffer.alloc(44);
+  h.write('RIFF', 0);
+  h.writeUInt32LE(36 + data, 4);
+  h.write('WAVEfmt ', 8);
+  h.writeUInt32LE(16, 16);
+  h.writeUInt16LE(1, 20);
+  h.writeUInt16LE(1, 22);
+  h.writeUInt32LE(16000, 24);
+  h.writeUInt32LE(32000, 28);
+  h.writeUInt16LE(2, 32);
+  h.writeUInt16LE(16, 34);
+  h.write('data', 36);
+  h.writeUInt32LE(data, 40);
+  return h;
+}
+
+describe('fileSource', () => {
+  it('covers every extension of §2.1', () => {
+    expect(Object.keys(FILE_FORMATS).sort()).toEqual([...ALL_EXTENSIONS].sort());
+  });
+
+  for (const ext of ['.wav', '.mp3', '.ogg', '.flac', '.webm', '.aac', '.aiff']) {
+    it(`passes ${ext} through untouched`, async () => {
+      const source = fileSource(fx.file(ext));
+      expect(audioMetaOf(source)?.format).toEqual({ audio_format: ext.slice(1) });
+      const out = Buffer.concat(await collect(source));
+      expect(out.equals(await readFile(fx.file(ext)))).toBe(true);
+    });
+  }
+
+  for (const ext of ['.mp4', '.mov', '.opus']) {
+    it(`transcodes ${ext} to s16le`, async () => {
+      const source = fileSource(fx.file(ext));
+      expect(audioMetaOf(source)?.format).toEqual(RAW16K);
+      const bytes = byteCount(await collect(source));
+      expect(Math.abs(bytes - FIXTURE_SECONDS * 32000) / (FIXTURE_SECONDS * 32000)).toBeLessThan(0.03);
+    });
+  }
+
+  it('transcodes anything on request, to the requested target', async () => {
+    const source = fileSource(fx.file('.wav'), { transcode: { sampleRate: 8000, channels: 2, format: 'alaw' } });
+    expect(audioMetaOf(source)?.format).toEqual({ audio_format: 'alaw', sample_rate: 8000, num_channels: 2 });
+    expect(byteCount(await collect(source))).toBe(FIXTURE_SECONDS * 8000 * 2);
+    const unknown = join(fx.dir, 'speech.mkv');
+    await writeFile(unknown, await readFile(fx.file('.webm')));
+    expect(byteCount(await collect(fileSource(unknown, { transcode: true })))).toBeGreaterThan(0);
+    await expect(collect(fileSource(unknown))).rejects.toMatchObject({ code: 'unsupported_format' });
+    // MP3 bytes in a .wav: refused as passthrough, fine when transcoded.
+    expect(byteCount(await collect(fileSource(fx.mislabelled, { transcode: true })))).toBeGreaterThan(0);
+  });
+
+  it('errors before emitting anything for a missing, empty, corrupt or mislabelled file', async () => {
+    for (const [path, code] of [[fx.missing, 'file_not_found'], [fx.empty, 'empty_file'], [fx.corrupt, 'corrupt_audio'], [fx.mislabelled, 'unsupported_format']] as const) {
+      let emitted = 0;
+      const err = await new Promise<unknown>((resolve) => fileSource(path).subscribe({ next: () => emitted++, error: resolve, complete: () => resolve(undefined) }));
+      expect(err).toBeInstanceOf(InputError);
+      expect((err as InputError).code).toBe(code);
+      expect(emitted).toBe(0);
+    }
+  });
+
+  it('throws at once for a target the service refuses', () => {
+    expect(() => fileSource(fx.file('.wav'), { transcode: { sampleRate: 12345 as never } })).toThrow(InputError);
+    expect(() => fileSource(fx.file('.wav'), { realtime: -1 })).toThrow(InputError);
+  });
+
+  it('reads from disk with backpressure: a paused session stops the reads', async () => {
+    const big = join(fx.dir, 'big.wav');
+    const data = 8 * 1024 * 1024;
+    await writeFile(big, Buffer.concat([wavHeader(data), Buffer.alloc(data)]));
+    const source = fileSource(big, { chunkSize: 16 * 1024 });
+    const flow = new FlowControl();
+    audioMetaOf(source)!.flow!.current = flow;
+    let emitted = 0;
+    let done = false;
+    let pausedOnce = false;
+    const sub = source.subscribe({
+      next: (c) => {
+        emitted += c.byteLength;
+        if (emitted >= 128 * 1024 && !pausedOnce) {
+          pausedOnce = true;
+          flow.pause();
+        }
+      },
+      complete: () => (done = true),
+    });
+    await eventually(() => pausedOnce, 5000, 'pause');
+    await sleep(150);
+    expect(emitted).toBe(128 * 1024);
+    flow.resume();
+    await eventually(() => done, 5000, 'completion');
+    expect(emitted).toBe(44 + data); // every byte read is emitted
+    sub.unsubscribe();
+  });
+
+  it('is cold and repeatable', async () => {
+    const source = fileSource(fx.file('.flac'));
+    const a = byteCount(await collect(source));
+    const b = byteCount(await collect(source));
+    expect(a).toBe(b);
+  });
+
+  it('frames a transcoded file into exact 20 ms frames', async () => {
+    const frames = await collect(fileSource(fx.file('.mp4')).pipe(frame({ ms: 20 })));
+    expect(frames.slice(0, -1).every((f) => f.byteLength === 640)).toBe(true);
+    expect(frames.at(-1)!.byteLength).toBeLessThanOrEqual(640);
+  });
+
+  it('realtime implies raw audio, paced (checked on the real clock at 10x)', async () => {
+    const source = fileSource(fx.file('.wav'), { realtime: 10 });
+    expect(audioMetaOf(source)?.format).toEqual(RAW16K);
+    const t0 = Date.now();
+    const bytes = byteCount(await collect(source));
+    const elapsed = Date.now() - t0;
+    expect(bytes).toBe(FIXTURE_SECONDS * 32000);
+    // 2 s of audio at 10x is 200 ms after the first chunk (plus the probe and ffmpeg start).
+    expect(elapsed).toBeGreaterThanOrEqual(190);
+    expect(elapsed).toBeLessThan(3000);
+  });
+});
