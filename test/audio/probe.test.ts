@@ -36,13 +36,13 @@ describe('probeAudioFile', () => {
   });
 
   it('refuses undecodable audio with ffmpeg’s words', async () => {
-    const err = await probeAudioFile(fx.corrupt).catch((e: unknown) => e as InputError);
+    const err = (await probeAudioFile(fx.corrupt).catch((e: unknown) => e)) as InputError;
     expect(err.code).toBe('corrupt_audio');
     expect(err.message).toMatch(/Invalid data found/);
   });
 
   it('refuses a passthrough extension holding another container', async () => {
-    const err = await probeAudioFile(fx.mislabelled).catch((e: unknown) => e as InputError);
+    const err = (await probeAudioFile(fx.mislabelled).catch((e: unknown) => e)) as InputError;
     expect(err.code).toBe('unsupported_format');
     expect(err.message).toMatch(/holds 'mp3' data/);
     // When transcoding, any container ffmpeg reads is fine.
