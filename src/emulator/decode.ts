@@ -1,6 +1,7 @@
 // Really decodes audio the emulator receives, with ffmpeg, so durations are true and
 // undecodable input is refused the way the service refuses it.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { ContainerFormat } from '../schema/audio.js';
 import { resolveFfmpeg } from '../audio/ffmpegPath.js';
 
 export interface DecodedAudio {
@@ -72,4 +73,120 @@ export async function decodeAudio(input: string | Uint8Array, options: DecodeOpt
   const samples = new Int16Array(pcm.buffer, pcm.byteOffset, Math.floor(pcm.length / 2));
   const durationMs = Math.round((samples.length / channels / sampleRate) * 1000);
   return { samples: Int16Array.from(samples), sampleRate, channels, durationMs };
+}
+
+/** The ffmpeg demuxer for each self-describing format the streaming endpoint accepts. */
+export const CONTAINER_DEMUXERS: Readonly<Record<ContainerFormat, string>> = {
+  wav: 'wav',
+  mp3: 'mp3',
+  ogg: 'ogg',
+  flac: 'flac',
+  webm: 'matroska',
+  aac: 'aac',
+  aiff: 'aiff',
+};
+
+/**
+ * Recognise a self-describing format from its first bytes, the way the service auto-detects
+ * (§4.3). Undefined when the bytes are none of the accepted formats (MP4 included: the
+ * streaming endpoint does not take it) or too short to tell (under 12 bytes).
+ */
+export function sniffContainer(head: Uint8Array): ContainerFormat | undefined {
+  if (head.length < 12) return undefined;
+  const b = Buffer.from(head.buffer, head.byteOffset, head.byteLength);
+  const ascii = (from: number, to: number) => b.toString('latin1', from, to);
+  if (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WAVE') return 'wav';
+  if (ascii(0, 4) === 'FORM' && (ascii(8, 12) === 'AIFF' || ascii(8, 12) === 'AIFC')) return 'aiff';
+  if (ascii(0, 4) === 'OggS') return 'ogg';
+  if (ascii(0, 4) === 'fLaC') return 'flac';
+  if (b[0] === 0x1a && b[1] === 0x45 && b[2] === 0xdf && b[3] === 0xa3) return 'webm';
+  if (ascii(0, 4) === 'ADIF') return 'aac';
+  if (ascii(0, 3) === 'ID3') return 'mp3';
+  if (b[0] === 0xff && (b[1]! & 0xf6) === 0xf0) return 'aac'; // ADTS: sync, layer 00
+  if (b[0] === 0xff && (b[1]! & 0xe0) === 0xe0 && (b[1]! & 0x06) !== 0) return 'mp3'; // MPEG audio frame sync
+  return undefined;
+}
+
+/**
+ * Decode a container incrementally: bytes go into one ffmpeg process as they arrive and
+ * s16le PCM comes out as ffmpeg produces it. `end()` resolves when ffmpeg has decoded
+ * everything, and rejects with DecodeFailure when the input was not decodable.
+ */
+export class StreamingDecoder {
+  private child: ChildProcessWithoutNullStreams | undefined;
+  private readonly started: Promise<void>;
+  private queue: Buffer[] = [];
+  private err = '';
+  private outBytes = 0;
+  private exit: Promise<number | null> | undefined;
+  private disposed = false;
+  private startError: Error | undefined;
+
+  constructor(
+    format: ContainerFormat,
+    private readonly onPcm: (pcm: Buffer) => void,
+    readonly sampleRate = 16_000,
+  ) {
+    this.started = resolveFfmpeg().then((ffmpeg) => {
+      if (this.disposed) return;
+      const args = ['-hide_banner', '-nostdin', '-v', 'error', '-f', CONTAINER_DEMUXERS[format], '-i', 'pipe:0', '-f', 's16le', '-acodec', 'pcm_s16le', '-ar', String(sampleRate), '-ac', '1', 'pipe:1'];
+      const child = spawn(ffmpeg.path, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+      this.child = child;
+      child.stdout.on('data', (c: Buffer) => {
+        this.outBytes += c.length;
+        if (!this.disposed) this.onPcm(c);
+      });
+      child.stderr.on('data', (c: Buffer) => {
+        this.err = (this.err + c.toString('utf8')).slice(-2000);
+      });
+      child.stdin.on('error', () => undefined);
+      this.exit = new Promise((resolve) => {
+        child.on('error', (e) => {
+          this.err ||= e.message;
+          resolve(null);
+        });
+        child.on('close', (c) => resolve(c));
+      });
+      for (const q of this.queue) child.stdin.write(q);
+      this.queue = [];
+    }).catch((e: unknown) => {
+      this.startError = e instanceof Error ? e : new Error(String(e));
+    });
+  }
+
+  write(chunk: Uint8Array): void {
+    const b = Buffer.from(chunk);
+    if (this.child) this.child.stdin.write(b);
+    else this.queue.push(b);
+  }
+
+  /** No more input; resolves once every sample is out. */
+  async end(timeoutMs = 60_000): Promise<void> {
+    await this.started;
+    // Not a DecodeFailure: no ffmpeg is the emulator's fault, not the audio's.
+    if (this.startError) throw this.startError;
+    const child = this.child;
+    if (!child || !this.exit) throw new DecodeFailure('decoder was disposed');
+    child.stdin.end();
+    let timer: NodeJS.Timeout | undefined;
+    const code = await Promise.race([
+      this.exit,
+      new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), timeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (code === 'timeout') {
+      child.kill('SIGKILL');
+      throw new DecodeFailure(`decoding took longer than ${timeoutMs} ms`);
+    }
+    if (code !== 0) throw new DecodeFailure(this.err.trim() || `ffmpeg exited with ${code}`);
+    if (this.outBytes < 2) throw new DecodeFailure('no audio stream could be decoded');
+  }
+
+  /** Stop ffmpeg (the connection ended). */
+  dispose(): void {
+    this.disposed = true;
+    if (this.child && this.child.exitCode === null) this.child.kill('SIGKILL');
+  }
 }

@@ -1,13 +1,15 @@
 // Scenario files: what the signal cannot supply (transcripts, picks, topics, faults) and
 // exactly when to emit it, timed against audio received, not wall clock.
+import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 
 const Json = z.record(z.string(), z.unknown());
+const Ms = z.number().min(0);
 
-/** One scripted server event. */
+/** One scripted server event, sent verbatim (the original, low-level form). */
 export const ScenarioStepSchema = z.strictObject({
   /** Emit once this much audio (ms) has been received. Default 0. */
-  at_ms: z.number().min(0).optional(),
+  at_ms: Ms.optional(),
   /** Emit after the end-of-audio frame, before `done` (overrides at_ms). */
   after_end: z.boolean().optional(),
   /** The event, as sent on the wire (nested or flat form). */
@@ -18,13 +20,15 @@ export const ScenarioStepSchema = z.strictObject({
 export type ScenarioStep = z.infer<typeof ScenarioStepSchema>;
 
 /** Where in a session a fault strikes. */
-export const FAULT_POINTS = ['handshake', 'config', 'audio', 'end', 'done'] as const;
+export const FAULT_POINTS = ['handshake', 'config', 'audio', 'clip', 'end', 'done'] as const;
 
 export const FaultSchema = z.strictObject({
-  /** handshake: right after the upgrade; config: after the config frame; audio: once `at_ms` of audio arrived; end: after end of audio; done: after `done`. */
+  /** handshake: right after the upgrade; config: after the config frame; audio: once `at_ms` of audio arrived; clip: right after clip number `clip` (0-based) was sent; end: after end of audio (before any after-end event); done: after `done`. */
   at: z.enum(FAULT_POINTS),
-  at_ms: z.number().min(0).optional(),
-  /** close: error event (unless `error` is null) then close with `code`; drop: destroy TCP; stall: never answer again; malformed: send `frame`; oversized: send a frame of `bytes` bytes; http: refuse the upgrade with `status` and `detail`. */
+  at_ms: Ms.optional(),
+  /** For `at: "clip"`: which clip, 0-based. Default 0. */
+  clip: z.number().int().min(0).optional(),
+  /** close: error event (unless `error` is null) then close with `code`; drop: destroy TCP; stall: never answer again; malformed: send `frame`; oversized: send a frame of `bytes` bytes; http: refuse the upgrade with `status` and `detail`; stop_reading: stop reading the socket (backpressure). */
   action: z.enum(['close', 'drop', 'stall', 'malformed', 'oversized', 'http', 'stop_reading']),
   code: z.number().int().optional(),
   reason: z.string().optional(),
@@ -36,17 +40,102 @@ export const FaultSchema = z.strictObject({
 });
 export type Fault = z.infer<typeof FaultSchema>;
 
+/** One turn of the ground-truth transcript; matched to detected clips by time overlap. */
+export const TranscriptTurnSchema = z.strictObject({
+  speaker_label: z.string().min(1),
+  text: z.string(),
+  start_ms: Ms,
+  end_ms: Ms,
+  /** Informational (samples/call.transcript.json carries it); roles are picked by the timeline. */
+  role: z.string().optional(),
+  /** The clip's emotion, sent when `stt.emotion_signal` is on. */
+  emotion: z.string().optional(),
+  /** The clip's accent, sent when `stt.accent_signal` is on. */
+  accent: z.string().optional(),
+  /** The clip's deepfake score, sent when `stt.deepfake_signal` is on. */
+  deepfake_score: z.number().min(0).max(1).optional(),
+  language: z.string().optional(),
+});
+export type TranscriptTurn = z.infer<typeof TranscriptTurnSchema>;
+
+/**
+ * One analysis event of the timeline. `event` is the nested wire form; the engine fills in
+ * what is missing (UUIDs from names, confidence, null detail/reasoning), replaces every
+ * string `"$clip:N"` by the UUID of detected clip N (0-based), and drops what the config
+ * turns off. Entries fire in list order, each once its trigger holds and every clip it
+ * names has been sent.
+ */
+export const TimelineEntrySchema = z
+  .strictObject({
+    /** Fire once this much audio (ms) has been received. */
+    at_ms: Ms.optional(),
+    /** Fire right after clip N's `clip` event (0-based). */
+    after_clip: z.number().int().min(0).optional(),
+    /** Fire after the end of audio (once every clip is out), before `done`. */
+    after_end: z.boolean().optional(),
+    event: Json.and(z.object({ type: z.string() })),
+  })
+  .refine((e) => [e.at_ms !== undefined, e.after_clip !== undefined, e.after_end === true].filter(Boolean).length <= 1, {
+    message: 'a timeline entry has at most one of at_ms, after_clip, after_end',
+  });
+export type TimelineEntry = z.infer<typeof TimelineEntrySchema>;
+
+export const VadSettingsSchema = z.strictObject({
+  threshold_db: z.number().max(0).optional(),
+  min_silence_ms: Ms.optional(),
+  min_speech_ms: Ms.optional(),
+  first_partial_ms: Ms.optional(),
+  partial_interval_ms: z.number().min(10).optional(),
+});
+
 export const ScenarioSchema = z.strictObject({
   /** Free text: what this scenario is for. */
   description: z.string().optional(),
+  /** Verbatim frames, for protocol tests. */
   steps: z.array(ScenarioStepSchema).default([]),
   faults: z.array(FaultSchema).default([]),
   /** Send `done` after the end of audio (default true). */
   done: z.boolean().default(true),
+  /** Run the analysis engine (clips from the signal, the timeline). Default: true unless `steps` is non-empty, so step-scripted sessions stay exact. */
+  analysis: z.boolean().optional(),
+  /** Speaker labels of mono audio not covered by the transcript: all "1" (default) or alternating "1"/"2" clip by clip. */
+  mono_speakers: z.enum(['single', 'alternate']).default('single'),
+  /** Voice-activity settings (defaults: -55 dBFS, 350 ms silence, 120 ms speech, partials at 300 ms then every 1000 ms). */
+  vad: VadSettingsSchema.optional(),
+  /** Clip language when the config gives no `stt.language` hint. Default "en". */
+  language: z.string().default('en'),
+  /** Ground truth: text, speaker and clip signals per turn. */
+  transcript: z.array(TranscriptTurnSchema).default([]),
+  /** Analysis events and when they come. */
+  timeline: z.array(TimelineEntrySchema).default([]),
+  /** Synthetic voice detection streaming: the score of every window that holds speech. Default null (not claimed). */
+  synthetic_voice_score: z.number().min(0).max(1).nullable().default(null),
 });
 export type Scenario = z.infer<typeof ScenarioSchema>;
 export type ScenarioInput = z.input<typeof ScenarioSchema>;
 
 export function parseScenario(input: unknown): Scenario {
   return ScenarioSchema.parse(input);
+}
+
+/** Whether the analysis engine runs for this scenario. */
+export function analysisEnabled(s: Scenario): boolean {
+  return s.analysis ?? s.steps.length === 0;
+}
+
+/** Read and validate a scenario JSON file. */
+export async function loadScenarioFile(path: string): Promise<Scenario> {
+  const text = await readFile(path, 'utf8');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`${path}: not JSON: ${(err as Error).message}`);
+  }
+  const parsed = ScenarioSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new Error(`${path}: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  }
+  return parsed.data;
 }

@@ -6,6 +6,7 @@ import { WebSocketServer } from 'ws';
 import { AccountBook, type Model, type OrganizationSpec } from './accounts.js';
 import { parseScenario, type Scenario, type ScenarioInput } from './scenario.js';
 import { StreamingConnection, type ConnectionSummary } from './streaming.js';
+import { findStreamingEndpoint, STREAMING_ENDPOINTS } from './endpoints.js';
 import { batchRoutes } from './batchRoutes.js';
 import { platformRoutes } from './platformRoutes.js';
 import { matchRoute, sendJson, type EmulatorContext, type HttpRoute } from './routes.js';
@@ -13,10 +14,10 @@ import { matchRoute, sendJson, type EmulatorContext, type HttpRoute } from './ro
 /** The development key of the default organization, printed at start. */
 export const DEV_API_KEY = 'svc-emulator-dev-key';
 
-/** Streaming paths and the model each one counts against. */
-export const STREAMING_MODELS: Readonly<Record<string, Model>> = {
-  '/api/svc-2-streaming': 'conversation',
-};
+/** Streaming paths and the model each one counts against (see endpoints.ts). */
+export const STREAMING_MODELS: Readonly<Record<string, Model>> = Object.fromEntries(
+  STREAMING_ENDPOINTS.map((e) => [e.path, e.model]),
+);
 
 export interface EmulatorOptions {
   /** Interface to listen on. Default 127.0.0.1 (loopback). */
@@ -116,9 +117,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 64 * 1024 * 1024 });
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://emulator');
-    const model = STREAMING_MODELS[url.pathname];
+    const endpoint = findStreamingEndpoint(url.pathname);
     log(`WS ${url.pathname}`);
-    if (!model) {
+    if (!endpoint) {
       socket.end('HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"detail":"Not Found"}');
       return;
     }
@@ -138,7 +139,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
-      new StreamingConnection(ws, req, { accounts, model, scenario, log, onEnd: (s) => connections.push(s) });
+      new StreamingConnection(ws, req, { accounts, endpoint, scenario, log, onEnd: (s) => connections.push(s) });
     });
   });
 

@@ -1,12 +1,16 @@
 // One emulated streaming connection: the session phases of §3 (awaiting config, streaming,
-// finishing, closed), the close codes of §7.3, scripted events and scripted faults.
+// finishing, closed), the close codes of §7.3, the analysis engine, scripted steps and faults.
 import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
-import { AudioParamsSchema, bytesToMs, isRawFormat, RAW_FORMATS, CONTAINER_FORMATS, type AudioFormat, type RawAudioFormat } from '../schema/audio.js';
-import { BatchConfigSchema } from '../schema/config.js';
+import { AudioParamsSchema, RAW_FORMATS, CONTAINER_FORMATS, type AudioFormat, type RawAudioFormat } from '../schema/audio.js';
+import { BatchConfigSchema, type BatchConfig } from '../schema/config.js';
 import type { AccountBook, Model, Organization } from './accounts.js';
-import type { Fault, Scenario, ScenarioStep } from './scenario.js';
-import { parseWavHeader, type WavInfo } from './wav.js';
+import type { Engine } from './analysis.js';
+import { findStreamingEndpoint, handshakeCloseCode, type StreamingEndpoint } from './endpoints.js';
+import { AudioIntake, IntakeError } from './intake.js';
+import type { PcmBlock } from './pcm.js';
+import { findPreset } from './presets.js';
+import { analysisEnabled, type Fault, type Scenario, type ScenarioStep } from './scenario.js';
 
 export type StreamingPhase = 'awaiting_config' | 'streaming' | 'finishing' | 'closed';
 
@@ -23,7 +27,10 @@ export const STREAMING_ERRORS = {
 
 export interface StreamingContext {
   readonly accounts: AccountBook;
-  readonly model: Model;
+  /** The endpoint; defaults to the conversation endpoint of `model` (or conversation). */
+  readonly endpoint?: StreamingEndpoint;
+  /** @deprecated pass `endpoint`; kept so older callers still work. */
+  readonly model?: Model;
   readonly scenario: Scenario;
   readonly log: (line: string) => void;
   /** Called once per connection when it ends, with what it saw. */
@@ -31,12 +38,17 @@ export interface StreamingContext {
 }
 
 export interface ConnectionSummary {
+  /** The streaming path. */
+  readonly path: string;
   readonly organization: string | undefined;
   readonly phase: StreamingPhase;
   readonly config: string | undefined;
   readonly bytesReceived: number;
+  /** True duration of the audio decoded, in ms (what `done` reports and what is charged). */
   readonly durationMs: number;
   readonly closeCode: number | undefined;
+  /** Text frames the emulator sent. */
+  readonly eventsSent: number;
 }
 
 /** The server-side message for an audio query error, as the service words it. */
@@ -60,19 +72,40 @@ function formatFromQuery(url: URL): AudioFormat {
   return { audio_format: fmt } as AudioFormat;
 }
 
+/**
+ * Validate a config frame like the service: `default`, or JSON that is a valid BatchConfig
+ * whose `preset:<id>` behaviors all name presets of the catalogue. Undefined when invalid.
+ */
+export function parseConfigFrame(text: string): 'default' | BatchConfig | undefined {
+  if (text === 'default') return 'default';
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const parsed = BatchConfigSchema.safeParse(value);
+  if (!parsed.success) return undefined;
+  for (const b of parsed.data.behaviors ?? []) {
+    if (typeof b === 'string' && !findPreset(b.slice('preset:'.length))) return undefined;
+  }
+  return parsed.data;
+}
+
 /** Drives one connection from handshake to close. */
 export class StreamingConnection {
   phase: StreamingPhase = 'awaiting_config';
   private org: Organization | undefined;
   private slotHeld = false;
-  private config: string | undefined;
+  private configText: string | undefined;
   private readonly format: AudioFormat;
-  private bytes = 0;
-  private head: Buffer = Buffer.alloc(0);
-  private wav: WavInfo | undefined;
+  private readonly endpoint: StreamingEndpoint;
+  private intake: AudioIntake | undefined;
+  private engine: Engine | undefined;
   private nextStep = 0;
   private stalled = false;
   private closeCode: number | undefined;
+  private eventsSent = 0;
   private readonly faults: Fault[];
 
   constructor(
@@ -81,6 +114,7 @@ export class StreamingConnection {
     private readonly ctx: StreamingContext,
   ) {
     const url = new URL(req.url ?? '/', 'http://emulator');
+    this.endpoint = ctx.endpoint ?? findStreamingEndpoint(url.pathname) ?? findStreamingEndpoint('/api/svc-2-streaming')!;
     this.format = formatFromQuery(url);
     this.faults = [...ctx.scenario.faults];
     ws.on('close', (code) => this.onClosed(code));
@@ -89,80 +123,119 @@ export class StreamingConnection {
     this.admit(url);
   }
 
+  private get model(): Model {
+    return this.endpoint.model;
+  }
+
   // Authentication and limits are decided at the handshake (§5.1 rule 5): the upgrade
   // completes, then an `error` event and a close code say why.
   private admit(url: URL): void {
     const org = this.ctx.accounts.find(url.searchParams.get('api_key'));
-    if (!org) return this.reject(4001, STREAMING_ERRORS.invalidKey);
+    if (!org) return this.reject(handshakeCloseCode(this.model, 'invalid_key'), STREAMING_ERRORS.invalidKey);
     this.org = org;
-    if (!org.models.has(this.ctx.model)) return this.reject(4003, STREAMING_ERRORS.noAccess);
-    const admission = this.ctx.accounts.admit(org, this.ctx.model);
-    if (!admission.ok) return this.reject(admission.cause === 'concurrency_limit' ? 4030 : 4029, admission.detail);
+    if (!org.models.has(this.model)) return this.reject(handshakeCloseCode(this.model, 'no_access'), STREAMING_ERRORS.noAccess);
+    const admission = this.ctx.accounts.admit(org, this.model);
+    if (!admission.ok) return this.reject(handshakeCloseCode(this.model, admission.cause), admission.detail);
     this.slotHeld = true;
     const paramsError = audioParamsError(url);
     if (paramsError) return this.reject(1003, paramsError);
-    this.ws.on('message', (data, isBinary) => this.onMessage(data as Buffer, isBinary));
+    this.ws.on('message', (data, isBinary) => this.onMessage(toBuffer(data), isBinary));
     this.strike('handshake');
   }
 
   private onMessage(data: Buffer, isBinary: boolean): void {
     if (this.stalled || this.phase === 'closed') return;
     if (this.phase === 'awaiting_config') {
-      if (isBinary) return void this.reject(1003, STREAMING_ERRORS.audioBeforeConfig);
-      const text = data.toString('utf8');
-      if (text !== 'default') {
-        let value: unknown;
-        try {
-          value = JSON.parse(text);
-        } catch {
-          return void this.reject(1003, STREAMING_ERRORS.invalidConfig);
-        }
-        if (!BatchConfigSchema.safeParse(value).success) return void this.reject(1003, STREAMING_ERRORS.invalidConfig);
+      if (isBinary) {
+        if (this.endpoint.configFrame === 'required') return void this.reject(1003, STREAMING_ERRORS.audioBeforeConfig);
+        this.startStreaming(undefined);
+        if ((this.phase as StreamingPhase) === 'streaming') this.onAudio(data);
+        return;
       }
-      this.config = text;
-      this.phase = 'streaming';
-      this.strike('config');
+      const text = data.toString('utf8');
+      const config = parseConfigFrame(text);
+      if (config === undefined) return void this.reject(1003, STREAMING_ERRORS.invalidConfig);
+      this.configText = text;
+      this.startStreaming(config);
       return;
     }
     if (this.phase === 'streaming') {
-      if (isBinary) {
-        this.onAudio(data);
-        return;
-      }
-      if (data.length === 0) {
-        this.onEndOfAudio();
-        return;
-      }
+      if (isBinary) return this.onAudio(data);
+      if (data.length === 0) return void this.onEndOfAudio();
       return void this.reject(1003, STREAMING_ERRORS.unexpectedText);
     }
     // finishing: further frames are ignored, as pending analyses complete.
   }
 
-  /** Milliseconds of audio received so far. */
+  private startStreaming(config: 'default' | BatchConfig | undefined): void {
+    this.phase = 'streaming';
+    const scenario = this.ctx.scenario;
+    if (analysisEnabled(scenario)) {
+      this.engine = this.endpoint.engine(scenario, config, {
+        send: (e) => this.send(JSON.stringify(e)),
+        clipSent: (i) => void this.strike('clip', 0, i),
+        log: this.ctx.log,
+      });
+    }
+    this.intake = new AudioIntake(this.format, (block) => this.onPcm(block));
+    this.strike('config');
+  }
+
+  /** Milliseconds of audio received and decoded so far. */
   get audioMs(): number {
-    if (isRawFormat(this.format)) return Math.round(bytesToMs(this.format, this.bytes));
-    if (this.wav) return Math.max(0, Math.round(((this.bytes - this.wav.dataOffset) / this.wav.bytesPerSecond) * 1000));
-    return 0;
+    return this.engine?.audioMs ?? this.intake?.decodedMs ?? 0;
   }
 
   private onAudio(chunk: Buffer): void {
-    this.bytes += chunk.length;
-    if (!isRawFormat(this.format) && !this.wav && this.head.length < 65_536) {
-      this.head = Buffer.concat([this.head, chunk]);
-      this.wav = parseWavHeader(this.head);
+    try {
+      this.intake!.push(chunk);
+    } catch (err) {
+      this.fail(err);
+    }
+  }
+
+  private onPcm(block: PcmBlock): void {
+    if (this.phase === 'closed') return;
+    try {
+      this.engine?.push(block);
+    } catch (err) {
+      return this.fail(err);
     }
     const ms = this.audioMs;
     this.play((s) => !s.after_end && (s.at_ms ?? 0) <= ms);
     this.strike('audio', ms);
   }
 
-  private onEndOfAudio(): void {
+  private fail(err: unknown): void {
+    // A stalled connection stays silent, whatever happens to its audio.
+    if (this.phase === 'closed' || this.stalled) return;
+    if (err instanceof IntakeError && err.kind === 'invalid_audio') {
+      this.ctx.log(`invalid audio: ${err.message}`);
+      return this.reject(4002, STREAMING_ERRORS.invalidAudio);
+    }
+    this.ctx.log(`internal error: ${(err as Error).message}`);
+    this.reject(1011, STREAMING_ERRORS.internal);
+  }
+
+  private async onEndOfAudio(): Promise<void> {
     this.phase = 'finishing';
-    this.play(() => true);
+    try {
+      await this.intake!.end();
+    } catch (err) {
+      return this.fail(err);
+    }
+    if (this.phase !== 'finishing') return;
+    try {
+      this.engine?.flush();
+      this.play(() => true);
+      this.engine?.finish();
+    } catch (err) {
+      return this.fail(err);
+    }
     if (this.phase !== 'finishing') return;
     if (this.strike('end')) return;
     if (!this.ctx.scenario.done) return;
-    this.send(JSON.stringify({ type: 'done', duration_ms: this.audioMs }));
+    this.send(JSON.stringify({ type: 'done', duration_ms: Math.round(this.audioMs) }));
     if (this.strike('done')) return;
     this.close(1000, '');
   }
@@ -180,8 +253,11 @@ export class StreamingConnection {
   }
 
   /** Apply the first pending fault for this point; true when one struck. */
-  private strike(point: Fault['at'], audioMs = 0): boolean {
-    const i = this.faults.findIndex((f) => f.at === point && (point !== 'audio' || (f.at_ms ?? 0) <= audioMs));
+  private strike(point: Fault['at'], audioMs = 0, clip = 0): boolean {
+    if (this.phase === 'closed' || this.stalled) return false;
+    const i = this.faults.findIndex(
+      (f) => f.at === point && (point !== 'audio' || (f.at_ms ?? 0) <= audioMs) && (point !== 'clip' || (f.clip ?? 0) === clip),
+    );
     if (i < 0) return false;
     const fault = this.faults.splice(i, 1)[0]!;
     this.ctx.log(`fault ${fault.action} at ${point}`);
@@ -218,11 +294,16 @@ export class StreamingConnection {
   }
 
   private send(text: string): void {
-    if (this.ws.readyState === WebSocket.OPEN) this.ws.send(text);
+    if (this.stalled || this.phase === 'closed') return;
+    if (this.ws.readyState === WebSocket.OPEN) {
+      this.ws.send(text);
+      this.eventsSent++;
+    }
   }
 
-  /** Send an `error` event, then close with `code` (§6 rule 6: an error precedes every non-normal close). */
+  /** Send an `error` event, then close with `code` (§6 rule 3: an error precedes every non-normal close). */
   private reject(code: number, error: string): void {
+    if (this.phase === 'closed') return;
     this.send(JSON.stringify({ type: 'error', error }));
     this.close(code, '');
   }
@@ -231,6 +312,7 @@ export class StreamingConnection {
     if (this.phase === 'closed') return;
     this.phase = 'closed';
     this.closeCode = code;
+    this.intake?.dispose();
     this.ws.close(code, reason);
     // A client that never answers the close frame must not hold the emulator's socket.
     const t = setTimeout(() => this.ws.terminate(), 2_000);
@@ -238,20 +320,30 @@ export class StreamingConnection {
   }
 
   private onClosed(code: number): void {
+    this.intake?.dispose();
+    const durationMs = Math.round(this.audioMs);
     if (this.slotHeld && this.org) {
-      this.ctx.accounts.charge(this.org, this.ctx.model, this.audioMs);
-      this.ctx.accounts.release(this.org, this.ctx.model);
+      this.ctx.accounts.charge(this.org, this.model, durationMs);
+      this.ctx.accounts.release(this.org, this.model);
     }
     this.slotHeld = false;
     const summary: ConnectionSummary = {
+      path: this.endpoint.path,
       organization: this.org?.id,
       phase: this.phase,
-      config: this.config,
-      bytesReceived: this.bytes,
-      durationMs: this.audioMs,
+      config: this.configText,
+      bytesReceived: this.intake?.bytes ?? 0,
+      durationMs,
       closeCode: this.closeCode ?? code,
+      eventsSent: this.eventsSent,
     };
     this.phase = 'closed';
     this.ctx.onEnd?.(summary);
   }
+}
+
+function toBuffer(data: WebSocket.RawData): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  if (Array.isArray(data)) return Buffer.concat(data);
+  return Buffer.from(data);
 }

@@ -1,0 +1,69 @@
+// The emulator's streaming endpoints as data: path, the model each counts against, whether
+// a config frame is required, the engine that produces its events, and, in one pure
+// function, the close code each handshake refusal gets (§7.2, §7.3).
+import type { BatchConfig } from '../schema/config.js';
+import type { LimitCause, Model } from './accounts.js';
+import { ConversationEngine, SyntheticVoiceEngine, type Engine, type EngineOutput } from './analysis.js';
+import type { Scenario } from './scenario.js';
+
+/** Why a handshake is refused. */
+export type RefusalCause = 'invalid_key' | 'no_access' | LimitCause;
+
+export interface StreamingEndpoint {
+  readonly path: string;
+  readonly model: Model;
+  /**
+   * `required`: the first frame must be text (`default` or BatchConfig); audio before it is
+   * closed with 1003 (§3). `optional`: a first text frame is taken as config, a first binary
+   * frame starts the audio (the contract does not show a config frame for these paths).
+   */
+  readonly configFrame: 'required' | 'optional';
+  /** Whether the analysis engine runs at all for this endpoint's scenario-less sessions. */
+  engine(scenario: Scenario, config: 'default' | BatchConfig | undefined, out: EngineOutput): Engine;
+}
+
+export const STREAMING_ENDPOINTS: readonly StreamingEndpoint[] = [
+  {
+    path: '/api/svc-2-streaming',
+    model: 'conversation',
+    configFrame: 'required',
+    engine: (s, c, o) => new ConversationEngine(s, c, o, 'conversation'),
+  },
+  {
+    path: '/api/svc-2-stt-streaming',
+    model: 'stt',
+    configFrame: 'optional',
+    engine: (s, c, o) => new ConversationEngine(s, c, o, 'stt'),
+  },
+  {
+    path: '/api/svc-2-synthetic-voice-detection-streaming',
+    model: 'synthetic-voice-detection',
+    configFrame: 'optional',
+    engine: (s, _c, o) => new SyntheticVoiceEngine(s, o),
+  },
+  {
+    path: '/api/svc-2-pii-phi-redaction-streaming',
+    model: 'pii-phi-redaction',
+    configFrame: 'optional',
+    engine: (s, c, o) => new ConversationEngine(s, c, o, 'pii'),
+  },
+];
+
+export function findStreamingEndpoint(path: string): StreamingEndpoint | undefined {
+  return STREAMING_ENDPOINTS.find((e) => e.path === path);
+}
+
+/**
+ * The close code of a handshake refusal, per endpoint:
+ * - conversation (and PII, whose codes are not shown): 4001 invalid key, 4003 no model
+ *   access, 4030 concurrency, 4029 monthly usage, credit limit or credits;
+ * - STT (multilingual transcription streaming, §7.2): 4001, 4003, and 4029 for every limit;
+ * - synthetic voice detection (§7.2): 4003 for everything, authentication included.
+ */
+export function handshakeCloseCode(model: Model, cause: RefusalCause): number {
+  if (model === 'synthetic-voice-detection') return 4003;
+  if (cause === 'invalid_key') return 4001;
+  if (cause === 'no_access') return 4003;
+  if (cause === 'concurrency_limit') return model === 'stt' ? 4029 : 4030;
+  return 4029;
+}
