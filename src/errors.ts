@@ -20,6 +20,7 @@ export const ERROR_CODES = [
   'unsupported_format',
   'empty_file',
   'corrupt_audio',
+  'audio_too_short',
   'invalid_request',
   'validation_error',
   'invalid_config',

@@ -1,0 +1,219 @@
+// One batch call as a cold Observable: check the file, wait for a permit of the shared
+// per-model limit, stream the file from disk as multipart, classify failures, retry by cause.
+import { openAsBlob } from 'node:fs';
+import { asyncScheduler, defer, from, Observable, switchMap, type SchedulerLike } from 'rxjs';
+import type { z } from 'zod';
+import { ContractError, errorFromHttp, InputError, SvcError, ApiError } from '../errors.js';
+import { redact } from '../internal/redact.js';
+import { BATCH_ENDPOINTS, type BatchEndpointName } from './endpoints.js';
+import { checkUploadFile, type CheckedFile } from './files.js';
+import { retryByCause, type RetryPolicy } from './retry.js';
+import { batchLimiter } from './semaphore.js';
+
+/** Options every batch call takes. */
+export interface BatchOptions {
+  /** Models API key. Defaults to `SVC_API_KEY`. Sent only in the `X-API-Key` header. */
+  readonly apiKey?: string;
+  /** Models API base, e.g. `https://…` or the emulator's `http://127.0.0.1:…`. Defaults to `SVC_BASE_URL`. */
+  readonly baseUrl?: string;
+  /**
+   * Requests to this model in flight at once, for this key and base URL, across the whole
+   * process (1…25). Sets the shared limit; default 3 (§8).
+   */
+  readonly concurrency?: number;
+  /** Retry policy by cause, or `false` for none. Default: see RetryPolicy. */
+  readonly retry?: RetryPolicy | false;
+  /** Scheduler for every wait (tests use virtual time or tiny delays). Default `asyncScheduler`. */
+  readonly scheduler?: SchedulerLike;
+  /** Aborting cancels the upload in flight, any wait, and fails the call with code `aborted`. */
+  readonly signal?: AbortSignal;
+  /** The fetch to use, for the edge (proxies, tests). Default global `fetch`. */
+  readonly fetch?: typeof fetch;
+  /** Called before each retry's wait. */
+  readonly onRetry?: (err: unknown, attempt: number, delayMs: number) => void;
+}
+
+/** What one call sends besides the file. */
+export interface BatchCallSpec<T> {
+  readonly endpoint: BatchEndpointName;
+  /** Extra form fields (`config`, `training_permitted`, …). */
+  readonly fields?: Readonly<Record<string, string>>;
+  /** The schema the 200 body must satisfy. */
+  readonly schema: z.ZodType<T>;
+}
+
+/** A hook that runs before every attempt; an error it returns fails the attempt unsent. */
+export type AttemptGate = () => unknown;
+
+function resolveTarget(options: BatchOptions): { apiKey: string; baseUrl: string } {
+  const apiKey = options.apiKey ?? process.env['SVC_API_KEY'];
+  const baseUrl = options.baseUrl ?? process.env['SVC_BASE_URL'];
+  if (!baseUrl) throw new InputError('invalid_argument', 'no base URL: pass baseUrl or set SVC_BASE_URL (`svc-stream emulator` prints one)', { path: 'baseUrl' });
+  if (!apiKey) throw new InputError('invalid_argument', 'no API key: pass apiKey or set SVC_API_KEY', { path: 'apiKey' });
+  try {
+    const u = new URL(baseUrl);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(u.protocol);
+  } catch {
+    throw new InputError('invalid_argument', `baseUrl must be an http(s) URL, got ${JSON.stringify(baseUrl)}`, { path: 'baseUrl' });
+  }
+  return { apiKey, baseUrl };
+}
+
+/** The error an aborted call fails with. */
+export function abortedError(signal: AbortSignal | undefined, what: string): SvcError {
+  return new SvcError('aborted', `${what} was aborted`, { cause: signal?.reason });
+}
+
+/** Refine the few batch answers errorFromHttp leaves generic. */
+function batchError(status: number, body: unknown, context: string): ApiError {
+  const err = errorFromHttp(status, body, context);
+  if (status === 422 && typeof err.detail === 'string' && /too short/i.test(err.detail)) {
+    return new ApiError('audio_too_short', err.message, { status, detail: err.detail, body, retryable: false });
+  }
+  return err;
+}
+
+/** Fail with `aborted` when the signal fires, tearing the source down (which aborts its fetch). */
+export function abortable<T>(source: Observable<T>, signal: AbortSignal | undefined, what: string): Observable<T> {
+  if (!signal) return source;
+  return new Observable<T>((subscriber) => {
+    if (signal.aborted) {
+      subscriber.error(abortedError(signal, what));
+      return;
+    }
+    const onAbort = (): void => subscriber.error(abortedError(signal, what));
+    signal.addEventListener('abort', onAbort, { once: true });
+    const inner = source.subscribe(subscriber);
+    return () => {
+      signal.removeEventListener('abort', onAbort);
+      inner.unsubscribe();
+    };
+  });
+}
+
+/** Read a response body as JSON when it is JSON, as text otherwise. */
+async function readBody(res: Response): Promise<unknown> {
+  const text = await res.text();
+  if (text.length === 0) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * Send one HTTP request under an AbortController that the subscription owns: unsubscribing
+ * aborts the upload or the wait for the answer. Emits the validated 200 body.
+ */
+export function httpCall<T>(
+  make: (signal: AbortSignal) => Promise<Response>,
+  schema: z.ZodType<T>,
+  context: string,
+  secrets: readonly string[],
+): Observable<T> {
+  return new Observable<T>((subscriber) => {
+    const controller = new AbortController();
+    (async () => {
+      let res: Response;
+      try {
+        res = await make(controller.signal);
+      } catch (err) {
+        if (controller.signal.aborted) return undefined;
+        const why = redact(String((err as { cause?: { message?: string } }).cause?.message ?? (err as Error).message), secrets);
+        throw new SvcError('connection_failed', `${context} could not reach the service: ${why}`, { retryable: true, cause: err });
+      }
+      const body = await readBody(res);
+      if (!res.ok) throw batchError(res.status, body, context);
+      const parsed = schema.safeParse(body);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        throw new ContractError('invalid_response', `${context} answered 200 with a body the contract does not allow${issue ? ` at ${issue.path.join('.') || '(root)'}: ${issue.message}` : ''}`, { detail: body, status: res.status });
+      }
+      return parsed.data;
+    })().then(
+      (value) => {
+        if (controller.signal.aborted) return;
+        subscriber.next(value as T);
+        subscriber.complete();
+      },
+      (err: unknown) => {
+        if (controller.signal.aborted) return;
+        subscriber.error(err instanceof SvcError ? err : new SvcError('connection_lost', `${context} failed: ${redact((err as Error)?.message ?? String(err), secrets)}`, { retryable: true, cause: err }));
+      },
+    );
+    return () => controller.abort();
+  });
+}
+
+/**
+ * Where the many-files operators put their AttemptGate on the options they pass down: a
+ * symbol, so it survives `{ ...options }` in every call without being public API.
+ */
+export const ATTEMPT_GATE: unique symbol = Symbol('svc-stream.attemptGate');
+type WithGate = { readonly [ATTEMPT_GATE]?: AttemptGate };
+
+/**
+ * Upload one file to one batch endpoint and emit its validated result.
+ *
+ * Cold: each subscription checks the file locally (no request for a file that fails), then
+ * waits for a permit of the process-wide limit for this model, key and base URL, streams the
+ * file from disk (`fs.openAsBlob`, never whole in memory) and emits the one result, then
+ * completes. Errors with InputError (local checks), ApiError (service answers, classified by
+ * `detail`), ContractError (a 200 body outside the contract) or SvcError (`connection_failed`,
+ * `aborted`). Retries by cause before erroring (see RetryPolicy); unsubscribing or aborting
+ * cancels the upload.
+ */
+export function batchCall<T>(path: string, spec: BatchCallSpec<T>, options: BatchOptions = {}): Observable<T> {
+  const gate = (options as WithGate)[ATTEMPT_GATE];
+  const endpoint = BATCH_ENDPOINTS[spec.endpoint];
+  const context = `POST ${endpoint?.path ?? spec.endpoint}`;
+  const call$ = defer(() => {
+    if (!endpoint) throw new InputError('invalid_argument', `unknown batch endpoint ${JSON.stringify(spec.endpoint)}; one of ${Object.keys(BATCH_ENDPOINTS).join(', ')}`, { path: 'endpoint' });
+    const target = resolveTarget(options);
+    const limiter = batchLimiter({ model: endpoint.model, baseUrl: target.baseUrl, apiKey: target.apiKey }, options.concurrency);
+    const url = new URL(target.baseUrl.replace(/\/+$/, '') + endpoint.path);
+    const doFetch = options.fetch ?? fetch;
+    return from(checkUploadFile(path)).pipe(
+      switchMap((file: CheckedFile) => {
+        const attempt$ = limiter.run(
+          defer(() => {
+            const stop = gate?.();
+            if (stop !== undefined) throw stop;
+            return httpCall(
+              async (signal) => {
+                const form = new FormData();
+                for (const [k, v] of Object.entries(spec.fields ?? {})) form.append(k, v);
+                // A file-backed Blob: undici streams it from disk as the body is sent.
+                form.append('upload_file', await openAsBlob(file.path), file.filename);
+                return doFetch(url, { method: 'POST', headers: { 'x-api-key': target.apiKey, accept: 'application/json' }, body: form, signal });
+              },
+              spec.schema,
+              `${context} (${file.filename})`,
+              [target.apiKey],
+            );
+          }),
+        );
+        return attempt$.pipe(retryByCause<T>(options.retry, options.scheduler ?? asyncScheduler, options.onRetry));
+      }),
+    );
+  });
+  return abortable(call$, options.signal, context);
+}
+
+/**
+ * A GET to the models API with the key header, under the same retry policy (no permit:
+ * preset listing consumes no usage).
+ */
+export function batchGet<T>(path: string, schema: z.ZodType<T>, options: BatchOptions = {}): Observable<T> {
+  const context = `GET ${path}`;
+  const call$ = defer(() => {
+    const target = resolveTarget(options);
+    const url = new URL(target.baseUrl.replace(/\/+$/, '') + path);
+    const doFetch = options.fetch ?? fetch;
+    return httpCall((signal) => doFetch(url, { headers: { 'x-api-key': target.apiKey, accept: 'application/json' }, signal }), schema, context, [target.apiKey]).pipe(
+      retryByCause<T>(options.retry, options.scheduler ?? asyncScheduler, options.onRetry),
+    );
+  });
+  return abortable(call$, options.signal, context);
+}
