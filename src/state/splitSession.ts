@@ -83,9 +83,8 @@ export function splitSession(source$: Observable<ServerEvent>): SessionStreams {
       resetOnRefCountZero: true,
     }),
   );
-  const snapshots$ = steps$.pipe(map((step) => step.snapshot));
   const part = <T>(select: (s: ConversationSnapshot) => T): Observable<T> =>
-    snapshots$.pipe(selectChanged(select, initialConversationSnapshot));
+    steps$.pipe(selectChanged((step: Step) => select(step.snapshot), FIRST_STEP));
 
   const events$ = defer(() => {
     const replayed = newest;

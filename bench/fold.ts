@@ -1,0 +1,122 @@
+// Folds 10k, 100k and 1M generated events through every derived stream and prints events
+// per second per size, plus the per-event cost at 1M relative to 10k (must stay under 1.5).
+// Run: npx tsx bench/fold.ts
+import { performance } from 'node:perf_hooks';
+import os from 'node:os';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import { Subject, type Observable, type OperatorFunction } from 'rxjs';
+import { audioDuration } from '../operators/audioDuration.js';
+import { behaviorDetections } from '../operators/behaviorDetections.js';
+import { clipsWithUpdates } from '../operators/clipsWithUpdates.js';
+import { conversationSnapshot } from '../operators/conversationSnapshot.js';
+import { conversationType } from '../operators/conversationType.js';
+import { currentRoles } from '../operators/currentRoles.js';
+import { latestSummary } from '../operators/latestSummary.js';
+import { latestTopics } from '../operators/latestTopics.js';
+import { liveTranscript } from '../operators/liveTranscript.js';
+import { topicSentiments } from '../operators/topicSentiments.js';
+import type { ServerEvent } from '../src/schema/events.js';
+import { splitSession } from '../src/state/splitSession.js';
+
+const SIZES = [10_000, 100_000, 1_000_000] as const;
+const RUNS: Record<number, number> = { 10_000: 15, 100_000: 7, 1_000_000: 5 };
+const MAX_RATIO = 1.5;
+
+// A full collection before each timed run, so garbage left by earlier runs (and the event
+// arrays of smaller sizes) is not billed to this one; the run's own GC still counts.
+v8.setFlagsFromString('--expose-gc');
+const collectGarbage = vm.runInNewContext('gc') as () => void;
+
+/** Deterministic generator of a plausible session: partials, clips, late updates, picks, aggregates. */
+function generate(count: number): ServerEvent[] {
+  let seed = 12345;
+  const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648) % n);
+  const words = ['so', 'the', 'refund', 'order', 'yes', 'I', 'can', 'help', 'with', 'that', 'today', 'account', 'billing'];
+  const topicPool = Array.from({ length: 30 }, (_, i) => `topic-${i}`);
+  const speakers = ['1', '2', '3', '4'];
+  const emotions = ['Neutral', 'Happy', 'Angry', 'Sad', 'Frustrated'];
+  const out: ServerEvent[] = [];
+  const lateUpdates: ServerEvent[] = [];
+  let clipNo = 0;
+  let typeNo = 0;
+  let behaviorNo = 0;
+  while (out.length < count - 1) {
+    const id = `clip-${clipNo++}`;
+    const speaker = speakers[rand(speakers.length)]!;
+    const start = clipNo * 1800;
+    let text = '';
+    const partials = 2 + rand(5);
+    for (let p = 0; p < partials; p++) {
+      text += (text ? ' ' : '') + words[rand(words.length)];
+      out.push({ type: 'partial_clip', partial_clip: { clip_uuid: id, text, start_ms: start, end_ms: start + 300 * (p + 1), speaker_label: p === 0 ? null : speaker, emotion: null, accent: null, deepfake_score: null } });
+    }
+    out.push({ type: 'clip', clip: { clip_uuid: id, text, start_ms: start, duration_ms: 300 * partials, speaker_label: speaker, language: 'en', emotion: emotions[rand(emotions.length)]!, accent: null, deepfake_score: null } });
+    // Updates land a few clips later, interleaved with other clips' events.
+    if (rand(3) === 0) lateUpdates.push({ type: 'clip_update', clip_update: { clip_uuid: id, emotion: emotions[rand(emotions.length)]! } });
+    if (rand(5) === 0) lateUpdates.push({ type: 'clip_update', clip_update: { clip_uuid: id, accent: 'Irish' } });
+    while (lateUpdates.length > 4) out.push(lateUpdates.shift()!);
+    if (clipNo % 25 === 0) out.push({ type: 'participant_role', pick: { speaker_label: speaker, participant_role_uuid: `role-${rand(3)}`, name: 'Agent', confidence: 0.8 } });
+    if (clipNo % 400 === 0) out.push({ type: 'conversation_type', pick: { conversation_type_uuid: `type-${(typeNo++ >> 1) % 3}`, selection_source: 'inferred', confidence: 0.7 } });
+    if (clipNo % 11 === 0) out.push({ type: 'behavior_detection', detection: { behavior_uuid: `behavior-${behaviorNo++ % 300}`, speaker_label: speaker, detected: true, confidence: 0.9, evidence_clip_uuids: [id] } });
+    if (clipNo % 7 === 0) out.push({ type: 'topics', topics: Array.from({ length: 3 + rand(6) }, () => topicPool[rand(topicPool.length)]!) });
+    if (clipNo % 3 === 0) out.push({ type: 'topic_sentiment', topic_sentiment: { topic: topicPool[rand(topicPool.length)]!, speaker_label: speaker, sentiment_score: rand(200) / 100 - 1 } });
+    if (clipNo % 40 === 0) out.push({ type: 'summary', text: `Summary after ${clipNo} clips.` });
+  }
+  out.length = count - 1;
+  out.push({ type: 'done', duration_ms: clipNo * 1800 });
+  return out;
+}
+
+/** Time one fold of `events` through the streams `attach` subscribes to. */
+function timeFold(events: readonly ServerEvent[], attach: (source$: Observable<ServerEvent>) => Array<{ unsubscribe(): void }>): number {
+  const source = new Subject<ServerEvent>();
+  const subs = attach(source);
+  collectGarbage();
+  const t0 = performance.now();
+  for (let i = 0; i < events.length; i++) source.next(events[i]!);
+  source.complete();
+  const ms = performance.now() - t0;
+  for (const s of subs) s.unsubscribe();
+  return ms;
+}
+
+const noop = () => {};
+const viaSplit = (source$: Observable<ServerEvent>) =>
+  Object.values(splitSession(source$)).map((stream$: Observable<unknown>) => stream$.subscribe(noop));
+const operators: Array<() => OperatorFunction<ServerEvent, unknown>> = [
+  clipsWithUpdates, liveTranscript, currentRoles, conversationType, behaviorDetections,
+  latestTopics, topicSentiments, latestSummary, audioDuration, conversationSnapshot,
+];
+const viaOperators = (source$: Observable<ServerEvent>) => operators.map((op) => source$.pipe(op()).subscribe(noop));
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+function bench(name: string, attach: typeof viaSplit): number {
+  console.log(`\n${name}`);
+  const perEvent: Record<number, number> = {};
+  for (const size of SIZES) {
+    const events = generate(size);
+    timeFold(events, attach); // warm-up
+    const times: number[] = [];
+    for (let r = 0; r < RUNS[size]!; r++) times.push(timeFold(events, attach));
+    const ms = median(times);
+    perEvent[size] = ms / size;
+    const rate = Math.round(size / (ms / 1000));
+    console.log(`  ${size.toLocaleString('en').padStart(9)} events  ${ms.toFixed(1).padStart(8)} ms  ${rate.toLocaleString('en').padStart(11)} events/s`);
+  }
+  const ratio = perEvent[1_000_000]! / perEvent[10_000]!;
+  console.log(`  per-event cost 1M / 10k: ${ratio.toFixed(2)} (limit ${MAX_RATIO})`);
+  return ratio;
+}
+
+console.log(`node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown cpu'}), median of ${RUNS[10_000]}/${RUNS[100_000]}/${RUNS[1_000_000]} runs after one warm-up, full GC before each`);
+const ratio = bench('splitSession: all 11 streams over one shared fold', viaSplit);
+bench('10 operators, each folding on its own (informative)', viaOperators);
+if (ratio >= MAX_RATIO) {
+  console.error(`\nFAIL: per-event cost grows ${ratio.toFixed(2)}x from 10k to 1M events`);
+  process.exitCode = 1;
+}
