@@ -2,10 +2,9 @@
 // limits and faults, asserted with plain fetch.
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { harness, type Harness } from './helpers.js';
+import { harness, manualClock, type Harness } from './helpers.js';
 
 const WAV = readFileSync(new URL('../../samples/call.wav', import.meta.url));
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -38,19 +37,19 @@ describe('emulator orchestration routes', () => {
   });
 
   it('moves a single-file job queued → processing → completed with the real duration and flag outputs', async () => {
-    h = await harness({ queuedMs: 40, processingMs: 80 });
+    const clock = manualClock();
+    h = await harness({ queuedMs: 40, processingMs: 80, now: clock.now });
     const sub = await post(h, { ...file(), flags: { emotion_annotation: true, demographics: true } });
     expect(sub.status).toBe(200);
     expect(sub.json).toMatchObject({ job_id: expect.any(String), status: 'queued', api_calls_charged: 1 });
     expect(typeof sub.json.estimated_processing_time).toBe('number');
-    const seen = new Set<string>();
-    let last: any;
-    for (let i = 0; i < 50 && last?.status !== 'completed'; i++) {
-      last = (await get(h, sub.json.job_id)).json;
-      seen.add(last.status);
-      await sleep(15);
+    const seen: string[] = [];
+    for (const step of [0, 39, 1, 79, 1]) {
+      clock.advance(step);
+      seen.push((await get(h, sub.json.job_id)).json.status);
     }
-    expect([...seen]).toEqual(expect.arrayContaining(['processing', 'completed']));
+    expect(seen).toEqual(['queued', 'queued', 'processing', 'processing', 'completed']);
+    const last = (await get(h, sub.json.job_id)).json;
     const [r] = last.results.files;
     expect(r.duration_ms).toBeGreaterThan(38_000);
     expect(r.duration_ms).toBeLessThan(39_000);

@@ -39,3 +39,22 @@ export function scriptedFetch(script: readonly Scripted[]): { fetch: typeof fetc
 
 /** Let promise callbacks (a scripted fetch's answer) run. */
 export const settle = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+/**
+ * A clock for the emulator that moves only when told, and a fetch that moves it by `stepMs`
+ * before each status request: job states then follow the poll count, not the machine's load.
+ */
+export function manualClock(): { now: () => number; advance(ms: number): void; ticking(stepMs: number): typeof fetch } {
+  let t = 1_000_000;
+  return {
+    now: () => t,
+    advance: (ms) => {
+      t += ms;
+    },
+    ticking: (stepMs) =>
+      ((input: string | URL | Request, init?: RequestInit) => {
+        if (String(input).includes('/job_status/')) t += stepMs;
+        return fetch(input, init);
+      }) as typeof fetch,
+  };
+}
