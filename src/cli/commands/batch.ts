@@ -1,4 +1,195 @@
-// `svc-stream events|emotion|presets`: batch calls from the command line.
-import type { Command } from '../command.js';
+// `svc-stream events|emotion|presets`: batch calls from the command line. Results are JSON
+// lines on stdout; progress (on a TTY) and the failure summary go to stderr.
+import { parseArgs } from 'node:util';
+import { from, type Observable } from 'rxjs';
+import { detectAudioEvents, detectEmotion, listPresetsAsync } from '../../batch/calls.js';
+import { overFiles, type FileOutcome } from '../../batch/overFiles.js';
+import type { BatchOptions } from '../../batch/request.js';
+import { MAX_BATCH_CONCURRENCY } from '../../batch/semaphore.js';
+import { InputError } from '../../errors.js';
+import { printError, type CliIo, type Command } from '../command.js';
+import { resolveEndpoint } from '../endpoint.js';
 
-export const batchCommands: readonly Command[] = [];
+const COMMON_OPTIONS = {
+  'base-url': { type: 'string' },
+  'api-key': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+const ENDPOINT_HELP = `  --base-url URL      Models API base (default SVC_BASE_URL)
+  --api-key KEY       Models API key (default SVC_API_KEY)
+                      With neither set, an embedded emulator is started.
+  -h, --help          Show this help`;
+
+function filesUsage(name: string, what: string): string {
+  return `Usage: svc-stream ${name} [options] FILE...
+
+${what} for each FILE (.aac .aiff .flac .mp3 .mp4 .mov .ogg .opus .wav .webm, at most 100 MB).
+Prints one JSON line per file on stdout: {"path":…,"result":…} or
+{"path":…,"error":{"code":…,"status":…,"detail":…,"message":…},"skipped":false}.
+A progress line goes to stderr when it is a terminal; a summary of failures by code at the end.
+Exit status: 0 when every file succeeded, 1 when any failed, 2 on a usage error.
+
+Options:
+  --concurrency N     Requests in flight at once for this model (1-${MAX_BATCH_CONCURRENCY}, default 3)
+  --fail-fast         Stop at the first failed file
+${ENDPOINT_HELP}`;
+}
+
+function outcomeLine(o: FileOutcome<unknown>): string {
+  if ('result' in o) return JSON.stringify({ path: o.path, result: o.result });
+  const e = o.error;
+  return JSON.stringify({ path: o.path, error: { code: e.code, status: e.status, detail: e.detail, message: e.message }, skipped: o.skipped });
+}
+
+function usageError(io: CliIo, message: string, name: string): number {
+  io.stderr.write(`svc-stream ${name}: ${message}\nRun 'svc-stream ${name} --help' for usage.\n`);
+  return 2;
+}
+
+function filesCommand(name: string, summary: string, what: string, call: (path: string, o: BatchOptions) => Observable<unknown>): Command {
+  const usage = filesUsage(name, what);
+  return {
+    name,
+    summary,
+    usage,
+    async run(argv, io) {
+      let parsed;
+      try {
+        parsed = parseArgs({
+          args: [...argv],
+          options: { ...COMMON_OPTIONS, concurrency: { type: 'string' }, 'fail-fast': { type: 'boolean' } },
+          allowPositionals: true,
+          strict: true,
+        });
+      } catch (err) {
+        return usageError(io, (err as Error).message, name);
+      }
+      const { values, positionals } = parsed;
+      if (values.help) {
+        io.stdout.write(`${usage}\n`);
+        return 0;
+      }
+      if (positionals.length === 0) return usageError(io, 'no FILE given', name);
+      let concurrency: number | undefined;
+      if (values.concurrency !== undefined) {
+        concurrency = Number(values.concurrency);
+        if (!/^\d+$/.test(values.concurrency) || concurrency < 1 || concurrency > MAX_BATCH_CONCURRENCY) {
+          return usageError(io, `--concurrency must be an integer from 1 to ${MAX_BATCH_CONCURRENCY}, got ${values.concurrency}`, name);
+        }
+      }
+
+      let endpoint;
+      try {
+        endpoint = await resolveEndpoint({ baseUrl: values['base-url'], apiKey: values['api-key'] }, io);
+      } catch (err) {
+        printError(io, err);
+        return 2;
+      }
+      const total = positionals.length;
+      let done = 0;
+      let failed = 0;
+      const byCode = new Map<string, number>();
+      const progress = (): void => {
+        if (io.stderr.isTTY) io.stderr.write(`\r[${done}/${total}] ${done - failed} ok, ${failed} failed`);
+      };
+      try {
+        progress();
+        await new Promise<void>((resolve, reject) => {
+          from(positionals)
+            .pipe(
+              overFiles(call, {
+                baseUrl: endpoint.baseUrl,
+                apiKey: endpoint.apiKey,
+                concurrency,
+                failFast: values['fail-fast'] ?? false,
+                signal: io.signal,
+              }),
+            )
+            .subscribe({
+              next: (o) => {
+                done++;
+                if (!('result' in o)) {
+                  failed++;
+                  const code = o.skipped ? `skipped (${o.error.code})` : o.error.code;
+                  byCode.set(code, (byCode.get(code) ?? 0) + 1);
+                }
+                io.stdout.write(`${outcomeLine(o)}\n`);
+                progress();
+              },
+              error: reject,
+              complete: resolve,
+            });
+        });
+      } catch (err) {
+        if (io.stderr.isTTY) io.stderr.write('\n');
+        // With --fail-fast the failure was printed as a line; say why the run ended.
+        printError(io, err);
+        return 1;
+      } finally {
+        await endpoint.close();
+      }
+      if (io.stderr.isTTY) io.stderr.write('\n');
+      if (failed > 0) {
+        const parts = [...byCode.entries()].sort((a, b) => b[1] - a[1]).map(([code, n]) => `${code}: ${n}`);
+        io.stderr.write(`svc-stream ${name}: ${failed} of ${total} failed (${parts.join(', ')})\n`);
+        return 1;
+      }
+      return 0;
+    },
+  };
+}
+
+const presetsUsage = `Usage: svc-stream presets [options]
+
+Lists the behavior presets a config can reference as "preset:<identifier>", one JSON line each.
+Consumes no usage.
+
+Options:
+  --from batch|streaming  Which catalogue path to ask (default batch)
+${ENDPOINT_HELP}`;
+
+const presetsCommand: Command = {
+  name: 'presets',
+  summary: 'List the behavior presets (preset:<identifier>)',
+  usage: presetsUsage,
+  async run(argv, io) {
+    let parsed;
+    try {
+      parsed = parseArgs({ args: [...argv], options: { ...COMMON_OPTIONS, from: { type: 'string' } }, allowPositionals: false, strict: true });
+    } catch (err) {
+      return usageError(io, (err as Error).message, 'presets');
+    }
+    const { values } = parsed;
+    if (values.help) {
+      io.stdout.write(`${presetsUsage}\n`);
+      return 0;
+    }
+    if (values.from !== undefined && values.from !== 'batch' && values.from !== 'streaming') {
+      return usageError(io, `--from must be batch or streaming, got ${values.from}`, 'presets');
+    }
+    let endpoint;
+    try {
+      endpoint = await resolveEndpoint({ baseUrl: values['base-url'], apiKey: values['api-key'] }, io);
+    } catch (err) {
+      printError(io, err);
+      return 2;
+    }
+    try {
+      const presets = await listPresetsAsync({ baseUrl: endpoint.baseUrl, apiKey: endpoint.apiKey, from: values.from as 'batch' | 'streaming' | undefined, signal: io.signal });
+      for (const p of presets) io.stdout.write(`${JSON.stringify(p)}\n`);
+      return 0;
+    } catch (err) {
+      printError(io, err);
+      return err instanceof InputError ? 2 : 1;
+    } finally {
+      await endpoint.close();
+    }
+  },
+};
+
+export const batchCommands: readonly Command[] = [
+  filesCommand('events', 'Detect audio events (applause, laughter, instruments…) in files', 'Detects non-speech audio events', detectAudioEvents),
+  filesCommand('emotion', 'Detect the emotion of files, whole-file and per 15 s window', 'Detects the whole-file emotion and one per 15 s window', detectEmotion),
+  presetsCommand,
+];
