@@ -1,5 +1,7 @@
 // Ordering rules 1-2 (§3): partial clips grow under one clip_uuid, the final `clip`
 // replaces them, and `clip_update`s refine final clips field by field.
+// Clips live in persistent OrderedMaps: an event costs O(log n) and never copies the clip
+// list, so a fold is linear in the session, and every earlier state stays intact.
 import type { Clip, ClipUpdate, PartialClip, ServerEvent } from '../schema/events.js';
 import { OrderedMap } from './OrderedMap.js';
 
