@@ -10,7 +10,7 @@ import { FILE_FORMATS } from './fileFormats.js';
 import type { FfmpegSpawnInfo } from './ffmpegProcess.js';
 import { fromReadable } from './fromReadable.js';
 import { pace } from './pace.js';
-import { probeAudioFile } from './probe.js';
+import { probeAudioFile } from './probeAudioFile.js';
 import { transcodeSource, transcodeTarget, type TranscodeTarget } from './transcode.js';
 import { withAudioMeta, type AudioChunk, type AudioObservable, type FlowSlot } from './meta.js';
 

@@ -3,7 +3,7 @@
 export { AUDIO_META, audioMetaOf, withAudioMeta, type AudioChunk, type AudioObservable, type AudioSourceMeta, type FlowSlot } from './meta.js';
 export { fileSource, type FileSourceOptions } from './fileSource.js';
 export { FILE_EXTENSIONS, FILE_FORMATS, type FileHandling } from './fileFormats.js';
-export { probeAudioFile, type ProbeOptions, type ProbeResult } from './probe.js';
+export { probeAudioFile, type ProbeOptions, type ProbeResult } from './probeAudioFile.js';
 export { fromReadable, type FromReadableOptions } from './fromReadable.js';
 export { fromAsyncIterable, type FromAsyncIterableOptions } from './fromAsyncIterable.js';
 export { DEFAULT_TRANSCODE_TARGET, transcode, transcodeSource, transcodeTarget, type TranscodeOptions, type TranscodeTarget } from './transcode.js';
