@@ -96,7 +96,8 @@ export function poll<T>(spec: PollSpec<T>, options: PollOptions = {}): Observabl
     const run = (): void => {
       checks += 1;
       step?.unsubscribe();
-      step = defer(() => spec.check(controller.signal)).subscribe({
+      step = undefined;
+      const current = defer(() => spec.check(controller.signal)).subscribe({
         next: (value) => {
           transient = 0;
           last = value;
@@ -112,6 +113,8 @@ export function poll<T>(spec: PollSpec<T>, options: PollOptions = {}): Observabl
           else schedule();
         },
       });
+      // A check that failed synchronously has already scheduled the next one.
+      step ??= current;
     };
     run();
     return teardown;
