@@ -54,22 +54,19 @@ export class Semaphore {
         if (!granted || released) return;
         released = true;
         this.active--;
-        this.drain();
+        // Let the finished work's outcome reach its subscriber (catchError unsubscribes the
+        // source before emitting its replacement) before the next waiting work starts.
+        queueMicrotask(() => this.drain());
       };
       const start = (): void => {
         granted = true;
         this.active++;
         if (this.active > this.peakActive) this.peakActive = this.active;
+        // The permit goes back in the teardown that follows error or complete.
         inner = work$.subscribe({
           next: (v) => subscriber.next(v),
-          error: (e: unknown) => {
-            release();
-            subscriber.error(e);
-          },
-          complete: () => {
-            release();
-            subscriber.complete();
-          },
+          error: (e: unknown) => subscriber.error(e),
+          complete: () => subscriber.complete(),
         });
       };
       this.queue.push(start);

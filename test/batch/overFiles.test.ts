@@ -1,0 +1,295 @@
+// Many files: the per-model bound seen from the emulator's side, runs stopped by org-wide
+// causes, retries by cause through fault routes, abort and failFast.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { afterEach, beforeAll, afterAll, describe, expect, it } from 'vitest';
+import { from, lastValueFrom, Subject, toArray } from 'rxjs';
+import { LIMIT_DETAILS, sendJson, SvcError, type HttpRoute } from 'svc-stream';
+import { batchLimiter, detectAudioEvents, detectAudioEventsAsync, listPresetsAsync, type FileOutcome } from '../../src/batch/index.js';
+import { tagFiles } from '../../operators/tagFiles.js';
+import { emotionFiles } from '../../operators/emotionFiles.js';
+import { audioDir, loggedEmulator, type AudioDir, type LoggedEmulator } from './fixtures.js';
+
+const AE = '/api/svc-2-audio-event-classifier';
+const FAST_RETRY = { concurrencyDelayMs: 2, transientDelayMs: 2, jitter: 0.5 };
+
+let files: AudioDir;
+let twenty: string[];
+beforeAll(() => {
+  files = audioDir();
+  const one = files.tone('t0.wav', 1);
+  twenty = [one, ...Array.from({ length: 19 }, (_, i) => files.tone(`t${i + 1}.wav`, 1, 200 + i * 50))];
+});
+afterAll(() => files?.remove());
+
+const running: LoggedEmulator[] = [];
+async function emulator(...args: Parameters<typeof loggedEmulator>): Promise<LoggedEmulator> {
+  const e = await loggedEmulator(...args);
+  running.push(e);
+  return e;
+}
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((e) => e.close()));
+});
+
+const run = <T>(o$: import('rxjs').Observable<FileOutcome<T>>) => lastValueFrom(o$.pipe(toArray()));
+const failures = <T>(out: FileOutcome<T>[]) => out.filter((o): o is Extract<FileOutcome<T>, { error: SvcError }> => 'error' in o);
+
+/** Answer after the body has been read, as a real server would. */
+function afterBody(req: IncomingMessage, fn: () => void): void {
+  req.resume();
+  req.once('end', fn);
+}
+
+describe('bounded runs', () => {
+  it('20 files complete with never more than 2 in flight (emulator peakInFlight)', async () => {
+    const emu = await emulator({ organizations: [{ keys: ['k'], concurrency: 2 }] });
+    const out = await run(from(twenty).pipe(tagFiles({ baseUrl: emu.baseUrl, apiKey: 'k', concurrency: 2, retry: false })));
+    expect(out).toHaveLength(20);
+    expect(failures(out)).toEqual([]);
+    expect(new Set(out.map((o) => o.path))).toEqual(new Set(twenty));
+    const org = emu.accounts.find('k')!;
+    expect(org.peakInFlight['audio-event']).toBe(2);
+    expect(emu.posts(AE)).toBe(20); // no 429 was needed: the bound held on our side
+  });
+
+  it('the bound is shared by separate runs and single calls to the same model and key', async () => {
+    const emu = await emulator({ organizations: [{ keys: ['k'], concurrency: 2 }] });
+    const o = { baseUrl: emu.baseUrl, apiKey: 'k', retry: false as const };
+    batchLimiter({ model: 'audio-event', baseUrl: emu.baseUrl, apiKey: 'k' }, 2);
+    const [a, b, c] = await Promise.all([
+      run(from(twenty.slice(0, 8)).pipe(tagFiles(o))),
+      run(from(twenty.slice(8, 16)).pipe(tagFiles(o))),
+      Promise.all(twenty.slice(16).map((p) => detectAudioEventsAsync(p, o))),
+    ]);
+    expect([...a, ...b].every((x) => 'result' in x)).toBe(true);
+    expect(c).toHaveLength(4);
+    expect(emu.accounts.find('k')!.peakInFlight['audio-event']).toBe(2);
+    expect(emu.posts(AE)).toBe(20);
+  });
+
+  it('more permits than the organization has: concurrency rejections are retried until all pass', async () => {
+    const emu = await emulator({ organizations: [{ keys: ['k'], concurrency: 1 }] });
+    const out = await run(from(twenty.slice(0, 6)).pipe(tagFiles({ baseUrl: emu.baseUrl, apiKey: 'k', concurrency: 3, retry: { ...FAST_RETRY, concurrencyRetries: 50 } })));
+    expect(failures(out)).toEqual([]);
+    expect(emu.accounts.find('k')!.peakInFlight['audio-event']).toBe(1);
+  });
+
+  it('refuses a concurrency over 25', () => {
+    expect(() => tagFiles({ baseUrl: 'http://x', apiKey: 'k', concurrency: 26 })).not.toThrow(); // checked on subscribe
+    return expect(run(from(['a.wav']).pipe(tagFiles({ baseUrl: 'http://127.0.0.1:1', apiKey: 'k', concurrency: 26 })))).resolves.toMatchObject([
+      { path: 'a.wav', error: { code: 'invalid_argument' } },
+    ]);
+  });
+});
+
+describe('runs stopped by org-wide causes', () => {
+  it('a monthly quota hit mid-run stops the run; the rest are skipped with that cause', async () => {
+    const emu = await emulator({ organizations: [{ keys: ['k'], concurrency: 1, monthlyUsageQuotaMs: { 'audio-event': 5000 } }] });
+    const out = await run(from(twenty).pipe(tagFiles({ baseUrl: emu.baseUrl, apiKey: 'k', concurrency: 1, retry: FAST_RETRY })));
+    expect(out).toHaveLength(20);
+    const ok = out.filter((o) => 'result' in o);
+    const failed = failures(out);
+    expect(ok).toHaveLength(5);
+    expect(failed.filter((f) => !f.skipped).map((f) => [f.error.code, f.error.status])).toEqual([['monthly_usage_limit', 429]]);
+    const skipped = failed.filter((f) => f.skipped);
+    expect(skipped).toHaveLength(14);
+    expect(skipped.every((s) => s.error.code === 'monthly_usage_limit')).toBe(true);
+    expect(emu.posts(AE)).toBe(6);
+  });
+
+  it('insufficient credits stops the run; paths arriving later are skipped too', async () => {
+    const emu = await emulator({ organizations: [{ keys: ['k'], concurrency: 1, credits: 2 }] });
+    const paths = new Subject<string>();
+    const done = run(paths.pipe(tagFiles({ baseUrl: emu.baseUrl, apiKey: 'k', concurrency: 1 })));
+    for (const p of twenty.slice(0, 4)) paths.next(p);
+    await new Promise((r) => setTimeout(r, 400));
+    paths.next(twenty[4]!);
+    paths.complete();
+    const out = await done;
+    expect(out).toHaveLength(5);
+    expect(out.filter((o) => 'result' in o)).toHaveLength(2);
+    expect(failures(out).map((f) => [f.error.code, f.skipped])).toEqual([
+      ['insufficient_credits', false],
+      ['insufficient_credits', true],
+      ['insufficient_credits', true],
+    ]);
+    expect(emu.posts(AE)).toBe(3);
+  });
+
+  it('an invalid key stops the run after the requests already in flight', async () => {
+    const emu = await emulator({ organizations: [{ keys: ['k'], concurrency: 2 }] });
+    const out = await run(from(twenty).pipe(tagFiles({ baseUrl: emu.baseUrl, apiKey: 'wrong', concurrency: 2 })));
+    expect(out).toHaveLength(20);
+    const sent = failures(out).filter((f) => !f.skipped);
+    expect(sent.length).toBeLessThanOrEqual(2);
+    expect(failures(out).every((f) => f.error.code === 'invalid_api_key')).toBe(true);
+    expect(emu.posts(AE)).toBe(sent.length);
+  });
+
+  it('per-file failures do not stop the run', async () => {
+    const emu = await emulator({ organizations: [{ keys: ['k'] }] });
+    const corrupt = files.bytes('bad.wav', 'not audio');
+    const empty = files.bytes('empty.mp3', '');
+    const out = await run(from([twenty[0]!, corrupt, empty, twenty[1]!]).pipe(tagFiles({ baseUrl: emu.baseUrl, apiKey: 'k' })));
+    expect(Object.fromEntries(out.map((o) => [o.path, 'result' in o ? 'ok' : o.error.code]))).toEqual({
+      [twenty[0]!]: 'ok',
+      [corrupt]: 'corrupt_audio',
+      [empty]: 'empty_file',
+      [twenty[1]!]: 'ok',
+    });
+  });
+
+  it('failFast emits the failure, then errors and sends nothing more', async () => {
+    const emu = await emulator({ organizations: [{ keys: ['k'], concurrency: 1 }] });
+    const corrupt = files.bytes('bad2.wav', 'not audio');
+    const seen: FileOutcome<unknown>[] = [];
+    const err = await lastValueFrom(from([corrupt, ...twenty.slice(0, 5)]).pipe(tagFiles({ baseUrl: emu.baseUrl, apiKey: 'k', concurrency: 1, failFast: true })), { defaultValue: undefined })
+      .catch((e: unknown) => e);
+    void seen;
+    expect(err).toMatchObject({ code: 'corrupt_audio' });
+    expect(emu.posts(AE)).toBe(1);
+  });
+});
+
+describe('retries by cause (fault routes)', () => {
+  const okBody = { probs: {}, duration_ms: 1000 };
+  function scripted(answers: [number, unknown][]): { route: HttpRoute; hits: () => number } {
+    let n = 0;
+    return {
+      hits: () => n,
+      route: {
+        method: 'POST',
+        path: AE,
+        handler: (req: IncomingMessage, res: ServerResponse) =>
+          afterBody(req, () => {
+            const [status, body] = answers[Math.min(n++, answers.length - 1)]!;
+            sendJson(res, status, body);
+          }),
+      },
+    };
+  }
+
+  it('429 concurrency twice, then 200: two retries with jittered waits', async () => {
+    const s = scripted([[429, { detail: LIMIT_DETAILS.concurrency_limit }], [429, { detail: LIMIT_DETAILS.concurrency_limit }], [200, okBody]]);
+    const emu = await emulator({ routes: [s.route] });
+    const waits: number[] = [];
+    const r = await detectAudioEventsAsync(twenty[0]!, {
+      baseUrl: emu.baseUrl,
+      apiKey: emu.apiKey,
+      retry: { concurrencyDelayMs: 10, factor: 2, jitter: 0.5, random: () => 1 },
+      onRetry: (_e, _n, ms) => waits.push(ms),
+    });
+    expect(r).toEqual(okBody);
+    expect(s.hits()).toBe(3);
+    expect(waits).toEqual([10, 20]);
+  });
+
+  it.each([
+    [502, { detail: 'Unable to validate request. Please try again.' }],
+    [503, { detail: 'Service temporarily unavailable. Please try again later.' }],
+    [504, { detail: 'The request timed out. Please try again.' }],
+  ])('%i is retried with backoff', async (status, body) => {
+    const s = scripted([[status, body], [200, okBody]]);
+    const emu = await emulator({ routes: [s.route] });
+    expect(await detectAudioEventsAsync(twenty[0]!, { baseUrl: emu.baseUrl, apiKey: emu.apiKey, retry: FAST_RETRY })).toEqual(okBody);
+    expect(s.hits()).toBe(2);
+  });
+
+  it('retries are bounded: the last error comes out', async () => {
+    const s = scripted([[503, { detail: 'Service temporarily unavailable. Please try again later.' }]]);
+    const emu = await emulator({ routes: [s.route] });
+    const err = await detectAudioEventsAsync(twenty[0]!, { baseUrl: emu.baseUrl, apiKey: emu.apiKey, retry: { ...FAST_RETRY, transientRetries: 2 } }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'service_unavailable', status: 503 });
+    expect(s.hits()).toBe(3);
+  });
+
+  it.each([
+    [429, LIMIT_DETAILS.monthly_usage_limit],
+    [429, LIMIT_DETAILS.monthly_credit_limit],
+    [429, LIMIT_DETAILS.insufficient_credits],
+    [401, 'Invalid API key.'],
+    [403, 'This API key does not have access to this model.'],
+    [500, 'Internal server error'],
+  ])('%i %s is never retried', async (status, detail) => {
+    const s = scripted([[status, { detail }], [200, okBody]]);
+    const emu = await emulator({ routes: [s.route] });
+    await expect(detectAudioEventsAsync(twenty[0]!, { baseUrl: emu.baseUrl, apiKey: emu.apiKey, retry: FAST_RETRY })).rejects.toMatchObject({ status });
+    expect(s.hits()).toBe(1);
+  });
+
+  it('a 200 body outside the contract is a ContractError', async () => {
+    const s = scripted([[200, { probs: { NotAnEvent: 0.9 }, duration_ms: 1 }]]);
+    const emu = await emulator({ routes: [s.route] });
+    await expect(detectAudioEventsAsync(twenty[0]!, { baseUrl: emu.baseUrl, apiKey: emu.apiKey })).rejects.toMatchObject({ name: 'ContractError', code: 'invalid_response' });
+  });
+
+  it('list-presets 502 is retried', async () => {
+    let n = 0;
+    const route: HttpRoute = {
+      method: 'GET',
+      path: '/api/svc-2-batch/list-presets',
+      handler: (_req, res) => (n++ === 0 ? sendJson(res, 502, { detail: 'Unable to validate request. Please try again.' }) : sendJson(res, 200, { presets: [] })),
+    };
+    const emu = await emulator({ routes: [route] });
+    expect(await listPresetsAsync({ baseUrl: emu.baseUrl, apiKey: emu.apiKey, retry: FAST_RETRY })).toEqual([]);
+    expect(n).toBe(2);
+  });
+});
+
+describe('cancellation', () => {
+  function hanging(): { route: HttpRoute; arrived: Promise<void>; closed: Promise<void> } {
+    let arrive!: () => void;
+    let close!: () => void;
+    const arrived = new Promise<void>((r) => (arrive = r));
+    const closed = new Promise<void>((r) => (close = r));
+    return {
+      arrived,
+      closed,
+      route: {
+        method: 'POST',
+        path: AE,
+        handler: (req, res) => {
+          arrive();
+          req.resume();
+          res.once('close', () => close()); // never answered: only the client can end it
+        },
+      },
+    };
+  }
+
+  it('AbortSignal cancels the upload in flight and fails with aborted', async () => {
+    const h = hanging();
+    const emu = await emulator({ routes: [h.route] });
+    const ac = new AbortController();
+    const p = detectAudioEventsAsync(twenty[0]!, { baseUrl: emu.baseUrl, apiKey: emu.apiKey, signal: ac.signal });
+    await h.arrived;
+    ac.abort();
+    await expect(p).rejects.toMatchObject({ code: 'aborted' });
+    await h.closed; // the server saw the connection go
+    expect(batchLimiter({ model: 'audio-event', baseUrl: emu.baseUrl, apiKey: emu.apiKey }).inUse).toBe(0);
+  });
+
+  it('unsubscribing cancels the request in flight', async () => {
+    const h = hanging();
+    const emu = await emulator({ routes: [h.route] });
+    const sub = detectAudioEvents(twenty[0]!, { baseUrl: emu.baseUrl, apiKey: emu.apiKey }).subscribe();
+    await h.arrived;
+    sub.unsubscribe();
+    await h.closed;
+  });
+
+  it('aborting a run errors it with aborted and frees every permit', async () => {
+    const h = hanging();
+    const emu = await emulator({ routes: [h.route] });
+    const ac = new AbortController();
+    const p = run(from(twenty).pipe(emotionFiles({ baseUrl: emu.baseUrl, apiKey: emu.apiKey, signal: ac.signal }), ));
+    void p.catch(() => undefined);
+    const p2 = run(from(twenty).pipe(tagFiles({ baseUrl: emu.baseUrl, apiKey: emu.apiKey, signal: ac.signal })));
+    await h.arrived;
+    ac.abort();
+    await expect(p2).rejects.toMatchObject({ code: 'aborted' });
+    await expect(p).rejects.toMatchObject({ code: 'aborted' });
+    const limiter = batchLimiter({ model: 'audio-event', baseUrl: emu.baseUrl, apiKey: emu.apiKey });
+    expect([limiter.inUse, limiter.waiting]).toEqual([0, 0]);
+  });
+});
