@@ -1,0 +1,97 @@
+// `svc-stream events|emotion|presets` run in-process with captured I/O.
+import { PassThrough, Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { batchCommands } from '../../src/cli/commands/batch.js';
+import type { CliIo } from '../../src/cli/command.js';
+import { audioDir, loggedEmulator, type AudioDir, type LoggedEmulator } from './fixtures.js';
+
+function capture(isTTY = false): Writable & { text: () => string; isTTY?: boolean } {
+  let text = '';
+  const w = new Writable({ write(chunk, _enc, cb) { text += String(chunk); cb(); } });
+  return Object.assign(w, { text: () => text, isTTY });
+}
+
+function io(env: NodeJS.ProcessEnv, tty = false) {
+  const stdout = capture();
+  const stderr = capture(tty);
+  const value: CliIo = { stdout, stderr, stdin: new PassThrough(), env };
+  return { io: value, stdout, stderr };
+}
+
+const command = (name: string) => batchCommands.find((c) => c.name === name)!;
+
+let emu: LoggedEmulator;
+let files: AudioDir;
+let env: NodeJS.ProcessEnv;
+beforeAll(async () => {
+  files = audioDir();
+  emu = await loggedEmulator({ organizations: [{ keys: ['cli-key'], concurrency: 2 }] });
+  env = { SVC_BASE_URL: emu.baseUrl, SVC_API_KEY: 'cli-key' };
+});
+afterAll(async () => {
+  await emu?.close();
+  files?.remove();
+});
+
+describe('svc-stream events', () => {
+  it('prints one JSON line per file, a TTY progress line and a failure summary; exits 1', async () => {
+    const a = files.tone('a.wav', 1);
+    const b = files.tone('b.wav', 1, 150);
+    const empty = files.bytes('empty.wav', '');
+    const t = io(env, true);
+    const code = await command('events').run(['--concurrency', '2', a, empty, b], t.io);
+    expect(code).toBe(1);
+    const lines = t.stdout.text().trim().split('\n').map((l) => JSON.parse(l) as { path: string; result?: unknown; error?: { code: string } });
+    expect(lines).toHaveLength(3);
+    expect(lines.find((l) => l.path === empty)?.error?.code).toBe('empty_file');
+    expect(lines.filter((l) => l.result)).toHaveLength(2);
+    expect(t.stderr.text()).toContain('\r[3/3] 2 ok, 1 failed');
+    expect(t.stderr.text()).toContain('1 of 3 failed (empty_file: 1)');
+  });
+
+  it('exits 0 when every file succeeds, with no progress line off a TTY', async () => {
+    const t = io(env);
+    expect(await command('emotion').run([files.tone('c.wav', 1)], t.io)).toBe(0);
+    expect(JSON.parse(t.stdout.text())).toMatchObject({ result: { emotion: expect.any(String), time_series: [] } });
+    expect(t.stderr.text()).toBe('');
+  });
+
+  it('uses an embedded emulator when nothing is configured', async () => {
+    const t = io({});
+    expect(await command('events').run(['samples/music-applause.wav'], t.io)).toBe(0);
+    expect(t.stderr.text()).toContain('embedded emulator');
+    expect(JSON.parse(t.stdout.text()).result.probs.Applause).toBeGreaterThan(0.5);
+  });
+
+  it('--api-key and --base-url win over the environment', async () => {
+    const t = io(env);
+    expect(await command('events').run(['--api-key', 'wrong', '--base-url', emu.baseUrl, files.tone('d.wav', 1)], t.io)).toBe(1);
+    expect(t.stderr.text()).toContain('invalid_api_key: 1');
+  });
+
+  it('usage errors exit 2; --help exits 0', async () => {
+    for (const args of [[], ['--concurrency', '30', 'x.wav'], ['--bogus', 'x.wav']]) {
+      const t = io(env);
+      expect(await command('events').run(args, t.io)).toBe(2);
+      expect(t.stderr.text()).toMatch(/svc-stream events: /);
+    }
+    const h = io(env);
+    expect(await command('emotion').run(['--help'], h.io)).toBe(0);
+    expect(h.stdout.text()).toContain('--concurrency N');
+  });
+});
+
+describe('svc-stream presets', () => {
+  it('prints each preset as a JSON line', async () => {
+    const t = io(env);
+    expect(await command('presets').run(['--from', 'streaming'], t.io)).toBe(0);
+    const ids = t.stdout.text().trim().split('\n').map((l) => (JSON.parse(l) as { identifier: string }).identifier);
+    expect(ids).toContain('empathy');
+  });
+
+  it('prints the error with its code and exits 1', async () => {
+    const t = io({ ...env, SVC_API_KEY: 'nope' });
+    expect(await command('presets').run([], t.io)).toBe(1);
+    expect(t.stderr.text()).toMatch(/^svc-stream: invalid_api_key: /);
+  });
+});
