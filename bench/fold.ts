@@ -3,8 +3,6 @@
 // Run: npx tsx bench/fold.ts
 import { performance } from 'node:perf_hooks';
 import os from 'node:os';
-import v8 from 'node:v8';
-import vm from 'node:vm';
 import { Subject, type Observable, type OperatorFunction } from 'rxjs';
 import { audioDuration } from '../operators/audioDuration.js';
 import { behaviorDetections } from '../operators/behaviorDetections.js';
@@ -20,13 +18,10 @@ import type { ServerEvent } from '../src/schema/events.js';
 import { splitSession } from '../src/state/splitSession.js';
 
 const SIZES = [10_000, 100_000, 1_000_000] as const;
-const RUNS: Record<number, number> = { 10_000: 15, 100_000: 7, 1_000_000: 5 };
+// Rounds interleave the sizes, so background load and leftover garbage hit every size alike.
+const ROUNDS = 5;
+const RUNS_PER_ROUND: Record<number, number> = { 10_000: 10, 100_000: 2, 1_000_000: 1 };
 const MAX_RATIO = 1.5;
-
-// A full collection before each timed run, so garbage left by earlier runs (and the event
-// arrays of smaller sizes) is not billed to this one; the run's own GC still counts.
-v8.setFlagsFromString('--expose-gc');
-const collectGarbage = vm.runInNewContext('gc') as () => void;
 
 /** Deterministic generator of a plausible session: partials, clips, late updates, picks, aggregates. */
 function generate(count: number): ServerEvent[] {
@@ -72,7 +67,6 @@ function generate(count: number): ServerEvent[] {
 function timeFold(events: readonly ServerEvent[], attach: (source$: Observable<ServerEvent>) => Array<{ unsubscribe(): void }>): number {
   const source = new Subject<ServerEvent>();
   const subs = attach(source);
-  collectGarbage();
   const t0 = performance.now();
   for (let i = 0; i < events.length; i++) source.next(events[i]!);
   source.complete();
@@ -95,15 +89,20 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)]!;
 }
 
+const EVENTS = new Map(SIZES.map((size) => [size, generate(size)]));
+
 function bench(name: string, attach: typeof viaSplit): number {
   console.log(`\n${name}`);
+  for (const size of SIZES) timeFold(EVENTS.get(size)!, attach); // warm-up
+  const times = new Map<number, number[]>(SIZES.map((size) => [size, []]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const size of SIZES) {
+      for (let r = 0; r < RUNS_PER_ROUND[size]!; r++) times.get(size)!.push(timeFold(EVENTS.get(size)!, attach));
+    }
+  }
   const perEvent: Record<number, number> = {};
   for (const size of SIZES) {
-    const events = generate(size);
-    timeFold(events, attach); // warm-up
-    const times: number[] = [];
-    for (let r = 0; r < RUNS[size]!; r++) times.push(timeFold(events, attach));
-    const ms = median(times);
+    const ms = median(times.get(size)!);
     perEvent[size] = ms / size;
     const rate = Math.round(size / (ms / 1000));
     console.log(`  ${size.toLocaleString('en').padStart(9)} events  ${ms.toFixed(1).padStart(8)} ms  ${rate.toLocaleString('en').padStart(11)} events/s`);
@@ -113,7 +112,7 @@ function bench(name: string, attach: typeof viaSplit): number {
   return ratio;
 }
 
-console.log(`node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown cpu'}), median of ${RUNS[10_000]}/${RUNS[100_000]}/${RUNS[1_000_000]} runs after one warm-up, full GC before each`);
+console.log(`node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown cpu'}), median of ${ROUNDS} interleaved rounds (${SIZES.map((n) => RUNS_PER_ROUND[n]).join('/')} runs per round) after one warm-up`);
 const ratio = bench('splitSession: all 11 streams over one shared fold', viaSplit);
 bench('10 operators, each folding on its own (informative)', viaOperators);
 if (ratio >= MAX_RATIO) {
