@@ -14,3 +14,4 @@ export { decodeAudio, sniffContainer, StreamingDecoder, DecodeFailure, type Deco
 export { redactPii, findPii, type PiiEntity } from './pii.js';
 export { stableUuid, BUILTIN_CONVERSATION_TYPES, BUILTIN_PARTICIPANT_ROLES } from './catalog.js';
 export { STREAMING_MODELS } from './server.js';
+export { createPlatformRoutes, platformRoutes, PLATFORM_PREFIX, type PlatformBehavior, type JobOutcome, type EmulatedJobStatus } from './platformRoutes.js';

@@ -109,7 +109,9 @@ describe('analyzeConversation: the happy path (§3 streaming → finishing → d
 
   it('takes the format from an audio source that carries it', async () => {
     const emu = await emulator();
-    const source = withAudioMeta(from(pcm(5, 800)), { format: { audio_format: 'mulaw', sample_rate: 8000, num_channels: 1 } });
+    // 0xFF is mu-law silence (0x00 is full scale), so the emulator's voice detection finds nothing.
+    const silence = Array.from({ length: 5 }, () => new Uint8Array(800).fill(0xff));
+    const source = withAudioMeta(from(silence), { format: { audio_format: 'mulaw', sample_rate: 8000, num_channels: 1 } });
     const events = await lastValueFrom(source.pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl }), toArray()));
     expect(events).toEqual([{ type: 'done', duration_ms: 500 }]);
   });

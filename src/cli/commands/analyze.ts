@@ -1,0 +1,176 @@
+// `svc-stream analyze [FILE|-]`: stream a file or stdin through conversation analysis and
+// show the derived state live, as plain lines, or as NDJSON.
+import { existsSync, readFileSync } from 'node:fs';
+import { basename, dirname, extname, join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { lastValueFrom, Observable, scan, tap } from 'rxjs';
+import { fileSource } from '../../audio/fileSource.js';
+import { fromReadable } from '../../audio/fromReadable.js';
+import type { AudioObservable } from '../../audio/meta.js';
+import { InputError, SvcError } from '../../errors.js';
+import type { AudioFormat } from '../../schema/audio.js';
+import type { SessionConfig } from '../../schema/config.js';
+import type { ServerEvent } from '../../schema/events.js';
+import { conversationSession } from '../../session/conversation.js';
+import { createSessionStats } from '../../session/stats.js';
+import { initialConversationSnapshot, snapshotReducer, type ConversationSnapshot } from '../../state/snapshot.js';
+import { printError, type CliIo, type Command } from '../command.js';
+import { resolveEndpoint } from '../endpoint.js';
+import { eventLine, panel } from '../liveView.js';
+import { stateJson } from '../stateJson.js';
+
+const USAGE = `Usage: svc-stream analyze [FILE|-] [options]
+
+Stream audio through conversation analysis and show the results as they arrive.
+FILE is any format of the contract (.wav .mp3 .mp4 .ogg .flac .webm .aac .aiff .mov .opus);
+'-' (or no FILE) reads stdin, which then needs --format (and --rate/--channels for raw audio).
+
+Options:
+  --format F        audio_format of the input (raw: s16le, mulaw, alaw, …; or wav, mp3, …)
+  --rate HZ         sample_rate for raw input (8000 … 96000)
+  --channels N      num_channels for raw input (1-8)
+  --config FILE     BatchConfig JSON file, or 'default' (the default)
+  --realtime        send at live pace (1x)
+  --speed X         send at X times live pace (implies --realtime)
+  --json            one NDJSON line per event, then one {"type":"state",…} line
+  --scenario FILE   what the embedded emulator plays (default: FILE's stem + .scenario.json)
+  --base-url URL    models API base (default SVC_BASE_URL, else the embedded emulator)
+  --done-timeout MS how long to wait for done after the end of audio (default 120000)
+  -h, --help        this help
+
+Environment: SVC_API_KEY, SVC_BASE_URL. With neither set, an embedded emulator is started.
+Exit status: 0 after done; 1 on failure, with one line "svc-stream: CODE: message" on stderr.`;
+
+/** The scenario the embedded emulator plays for `file`: `<stem>.scenario.json`, or up to the first `-`. */
+export function scenarioFor(file: string | undefined): string | undefined {
+  if (!file || file === '-') return undefined;
+  const stem = basename(file, extname(file));
+  for (const s of [stem, stem.split('-')[0]!]) {
+    const candidate = join(dirname(file), `${s}.scenario.json`);
+    if (existsSync(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+function readJsonFile(path: string, what: string): unknown {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new InputError('invalid_argument', `cannot read ${what} ${path}: ${(err as Error).message}`, { path: what });
+  }
+}
+
+async function run(argv: readonly string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    options: {
+      format: { type: 'string' },
+      rate: { type: 'string' },
+      channels: { type: 'string' },
+      config: { type: 'string' },
+      realtime: { type: 'boolean' },
+      speed: { type: 'string' },
+      json: { type: 'boolean' },
+      scenario: { type: 'string' },
+      'base-url': { type: 'string' },
+      'done-timeout': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    io.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (positionals.length > 1) throw new InputError('invalid_argument', `analyze takes one FILE, got ${positionals.length}`);
+  const file = positionals[0];
+
+  const format: AudioFormat | undefined = values.format
+    ? ({
+        audio_format: values.format,
+        ...(values.rate ? { sample_rate: Number(values.rate) } : {}),
+        ...(values.channels ? { num_channels: Number(values.channels) } : {}),
+      } as AudioFormat)
+    : undefined;
+  const config: SessionConfig = values.config === undefined || values.config === 'default' ? 'default' : (readJsonFile(values.config, 'config') as SessionConfig);
+  const scenarioPath = values.scenario ?? scenarioFor(file);
+  const scenario = scenarioPath ? readJsonFile(scenarioPath, 'scenario') : undefined;
+  const rate = values.speed ? Number(values.speed) : values.realtime ? 1 : undefined;
+
+  let audio: AudioObservable;
+  if (file === undefined || file === '-') {
+    if (!format) throw new InputError('invalid_argument', 'reading stdin needs --format (and --rate/--channels for raw audio)', { path: 'format' });
+    audio = fromReadable(io.stdin, { format });
+  } else {
+    audio = fileSource(file, rate !== undefined ? { realtime: rate } : {});
+  }
+
+  const endpoint = await resolveEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
+  if (endpoint.emulator && scenarioPath) io.stderr.write(`svc-stream: the emulator plays ${scenarioPath}\n`);
+  const stats = createSessionStats();
+  const live = !values.json && io.stdout.isTTY === true;
+  let lastDraw = 0;
+  let drawn: ConversationSnapshot | undefined;
+  const draw = (s: ConversationSnapshot, force = false): void => {
+    const now = Date.now();
+    if (!force && (s === drawn || now - lastDraw < 50)) return;
+    lastDraw = now;
+    drawn = s;
+    io.stdout.write(`\x1b[H\x1b[2J${panel(s, stats, io.stdout.columns ?? 100)}\n`);
+  };
+
+  try {
+    const events$ = conversationSession(audio, {
+      apiKey: endpoint.apiKey,
+      baseUrl: endpoint.baseUrl,
+      config,
+      stats,
+      ...(format ? { format } : {}),
+      ...(values['done-timeout'] ? { doneTimeoutMs: Number(values['done-timeout']) } : {}),
+    });
+    // Ctrl-C ends the session (closing its socket) with code `aborted`; completion passes through.
+    const guarded$ = new Observable<ServerEvent>((subscriber) => {
+      const onAbort = (): void => subscriber.error(new SvcError('aborted', 'interrupted'));
+      if (io.signal?.aborted) onAbort();
+      io.signal?.addEventListener('abort', onAbort, { once: true });
+      const sub = events$.subscribe(subscriber);
+      return () => {
+        io.signal?.removeEventListener('abort', onAbort);
+        sub.unsubscribe();
+      };
+    });
+    let latest = initialConversationSnapshot;
+    const final = await lastValueFrom(
+      guarded$.pipe(
+        scan((s: ConversationSnapshot, e: ServerEvent) => {
+          const next = snapshotReducer(s, e);
+          if (values.json) io.stdout.write(`${JSON.stringify(e)}\n`);
+          else if (live) draw(next);
+          else {
+            const line = eventLine(e, next);
+            if (line !== undefined) io.stdout.write(`${line}\n`);
+          }
+          latest = next;
+          return next;
+        }, initialConversationSnapshot),
+        tap({ error: () => (live ? draw(latest, true) : undefined) }),
+      ),
+      { defaultValue: initialConversationSnapshot },
+    );
+    if (values.json) io.stdout.write(`${JSON.stringify(stateJson(final))}\n`);
+    else if (live) draw(final, true);
+    return 0;
+  } catch (err) {
+    printError(io, err);
+    return 1;
+  } finally {
+    await endpoint.close();
+  }
+}
+
+export const analyzeCommand: Command = {
+  name: 'analyze',
+  summary: 'stream a file or stdin through conversation analysis',
+  usage: USAGE,
+  run,
+};

@@ -1,0 +1,73 @@
+// `svc-stream emulator`: run the local emulator in the foreground until interrupted.
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { InputError } from '../../errors.js';
+import { startEmulator, type EmulatorOptions } from '../../emulator/server.js';
+import type { CliIo, Command } from '../command.js';
+
+const USAGE = `Usage: svc-stream emulator [--port N] [--host H] [--config FILE] [--scenario FILE] [--log]
+
+Run the local emulator of the whole service interface on loopback until interrupted.
+The first lines printed are KEY=value pairs a shell can eval:
+
+  eval "$(svc-stream emulator --port 8787 | head -5)"   # or read them from its output
+
+Options:
+  --port N         port to listen on (default 0: a free port)
+  --host H         interface (default 127.0.0.1)
+  --config FILE    JSON: { organizations, scenario, platform } (see README, "The emulator")
+  --scenario FILE  JSON scenario the streaming endpoint plays for every connection
+  --log            log each request (never a key) on stderr
+  -h, --help       this help`;
+
+function readJson(path: string, what: string): Record<string, unknown> {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+  } catch (err) {
+    throw new InputError('invalid_argument', `cannot read ${what} ${path}: ${(err as Error).message}`, { path: what });
+  }
+}
+
+async function run(argv: readonly string[], io: CliIo): Promise<number> {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      config: { type: 'string' },
+      scenario: { type: 'string' },
+      log: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    io.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const port = values.port === undefined ? 0 : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InputError('invalid_argument', `--port must be 0-65535, got ${values.port}`, { path: 'port' });
+  const fromFile = values.config ? readJson(values.config, 'config') : {};
+  const options: EmulatorOptions = {
+    ...(fromFile as EmulatorOptions),
+    port,
+    ...(values.host ? { host: values.host } : {}),
+    ...(values.scenario ? { scenario: readJson(values.scenario, 'scenario') as never } : {}),
+    ...(values.log ? { log: (line: string) => io.stderr.write(`emulator: ${line}\n`) } : {}),
+  };
+  const emu = await startEmulator(options);
+  io.stdout.write(`${emu.envLines().join('\n')}\n`);
+  io.stderr.write(`svc-stream: emulator listening on ${emu.baseUrl} (Ctrl-C to stop)\n`);
+  await new Promise<void>((resolve) => {
+    if (io.signal?.aborted) resolve();
+    io.signal?.addEventListener('abort', () => resolve(), { once: true });
+  });
+  await emu.close();
+  return 0;
+}
+
+export const emulatorCommand: Command = {
+  name: 'emulator',
+  summary: 'run the local emulator of the service on loopback',
+  usage: USAGE,
+  run,
+};

@@ -1,0 +1,56 @@
+// The `svc-stream` command: dispatches to one subcommand per file in ./commands.
+import { readFileSync } from 'node:fs';
+import { printError, type CliIo, type Command } from './command.js';
+import { analyzeCommand } from './commands/analyze.js';
+import { batchCommands } from './commands/batch.js';
+import { emulatorCommand } from './commands/emulator.js';
+import { jobCommands } from './commands/job.js';
+
+export const COMMANDS: readonly Command[] = [analyzeCommand, ...batchCommands, ...jobCommands, emulatorCommand];
+
+function version(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    return pkg.version ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+function help(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  return [
+    'Usage: svc-stream <command> [options]',
+    '',
+    'Commands:',
+    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    '',
+    "Run 'svc-stream <command> --help' for a command's options.",
+    'Environment: SVC_API_KEY, SVC_BASE_URL, SVC_PLATFORM_URL, SVC_ACCOUNT_UUID, SVC_PLATFORM_API_KEY.',
+    'With no SVC_API_KEY or SVC_BASE_URL, commands run against an embedded local emulator.',
+  ].join('\n');
+}
+
+/** Run the CLI with `argv` (without node and script); resolves to the exit code. */
+export async function main(argv: readonly string[], io: CliIo): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '-h' || name === '--help' || name === 'help') {
+    io.stdout.write(`${help()}\n`);
+    return name === undefined ? 2 : 0;
+  }
+  if (name === '--version' || name === '-v') {
+    io.stdout.write(`${version()}\n`);
+    return 0;
+  }
+  const command = COMMANDS.find((c) => c.name === name);
+  if (!command) {
+    io.stderr.write(`svc-stream: unknown command '${name}'\n${help()}\n`);
+    return 2;
+  }
+  try {
+    return await command.run(rest, io);
+  } catch (err) {
+    printError(io, err);
+    return (err as { code?: string }).code === 'invalid_argument' || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? 2 : 1;
+  }
+}
