@@ -14,11 +14,12 @@ import { foldState, isSet } from '../src/state/foldInternals.js';
  *
  * ## Example
  * ```ts
- * import { of } from 'rxjs';
+ * import { from } from 'rxjs';
  * import type { ServerEvent } from 'svc-stream';
  * import { audioDuration } from 'svc-stream/operators';
  *
- * of<ServerEvent>({ type: 'summary', text: 'Short call.' }, { type: 'done', duration_ms: 61_500 })
+ * const events: ServerEvent[] = [{ type: 'summary', text: 'Short call.' }, { type: 'done', duration_ms: 61_500 }];
+ * from(events)
  *   .pipe(audioDuration())
  *   .subscribe((ms) => console.log(`${ms / 1000} s`));
  * // 61.5 s

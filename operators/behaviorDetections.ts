@@ -19,14 +19,16 @@ import { foldState } from '../src/state/foldInternals.js';
  *
  * ## Example
  * ```ts
- * import { of } from 'rxjs';
+ * import { from } from 'rxjs';
  * import type { ServerEvent } from 'svc-stream';
  * import { behaviorDetections } from 'svc-stream/operators';
  *
- * of<ServerEvent>(
+ * const events: ServerEvent[] = [
  *   { type: 'behavior_detection', detection: { behavior_uuid: 'greeting', speaker_label: '1' } },
  *   { type: 'behavior_detection', detection: { behavior_uuid: 'greeting', speaker_label: '1' } },
- * ).pipe(behaviorDetections())
+ * ];
+ * from(events)
+ *   .pipe(behaviorDetections())
  *   .subscribe((detections) => console.log(detections.size));
  * // 1
  * ```

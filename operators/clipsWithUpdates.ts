@@ -20,14 +20,16 @@ import { foldState } from '../src/state/foldInternals.js';
  *
  * ## Example
  * ```ts
- * import { of } from 'rxjs';
+ * import { from } from 'rxjs';
  * import type { ServerEvent } from 'svc-stream';
  * import { clipsWithUpdates } from 'svc-stream/operators';
  *
- * of<ServerEvent>(
+ * const events: ServerEvent[] = [
  *   { type: 'clip', clip: { clip_uuid: 'a', text: 'hello', emotion: null } },
  *   { type: 'clip_update', clip_update: { clip_uuid: 'a', emotion: 'Happy' } },
- * ).pipe(clipsWithUpdates())
+ * ];
+ * from(events)
+ *   .pipe(clipsWithUpdates())
  *   .subscribe((clips) => console.log(clips.toArray().map((c) => `${c.text} (${c.emotion})`)));
  * // ['hello (null)']
  * // ['hello (Happy)']

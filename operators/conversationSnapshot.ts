@@ -18,15 +18,17 @@ import { initialConversationSnapshot, snapshotReducer, type ConversationSnapshot
  *
  * ## Example
  * ```ts
- * import { of } from 'rxjs';
+ * import { from } from 'rxjs';
  * import type { ServerEvent } from 'svc-stream';
  * import { conversationSnapshot } from 'svc-stream/operators';
  *
- * of<ServerEvent>(
+ * const events: ServerEvent[] = [
  *   { type: 'clip', clip: { clip_uuid: 'a', text: 'hello', speaker_label: '1' } },
  *   { type: 'participant_role', pick: { speaker_label: '1', name: 'Agent' } },
  *   { type: 'done', duration_ms: 1200 },
- * ).pipe(conversationSnapshot())
+ * ];
+ * from(events)
+ *   .pipe(conversationSnapshot())
  *   .subscribe((s) => console.log(s.clips.clips.size, s.conversation.roles.size, s.aggregates.audioDurationMs));
  * // 1 0 null
  * // 1 1 null

@@ -15,14 +15,16 @@ import { foldState, isSet } from '../src/state/foldInternals.js';
  *
  * ## Example
  * ```ts
- * import { of } from 'rxjs';
+ * import { from } from 'rxjs';
  * import type { ServerEvent } from 'svc-stream';
  * import { conversationType } from 'svc-stream/operators';
  *
- * of<ServerEvent>(
+ * const events: ServerEvent[] = [
  *   { type: 'conversation_type', pick: { conversation_type_uuid: 'sales', selection_source: 'default' } },
  *   { type: 'conversation_type', pick: { conversation_type_uuid: 'support', selection_source: 'inferred' } },
- * ).pipe(conversationType())
+ * ];
+ * from(events)
+ *   .pipe(conversationType())
  *   .subscribe((pick) => console.log(pick.conversation_type_uuid));
  * // sales
  * // support

@@ -20,15 +20,17 @@ import { foldState } from '../src/state/foldInternals.js';
  *
  * ## Example
  * ```ts
- * import { of } from 'rxjs';
+ * import { from } from 'rxjs';
  * import type { ServerEvent } from 'svc-stream';
  * import { currentRoles } from 'svc-stream/operators';
  *
- * of<ServerEvent>(
+ * const events: ServerEvent[] = [
  *   { type: 'participant_role', pick: { speaker_label: '1', name: 'Agent' } },
  *   { type: 'conversation_type', pick: { conversation_type_uuid: 'support', selection_source: 'inferred' } },
  *   { type: 'participant_role', pick: { speaker_label: '1', name: 'Agent' } },
- * ).pipe(currentRoles())
+ * ];
+ * from(events)
+ *   .pipe(currentRoles())
  *   .subscribe((roles) => console.log(roles.get('1')?.name ?? 'unassigned'));
  * // Agent
  * // unassigned

@@ -16,14 +16,16 @@ import { foldState } from '../src/state/foldInternals.js';
  *
  * ## Example
  * ```ts
- * import { of } from 'rxjs';
+ * import { from } from 'rxjs';
  * import type { ServerEvent } from 'svc-stream';
  * import { latestSummary } from 'svc-stream/operators';
  *
- * of<ServerEvent>(
+ * const events: ServerEvent[] = [
  *   { type: 'summary', text: 'Customer asks for a refund.' },
  *   { type: 'summary', text: 'Customer asks for a refund; agent approves it.' },
- * ).pipe(latestSummary())
+ * ];
+ * from(events)
+ *   .pipe(latestSummary())
  *   .subscribe((text) => console.log(text));
  * // Customer asks for a refund.
  * // Customer asks for a refund; agent approves it.

@@ -15,14 +15,16 @@ import { foldState, isSet } from '../src/state/foldInternals.js';
  *
  * ## Example
  * ```ts
- * import { of } from 'rxjs';
+ * import { from } from 'rxjs';
  * import type { ServerEvent } from 'svc-stream';
  * import { latestTopics } from 'svc-stream/operators';
  *
- * of<ServerEvent>(
+ * const events: ServerEvent[] = [
  *   { type: 'topics', topics: ['billing', 'refund', 'delivery'] },
  *   { type: 'topics', topics: ['refund'] },
- * ).pipe(latestTopics())
+ * ];
+ * from(events)
+ *   .pipe(latestTopics())
  *   .subscribe((topics) => console.log(topics));
  * // ['billing', 'refund', 'delivery']
  * // ['refund']

@@ -19,15 +19,17 @@ import { foldState } from '../src/state/foldInternals.js';
  *
  * ## Example
  * ```ts
- * import { of } from 'rxjs';
+ * import { from } from 'rxjs';
  * import type { ServerEvent } from 'svc-stream';
  * import { liveTranscript } from 'svc-stream/operators';
  *
- * of<ServerEvent>(
+ * const events: ServerEvent[] = [
  *   { type: 'partial_clip', partial_clip: { clip_uuid: 'a', text: 'hel' } },
  *   { type: 'partial_clip', partial_clip: { clip_uuid: 'a', text: 'hello wor' } },
  *   { type: 'clip', clip: { clip_uuid: 'a', text: 'hello world' } },
- * ).pipe(liveTranscript())
+ * ];
+ * from(events)
+ *   .pipe(liveTranscript())
  *   .subscribe((lines) => console.log(lines.toArray().map((l) => `${l.status}: ${l.clip.text}`)));
  * // ['partial: hel']
  * // ['partial: hello wor']

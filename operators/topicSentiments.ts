@@ -17,14 +17,16 @@ import { foldState } from '../src/state/foldInternals.js';
  *
  * ## Example
  * ```ts
- * import { of } from 'rxjs';
+ * import { from } from 'rxjs';
  * import type { ServerEvent } from 'svc-stream';
  * import { topicSentiments } from 'svc-stream/operators';
  *
- * of<ServerEvent>(
+ * const events: ServerEvent[] = [
  *   { type: 'topic_sentiment', topic_sentiment: { topic: 'refund', speaker_label: '2', sentiment_score: -0.6 } },
  *   { type: 'topic_sentiment', topic_sentiment: { topic: 'refund', speaker_label: '2', sentiment_score: 0.4 } },
- * ).pipe(topicSentiments())
+ * ];
+ * from(events)
+ *   .pipe(topicSentiments())
  *   .subscribe((s) => console.log(s.toArray().map((t) => t.sentiment_score)));
  * // [-0.6]
  * // [0.4]

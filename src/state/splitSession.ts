@@ -54,14 +54,15 @@ const FIRST_STEP: Step = { snapshot: initialConversationSnapshot, event: null };
  *
  * ## Example
  * ```ts
- * import { of } from 'rxjs';
+ * import { from } from 'rxjs';
  * import { splitSession, type ServerEvent } from 'svc-stream';
  *
- * const session = splitSession(of<ServerEvent>(
+ * const events: ServerEvent[] = [
  *   { type: 'participant_role', pick: { speaker_label: '1', name: 'Agent' } },
  *   { type: 'topics', topics: ['refund'] },
  *   { type: 'done', duration_ms: 4000 },
- * ));
+ * ];
+ * const session = splitSession(from(events));
  * session.currentRoles$.subscribe((roles) => console.log('roles', roles.toArray().map((r) => r.name)));
  * session.latestTopics$.subscribe((topics) => console.log('topics', topics));
  * session.audioDuration$.subscribe((ms) => console.log('duration', ms));
