@@ -1,8 +1,7 @@
 import { map } from 'rxjs';
 import { describe, it } from 'vitest';
 import { behaviorDetections } from '../../operators/behaviorDetections.js';
-import type { OrderedMap } from '../../src/state/index.js';
-import type { BehaviorDetection } from '../../src/schema/events.js';
+import type { OrderedMap, BehaviorDetection } from 'svc-stream';
 import { ev } from '../state/fixtures.js';
 import { marbles } from './marbles.js';
 

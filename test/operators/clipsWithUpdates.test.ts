@@ -1,8 +1,7 @@
 import { map } from 'rxjs';
 import { describe, it } from 'vitest';
 import { clipsWithUpdates } from '../../operators/clipsWithUpdates.js';
-import type { OrderedMap } from '../../src/state/index.js';
-import type { Clip } from '../../src/schema/events.js';
+import type { OrderedMap, Clip } from 'svc-stream';
 import { ev } from '../state/fixtures.js';
 import { marbles } from './marbles.js';
 

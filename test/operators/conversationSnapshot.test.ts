@@ -1,7 +1,7 @@
 import { map } from 'rxjs';
 import { describe, it } from 'vitest';
 import { conversationSnapshot } from '../../operators/conversationSnapshot.js';
-import type { ConversationSnapshot } from '../../src/state/index.js';
+import type { ConversationSnapshot } from 'svc-stream';
 import { ev } from '../state/fixtures.js';
 import { marbles } from './marbles.js';
 

@@ -1,7 +1,7 @@
 import { map } from 'rxjs';
 import { describe, it } from 'vitest';
 import { conversationType } from '../../operators/conversationType.js';
-import type { ConversationTypePick } from '../../src/schema/events.js';
+import type { ConversationTypePick } from 'svc-stream';
 import { ev } from '../state/fixtures.js';
 import { marbles } from './marbles.js';
 

@@ -1,8 +1,7 @@
 import { map } from 'rxjs';
 import { describe, it } from 'vitest';
 import { currentRoles } from '../../operators/currentRoles.js';
-import type { OrderedMap } from '../../src/state/index.js';
-import type { ParticipantRolePick } from '../../src/schema/events.js';
+import type { OrderedMap, ParticipantRolePick } from 'svc-stream';
 import { ev } from '../state/fixtures.js';
 import { marbles } from './marbles.js';
 

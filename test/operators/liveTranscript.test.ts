@@ -1,7 +1,7 @@
 import { map } from 'rxjs';
 import { describe, it } from 'vitest';
 import { liveTranscript } from '../../operators/liveTranscript.js';
-import type { OrderedMap, TranscriptEntry } from '../../src/state/index.js';
+import type { OrderedMap, TranscriptEntry } from 'svc-stream';
 import { ev } from '../state/fixtures.js';
 import { marbles } from './marbles.js';
 

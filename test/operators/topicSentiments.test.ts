@@ -1,8 +1,7 @@
 import { map } from 'rxjs';
 import { describe, it } from 'vitest';
 import { topicSentiments } from '../../operators/topicSentiments.js';
-import type { OrderedMap } from '../../src/state/index.js';
-import type { TopicSentiment } from '../../src/schema/events.js';
+import type { OrderedMap, TopicSentiment } from 'svc-stream';
 import { ev } from '../state/fixtures.js';
 import { marbles } from './marbles.js';
 

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ServerEvent } from '../../src/schema/events.js';
-import { aggregatesReducer, initialAggregatesState, sentimentKey, type AggregatesState } from '../../src/state/index.js';
+import { aggregatesReducer, initialAggregatesState, sentimentKey, type ServerEvent, type AggregatesState } from 'svc-stream';
 import { ev } from './fixtures.js';
 
 function view(s: AggregatesState) {

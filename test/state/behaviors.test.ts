@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ServerEvent } from '../../src/schema/events.js';
-import { behaviorKey, behaviorsReducer, initialBehaviorsState, type BehaviorsState } from '../../src/state/index.js';
+import { behaviorKey, behaviorsReducer, initialBehaviorsState, type ServerEvent, type BehaviorsState } from 'svc-stream';
 import { ev } from './fixtures.js';
 
 function view(s: BehaviorsState) {

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ServerEvent } from '../../src/schema/events.js';
-import { clipsReducer, initialClipsState, type ClipsState } from '../../src/state/index.js';
+import { clipsReducer, initialClipsState, type ServerEvent, type ClipsState } from 'svc-stream';
 import { ev } from './fixtures.js';
 
 /** What a test compares: plain data, so one table row reads as the expected state. */

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ServerEvent } from '../../src/schema/events.js';
-import { conversationReducer, initialConversationState, type ConversationState } from '../../src/state/index.js';
+import { conversationReducer, initialConversationState, type ServerEvent, type ConversationState } from 'svc-stream';
 import { ev } from './fixtures.js';
 
 function view(s: ConversationState) {

@@ -1,6 +1,6 @@
 // Event builders shared by the state and operator tests: the nested wire form, with only
 // the fields a test cares about.
-import type { ServerEvent } from '../../src/schema/events.js';
+import type { ServerEvent } from 'svc-stream';
 
 type Fields = Record<string, unknown>;
 

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ServerEvent } from '../../src/schema/events.js';
-import { initialConversationSnapshot, snapshotReducer, type ConversationSnapshot } from '../../src/state/index.js';
+import { initialConversationSnapshot, snapshotReducer, type ServerEvent, type ConversationSnapshot } from 'svc-stream';
 import { ev } from './fixtures.js';
 
 function view(s: ConversationSnapshot) {

@@ -1,7 +1,6 @@
 import { defer, map, merge, Subject, type Observable } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import type { ParticipantRolePick, ServerEvent } from '../../src/schema/events.js';
-import { splitSession, type OrderedMap } from '../../src/state/index.js';
+import { splitSession, type ParticipantRolePick, type ServerEvent, type OrderedMap } from 'svc-stream';
 import { marbles } from '../operators/marbles.js';
 import { ev } from './fixtures.js';
 
