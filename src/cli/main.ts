@@ -3,10 +3,12 @@ import { readFileSync } from 'node:fs';
 import { printError, type CliIo, type Command } from './command.js';
 import { analyzeCommand } from './commands/analyze.js';
 import { batchCommands } from './commands/batch.js';
+import { dashboardCommands } from './commands/dashboard.js';
 import { emulatorCommand } from './commands/emulator.js';
 import { jobCommands } from './commands/job.js';
+import { rtpCommands } from './commands/rtp.js';
 
-export const COMMANDS: readonly Command[] = [analyzeCommand, ...batchCommands, ...jobCommands, emulatorCommand];
+export const COMMANDS: readonly Command[] = [analyzeCommand, ...dashboardCommands, ...batchCommands, ...jobCommands, ...rtpCommands, emulatorCommand];
 
 function version(): string {
   try {
