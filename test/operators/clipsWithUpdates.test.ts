@@ -1,6 +1,6 @@
 import { map } from 'rxjs';
 import { describe, it } from 'vitest';
-import { clipsWithUpdates } from '../../operators/clipsWithUpdates.js';
+import { clipsWithUpdates } from 'svc-stream/operators';
 import type { OrderedMap, Clip } from 'svc-stream';
 import { ev } from '../state/fixtures.js';
 import { marbles } from './marbles.js';

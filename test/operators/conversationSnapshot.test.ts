@@ -1,6 +1,6 @@
 import { map } from 'rxjs';
 import { describe, it } from 'vitest';
-import { conversationSnapshot } from '../../operators/conversationSnapshot.js';
+import { conversationSnapshot } from 'svc-stream/operators';
 import type { ConversationSnapshot } from 'svc-stream';
 import { ev } from '../state/fixtures.js';
 import { marbles } from './marbles.js';

@@ -1,5 +1,5 @@
 import { describe, it } from 'vitest';
-import { latestSummary } from '../../operators/latestSummary.js';
+import { latestSummary } from 'svc-stream/operators';
 import { ev } from '../state/fixtures.js';
 import { marbles } from './marbles.js';
 
