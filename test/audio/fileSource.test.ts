@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InputError } from '../../src/errors.js';
 import { FlowControl } from '../../src/session/flow.js';
-import { audioMetaOf, fileSource, FILE_FORMATS, frame } from '../../src/audio/index.js';
+import { audioMetaOf, fileSource, FILE_FORMATS, frame } from 'svc-stream';
 import { ALL_EXTENSIONS, byteCount, collect, eventually, FIXTURE_SECONDS, makeFixtures, type Fixtures } from './fixtures.js';
 
 let fx: Fixtures;

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { InputError } from '../../src/errors.js';
 import { bytesPerFrame, RAW_FORMATS, type RawAudioFormat } from '../../src/schema/audio.js';
 import { FlowControl } from '../../src/session/flow.js';
-import { audioMetaOf, frame, frameBytes, fromAsyncIterable, withAudioMeta } from '../../src/audio/index.js';
+import { audioMetaOf, frame, frameBytes, fromAsyncIterable, withAudioMeta } from 'svc-stream';
 
 const counting = (n: number, offset = 0): Uint8Array => Uint8Array.from({ length: n }, (_, i) => (i + offset) & 0xff);
 

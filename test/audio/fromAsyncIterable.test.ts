@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AudioSourceError } from '../../src/errors.js';
 import { FlowControl } from '../../src/session/flow.js';
-import { audioMetaOf, fromAsyncIterable } from '../../src/audio/index.js';
+import { audioMetaOf, fromAsyncIterable } from 'svc-stream';
 import { byteCount, collect, eventually } from './fixtures.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -6,7 +6,7 @@ import { PassThrough, Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AudioSourceError } from '../../src/errors.js';
 import { FlowControl } from '../../src/session/flow.js';
-import { audioMetaOf, fromReadable } from '../../src/audio/index.js';
+import { audioMetaOf, fromReadable } from 'svc-stream';
 import { byteCount, collect, eventually } from './fixtures.js';
 
 let dir: string;

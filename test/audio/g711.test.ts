@@ -15,7 +15,7 @@ import {
   s16leSamples,
   toG711,
   withAudioMeta,
-} from '../../src/audio/index.js';
+} from 'svc-stream';
 
 const sine = (n: number): Int16Array => Int16Array.from({ length: n }, (_, i) => Math.round(20000 * Math.sin((2 * Math.PI * 440 * i) / 8000)));
 

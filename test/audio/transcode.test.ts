@@ -7,7 +7,7 @@ import { Subject } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AudioSourceError, InputError } from '../../src/errors.js';
 import { FlowControl } from '../../src/session/flow.js';
-import { audioMetaOf, fromAsyncIterable, fromReadable, transcode, transcodeSource, transcodeTarget, type FfmpegSpawnInfo } from '../../src/audio/index.js';
+import { audioMetaOf, fromAsyncIterable, fromReadable, transcode, transcodeSource, transcodeTarget, type FfmpegSpawnInfo } from 'svc-stream';
 import { byteCount, collect, eventually, FIXTURE_SECONDS, makeFixtures, processGone, SYSTEM_FFMPEG, type Fixtures } from './fixtures.js';
 
 let fx: Fixtures;

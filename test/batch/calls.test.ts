@@ -14,7 +14,7 @@ import {
   listPresetsAsync,
   redactPiiPhi,
   transcribeFile,
-} from '../../src/batch/index.js';
+} from 'svc-stream';
 import { audioDir, loggedEmulator, type AudioDir, type LoggedEmulator } from './fixtures.js';
 
 let emu: LoggedEmulator;

@@ -4,9 +4,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterEach, beforeAll, afterAll, describe, expect, it } from 'vitest';
 import { from, lastValueFrom, Subject, toArray } from 'rxjs';
 import { LIMIT_DETAILS, sendJson, SvcError, type HttpRoute } from 'svc-stream';
-import { batchLimiter, detectAudioEvents, detectAudioEventsAsync, listPresetsAsync, type FileOutcome } from '../../src/batch/index.js';
-import { tagFiles } from '../../operators/tagFiles.js';
-import { emotionFiles } from '../../operators/emotionFiles.js';
+import { batchLimiter, detectAudioEvents, detectAudioEventsAsync, listPresetsAsync, type FileOutcome } from 'svc-stream';
+import { tagFiles } from 'svc-stream/operators';
+import { emotionFiles } from 'svc-stream/operators';
 import { audioDir, loggedEmulator, type AudioDir, type LoggedEmulator } from './fixtures.js';
 
 const AE = '/api/svc-2-audio-event-classifier';

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { defer, throwError, of } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { ApiError, errorFromHttp, InputError, LIMIT_DETAILS } from 'svc-stream';
-import { retryByCause, retryClassOf, retryDelay, stopsRun, Semaphore, batchLimiter } from '../../src/batch/index.js';
+import { retryByCause, retryClassOf, retryDelay, stopsRun, Semaphore, batchLimiter } from 'svc-stream';
 
 const http = (status: number, detail: string) => errorFromHttp(status, { detail });
 
