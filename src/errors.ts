@@ -45,7 +45,6 @@ export const ERROR_CODES = [
   'malformed_frame',
   'invalid_response',
   'backpressure_overflow',
-  'upstream_error',
   // Local checks before anything is sent
   'file_not_found',
   'file_too_large',
