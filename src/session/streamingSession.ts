@@ -91,7 +91,7 @@ export function resolveEndpoint(options: StreamingOptions): { apiKey: string; ba
  *
  * Cold: each subscription opens its own socket and subscribes to `audio$` once.
  * Emits every decoded frame, including the `done` frame, then completes on the close that
- * follows `done`. Errors with an SvcError on an `error` frame, any other close, a refused
+ * follows `done` (frames after `done` are out of contract and ignored). Errors with an SvcError on an `error` frame, any other close, a refused
  * handshake, a timeout, a malformed frame, a buffer overflow, and invalid local input
  * (before connecting). Unsubscribing closes the socket and stops the source.
  */
@@ -268,6 +268,11 @@ export function streamingSession<T>(audio$: Observable<AudioChunk>, protocol: St
     ws.on('message', (data, isBinary) => {
       if (finished) return;
       stats.eventsReceived++;
+      // `done` is the last event (§3) and the results are complete with it: whatever follows
+      // is ignored, as a drop, a stall or any close code after `done` is. (Decoding it failed a
+      // complete session on a malformed frame, and an `error` frame armed a second close
+      // timer that stopTimers never cleared.)
+      if (doneSeen) return;
       if (isBinary) {
         fail(new SessionError('malformed_frame', 'the server sent a binary frame where JSON events were expected', { retryable: false, audio: account() }));
         return;
