@@ -2,7 +2,7 @@
 // upload to a temp file, the §7.1 checks in the service's order, real decoding, limits.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extname } from 'node:path';
-import { BatchConfigSchema } from '../schema/config.js';
+import { parseConfigFrame } from './streaming.js';
 import type { Model, Organization } from './accounts.js';
 import {
   audioEventResult,
@@ -14,7 +14,7 @@ import {
 } from './batchAnalysis.js';
 import { decodeAudio, DecodeFailure } from './decode.js';
 import { multipartBoundary, MultipartError, parseMultipart, type ParsedForm } from './multipart.js';
-import { findPreset, PRESETS } from './presets.js';
+import { PRESETS } from './presets.js';
 import { sendJson, type EmulatorContext, type HttpRoute } from './routes.js';
 
 /** The extensions of §2.1, in the order the service lists them. */
@@ -142,19 +142,8 @@ export const BATCH_ENDPOINTS: readonly BatchEndpoint[] = [
 
 /** The config field as a BatchConfig (`default` is `{}`); undefined when invalid or naming an unknown preset. */
 function conversationConfig(text: string): Record<string, unknown> | undefined {
-  if (text.trim() === 'default') return {};
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  const parsed = BatchConfigSchema.safeParse(value);
-  if (!parsed.success) return undefined;
-  for (const b of parsed.data.behaviors ?? []) {
-    if (typeof b === 'string' && !findPreset(b.slice('preset:'.length))) return undefined;
-  }
-  return parsed.data as Record<string, unknown>;
+  const config = parseConfigFrame(text.trim());
+  return config === 'default' ? {} : (config as Record<string, unknown> | undefined);
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {
