@@ -246,12 +246,28 @@ function substitute(value: unknown, uuids: readonly string[]): unknown {
 
 export type EngineKind = 'conversation' | 'stt' | 'pii';
 
+/** What the engines share: audio goes to a ClipTracker, which also keeps the clock. */
+abstract class TrackedEngine implements Engine {
+  protected abstract readonly tracker: ClipTracker;
+
+  get audioMs(): number {
+    return this.tracker.audioMs;
+  }
+
+  push(block: PcmBlock): void {
+    this.tracker.push(block);
+  }
+
+  abstract flush(): void;
+  abstract finish(): void;
+}
+
 /**
  * Conversation analysis (and, with `kind`, the clip-only STT and the PII redaction streams):
  * partials and clips from the signal, the scenario's timeline resolved against the config.
  */
-export class ConversationEngine implements Engine {
-  private readonly tracker: ClipTracker;
+export class ConversationEngine extends TrackedEngine {
+  protected readonly tracker: ClipTracker;
   private readonly cfg: BatchConfig;
   private readonly uuids: string[] = [];
   private next = 0;
@@ -266,6 +282,7 @@ export class ConversationEngine implements Engine {
     private readonly out: EngineOutput,
     private readonly kind: EngineKind = 'conversation',
   ) {
+    super();
     this.cfg = effectiveConfig(config);
     this.tracker = new ClipTracker(scenario, this.cfg, {
       partial: (p) => this.onPartial(p),
@@ -275,14 +292,6 @@ export class ConversationEngine implements Engine {
         this.pump();
       },
     });
-  }
-
-  get audioMs(): number {
-    return this.tracker.audioMs;
-  }
-
-  push(block: PcmBlock): void {
-    this.tracker.push(block);
   }
 
   flush(): void {
@@ -542,8 +551,8 @@ export const SYNTHETIC_VOICE_MIN_MS = 500;
  * speech the detector found in it and the scenario's score (null when the scenario gives
  * none, or the window holds no speech: the emulator does not pretend to detect synthesis).
  */
-export class SyntheticVoiceEngine implements Engine {
-  private readonly tracker: ClipTracker;
+export class SyntheticVoiceEngine extends TrackedEngine {
+  protected readonly tracker: ClipTracker;
   private windowStart = 0;
   private speechMs = 0;
   private lastT = 0;
@@ -552,6 +561,7 @@ export class SyntheticVoiceEngine implements Engine {
     private readonly scenario: Scenario,
     private readonly out: EngineOutput,
   ) {
+    super();
     this.tracker = new ClipTracker(scenario, {}, {
       partial: () => undefined,
       clip: () => undefined,
@@ -561,14 +571,6 @@ export class SyntheticVoiceEngine implements Engine {
         if (t - this.windowStart >= SYNTHETIC_VOICE_WINDOW_MS - 1e-6) this.emit(t);
       },
     });
-  }
-
-  get audioMs(): number {
-    return this.tracker.audioMs;
-  }
-
-  push(block: PcmBlock): void {
-    this.tracker.push(block);
   }
 
   flush(): void {
