@@ -1,0 +1,161 @@
+// Drives one stream's jitter buffer on an RxJS scheduler: deadlines and the idle timeout are
+// scheduler actions, so tests run on virtual time. Turns playouts into the codec's bytes.
+import { asyncScheduler, type SchedulerLike, type Subscription } from 'rxjs';
+import type { AudioChunk } from '../audio/meta.js';
+import { createJitterStats, JitterBuffer, type JitterPacket, type JitterStats, type Playout } from './jitterBuffer.js';
+import { LiveAudio } from './liveAudio.js';
+import { OggOpusWriter } from './oggOpus.js';
+import { routeFormat, type RtpCodec } from './payloadTypes.js';
+
+/** Counters of one stream (a call leg or a media-stream track), updated in place. */
+export interface StreamStats extends JitterStats {
+  /** DTMF (telephone-event) packets dropped. */
+  dtmf: number;
+  /** Comfort-noise packets dropped. */
+  cn: number;
+  /** RTCP packets from this stream's SSRC, ignored. */
+  rtcp: number;
+  /** Packets of another payload type than the stream's codec, dropped. */
+  otherPayloadType: number;
+  /** Bytes released in the codec's encoding, silence fills included. */
+  bytesOut: number;
+  /** Of which silence fills. */
+  fillBytes: number;
+}
+
+export function createStreamStats(): StreamStats {
+  return { ...createJitterStats(), dtmf: 0, cn: 0, rtcp: 0, otherPayloadType: 0, bytesOut: 0, fillBytes: 0 };
+}
+
+export interface PlayoutStreamOptions {
+  /** Longest wait for a missing packet, ms (default 60). */
+  readonly playoutDelayMs?: number;
+  /** The stream ends after this long without a packet, ms (default 5000). */
+  readonly idleTimeoutMs?: number;
+  readonly maxHeldPackets?: number;
+  /** Where time comes from (default `asyncScheduler`). */
+  readonly scheduler?: SchedulerLike;
+  /** Called once when the stream has ended (idle, `end()` or `stop()`). */
+  readonly onEnd?: () => void;
+}
+
+/** One stream's packets in, its ordered, gap-filled encoded audio out (see {@link LiveAudio}). */
+export class PlayoutStream {
+  readonly stats: StreamStats = createStreamStats();
+  readonly live: LiveAudio;
+  private readonly buffer: JitterBuffer;
+  private readonly scheduler: SchedulerLike;
+  private readonly idleMs: number;
+  private readonly ogg: OggOpusWriter | undefined;
+  private deadlineTimer: Subscription | undefined;
+  private deadlineAt: number | undefined;
+  private idleTimer: Subscription | undefined;
+  private lastArrival = 0;
+  private done = false;
+
+  constructor(
+    readonly codec: RtpCodec,
+    private readonly options: PlayoutStreamOptions = {},
+  ) {
+    this.scheduler = options.scheduler ?? asyncScheduler;
+    this.idleMs = options.idleTimeoutMs ?? 5000;
+    this.buffer = new JitterBuffer({
+      ...(options.playoutDelayMs !== undefined ? { playoutDelayMs: options.playoutDelayMs } : {}),
+      ...(options.maxHeldPackets !== undefined ? { maxHeldPackets: options.maxHeldPackets } : {}),
+      maxFillSamples: Math.round((codec.clockRate * Math.max(this.idleMs, 1000)) / 1000),
+    });
+    // The buffer's counters are the stream's: share the object's fields by reading through.
+    this.live = new LiveAudio(routeFormat(codec.route));
+    this.ogg = codec.route.kind === 'ogg' ? new OggOpusWriter() : undefined;
+    this.lastArrival = this.scheduler.now();
+    this.armIdle(this.idleMs);
+  }
+
+  get ended(): boolean {
+    return this.done;
+  }
+
+  /** One packet, arrived now. */
+  push(packet: JitterPacket): void {
+    if (this.done) return;
+    const now = this.scheduler.now();
+    this.lastArrival = now;
+    this.emit(this.buffer.push(packet, now));
+    this.armDeadline();
+  }
+
+  /** The sender said the stream is over: release what is held and complete. */
+  end(): void {
+    if (this.done) return;
+    this.emit(this.buffer.flush());
+    this.finish();
+    this.live.end();
+  }
+
+  /** Stop without completing the audio (the source was torn down). */
+  stop(error?: unknown): void {
+    if (this.done) return;
+    this.finish();
+    if (error !== undefined) this.live.fail(error);
+    else this.live.end();
+  }
+
+  private finish(): void {
+    this.done = true;
+    this.syncStats();
+    this.deadlineTimer?.unsubscribe();
+    this.idleTimer?.unsubscribe();
+    this.options.onEnd?.();
+  }
+
+  private syncStats(): void {
+    const b = this.buffer.stats;
+    const s = this.stats;
+    s.received = b.received;
+    s.reordered = b.reordered;
+    s.duplicated = b.duplicated;
+    s.lost = b.lost;
+    s.late = b.late;
+    s.resyncs = b.resyncs;
+  }
+
+  private emit(playouts: Playout[]): void {
+    for (const p of playouts) {
+      let chunks: AudioChunk[];
+      if (this.ogg) chunks = p.kind === 'audio' ? this.ogg.packet(p.payload) : this.ogg.gap(p.samples);
+      else chunks = [p.kind === 'audio' ? p.payload : this.codec.silence(p.samples)];
+      for (const c of chunks) {
+        this.stats.bytesOut += c.byteLength;
+        if (p.kind === 'fill') this.stats.fillBytes += c.byteLength;
+        this.live.push(c);
+      }
+    }
+    this.syncStats();
+  }
+
+  private armDeadline(): void {
+    const d = this.buffer.deadline;
+    if (d === this.deadlineAt) return;
+    this.deadlineTimer?.unsubscribe();
+    this.deadlineTimer = undefined;
+    this.deadlineAt = d;
+    if (d === undefined) return;
+    this.deadlineTimer = this.scheduler.schedule(() => {
+      this.deadlineTimer = undefined;
+      this.deadlineAt = undefined;
+      if (this.done) return;
+      this.emit(this.buffer.expire(this.scheduler.now()));
+      this.armDeadline();
+    }, Math.max(0, d - this.scheduler.now()));
+  }
+
+  /** One timer for the idle timeout, re-armed for the remainder when packets came meanwhile. */
+  private armIdle(delay: number): void {
+    this.idleTimer = this.scheduler.schedule(() => {
+      if (this.done) return;
+      const quiet = this.scheduler.now() - this.lastArrival;
+      if (quiet >= this.idleMs) this.end();
+      else this.armIdle(this.idleMs - quiet);
+    }, delay);
+  }
+}

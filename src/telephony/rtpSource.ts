@@ -1,0 +1,251 @@
+// RTP over UDP in, one call leg per SSRC out: parsing with rtp.js, RTCP and non-audio payload
+// types set aside and counted, each leg's packets through its own jitter buffer.
+import dgram from 'node:dgram';
+import type { AddressInfo } from 'node:net';
+import { asyncScheduler, Observable, type SchedulerLike } from 'rxjs';
+import { isRtcp, isRtp, RtpPacket } from 'rtp.js/packets';
+import { runFfmpeg } from '../audio/ffmpegProcess.js';
+import { withAudioMeta, type AudioObservable } from '../audio/meta.js';
+import { AudioSourceError, InputError } from '../errors.js';
+import type { AudioFormat } from '../schema/audio.js';
+import { resolvePayloadType, routeFormat, type PayloadTypeSpec, type RtpCodec } from './payloadTypes.js';
+import { PlayoutStream, type StreamStats } from './playoutStream.js';
+import { SequenceExtender } from './rtpSequence.js';
+
+/** One direction of one call: the packets of one SSRC. */
+export interface CallLeg {
+  /** `rtp-<ssrc in hex>`, unique while the source runs. */
+  readonly id: string;
+  readonly ssrc: number;
+  /** The payload type of the leg's first audio packet; packets of other audio types are dropped. */
+  readonly payloadType: number;
+  readonly codec: RtpCodec;
+  /** What `audio$` carries: mulaw/alaw/s16be as sent, s16le after ffmpeg, or `ogg` for Opus. */
+  readonly format: AudioFormat;
+  /** The leg's audio in play order, gaps filled (see `LiveAudio` for hot/kept semantics). */
+  readonly audio$: AudioObservable;
+  /** Live counters. */
+  readonly stats: StreamStats;
+  /** Where the packets come from. */
+  readonly remote: { readonly address: string; readonly port: number };
+}
+
+/** Counters of the socket, updated in place. */
+export interface RtpSourceStats {
+  /** Datagrams received. */
+  datagrams: number;
+  /** RTCP packets ignored (also counted on the leg whose SSRC sent them). */
+  rtcp: number;
+  /** Datagrams that are neither RTP nor RTCP, or fail to parse. */
+  malformed: number;
+  /** RTP packets of a payload type neither static nor in `payloadTypes`. */
+  unknownPayloadType: number;
+  /** DTMF / comfort-noise packets of an SSRC with no leg yet (a leg starts on audio). */
+  nonAudioBeforeLeg: number;
+  /** Legs started. */
+  legs: number;
+}
+
+export function createRtpSourceStats(): RtpSourceStats {
+  return { datagrams: 0, rtcp: 0, malformed: 0, unknownPayloadType: 0, nonAudioBeforeLeg: 0, legs: 0 };
+}
+
+export interface RtpSourceOptions {
+  /** Interface to bind (default 127.0.0.1). */
+  readonly host?: string;
+  /** UDP port (default 0: any free port; see `onListening`). */
+  readonly port?: number;
+  /** Dynamic payload types, e.g. `{ 96: { codec: 'L16', rate: 16000 }, 97: { codec: 'opus' } }`; may override static ones. */
+  readonly payloadTypes?: Readonly<Record<number, PayloadTypeSpec>>;
+  /** Longest wait for a missing packet before it is declared lost, ms (default 60). */
+  readonly playoutDelayMs?: number;
+  /** A leg ends after this long without a packet, ms (default 5000). */
+  readonly idleTimeoutMs?: number;
+  /** Most packets held behind a gap (default 64). */
+  readonly maxHeldPackets?: number;
+  /** Called with the bound address once listening (the port, when port 0 was asked). */
+  readonly onListening?: (address: AddressInfo) => void;
+  /** Socket receive buffer, bytes (default: the OS's). Raise it for many calls. */
+  readonly recvBufferSize?: number;
+  /** Live counters of the socket. */
+  readonly stats?: RtpSourceStats;
+  /** ffmpeg binary for payload types that need decoding (G.722, L16 at other rates). */
+  readonly ffmpegPath?: string;
+  /** Scheduler for every timer (default `asyncScheduler`). */
+  readonly scheduler?: SchedulerLike;
+  /** Called with each datagram's arrival before parsing (instrumentation). */
+  readonly onDatagram?: (bytes: Buffer, ssrc: number | undefined) => void;
+  /** The socket, for the edge (default `dgram.createSocket('udp4')`). */
+  readonly socketFactory?: () => dgram.Socket;
+}
+
+function legAudio(stream: PlayoutStream, codec: RtpCodec, options: RtpSourceOptions): AudioObservable {
+  const route = codec.route;
+  if (route.kind !== 'ffmpeg') return stream.live.audio$;
+  const decoded = runFfmpeg({
+    ...(options.ffmpegPath !== undefined ? { ffmpegPath: options.ffmpegPath } : {}),
+    inputArgs: route.inputArgs,
+    outputArgs: ['-f', route.format.audio_format, '-ar', String(route.format.sample_rate), '-ac', String(route.format.num_channels)],
+    input: { kind: 'observable', source: stream.live.audio$ },
+    flow: undefined,
+  });
+  return withAudioMeta(decoded, { format: route.format });
+}
+
+/**
+ * Listen for RTP on a UDP port and emit one {@link CallLeg} per SSRC.
+ *
+ * - Cold: each subscription binds its own socket (port 0 picks a free one, reported through
+ *   `onListening`); unsubscribing closes it and ends every leg's audio.
+ * - A leg starts on the first audio packet of a new SSRC. PCMU (0) and PCMA (8) pass through as
+ *   mulaw/alaw 8000 Hz, L16 (10, 11 and dynamic types at a service rate) as s16be; G.722 and L16 at
+ *   other rates are decoded by ffmpeg to s16le; Opus is wrapped in Ogg. DTMF (telephone-event)
+ *   and comfort noise (13) take their sequence slot and are dropped and counted; RTCP on the same
+ *   port is ignored and counted.
+ * - Each leg has a jitter buffer (`JitterBuffer`): sequence numbers extended across wraparound,
+ *   reordering within `playoutDelayMs`, duplicates and late packets dropped, lost packets and
+ *   timestamp gaps filled with codec silence, so the leg's audio lasts as long as its timestamps.
+ * - A leg's audio completes after `idleTimeoutMs` without packets. The source itself never
+ *   completes; it errors with `AudioSourceError('source_error')` when the socket fails to bind.
+ * - Every timer goes through `scheduler`.
+ *
+ * ## Example
+ * ```ts
+ * import { rtpSource } from 'svc-stream';
+ *
+ * // ffmpeg -re -i samples/call.wav -ar 8000 -ac 1 -acodec pcm_mulaw -f rtp rtp://127.0.0.1:5004
+ * rtpSource({ port: 5004 }).subscribe((leg) => {
+ *   console.log('call leg', leg.id, leg.codec.name);
+ *   leg.audio$.subscribe({ complete: () => console.log(leg.id, 'ended', leg.stats) });
+ * });
+ * ```
+ */
+export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
+  const payloadTypes = options.payloadTypes ?? {};
+  // Fail early on a bad map, not at the first packet.
+  for (const pt of Object.keys(payloadTypes)) resolvePayloadType(Number(pt), payloadTypes);
+  return new Observable<CallLeg>((subscriber) => {
+    const stats = options.stats ?? createRtpSourceStats();
+    const scheduler = options.scheduler ?? asyncScheduler;
+    const legs = new Map<number, { stream: PlayoutStream; ext: SequenceExtender; payloadType: number }>();
+    const socket = options.socketFactory?.() ?? dgram.createSocket('udp4');
+    let closed = false;
+
+    const startLeg = (ssrc: number, codec: RtpCodec, rinfo: dgram.RemoteInfo) => {
+      const stream: PlayoutStream = new PlayoutStream(codec, {
+        scheduler,
+        ...(options.playoutDelayMs !== undefined ? { playoutDelayMs: options.playoutDelayMs } : {}),
+        ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
+        ...(options.maxHeldPackets !== undefined ? { maxHeldPackets: options.maxHeldPackets } : {}),
+        // A new packet of this SSRC after the end is a new leg (a new call reusing the SSRC).
+        onEnd: () => {
+          if (legs.get(ssrc)?.stream === stream) legs.delete(ssrc);
+        },
+      });
+      const entry = { stream, ext: new SequenceExtender(), payloadType: codec.payloadType };
+      legs.set(ssrc, entry);
+      stats.legs++;
+      subscriber.next({
+        id: `rtp-${ssrc.toString(16).padStart(8, '0')}`,
+        ssrc,
+        payloadType: codec.payloadType,
+        codec,
+        format: routeFormat(codec.route),
+        audio$: legAudio(stream, codec, options),
+        stats: stream.stats,
+        remote: { address: rinfo.address, port: rinfo.port },
+      });
+      return entry;
+    };
+
+    const onMessage = (msg: Buffer, rinfo: dgram.RemoteInfo): void => {
+      stats.datagrams++;
+      if (msg.length < 8) {
+        stats.malformed++;
+        options.onDatagram?.(msg, undefined);
+        return;
+      }
+      const view = new DataView(msg.buffer, msg.byteOffset, msg.byteLength);
+      // RTCP first: a marker bit plus payload type 72-76 looks like RTP to isRtp (RFC 5761).
+      if (isRtcp(view)) {
+        stats.rtcp++;
+        const sender = view.getUint32(4);
+        options.onDatagram?.(msg, sender);
+        const leg = legs.get(sender);
+        if (leg) leg.stream.stats.rtcp++;
+        return;
+      }
+      if (!isRtp(view)) {
+        stats.malformed++;
+        options.onDatagram?.(msg, undefined);
+        return;
+      }
+      let packet: RtpPacket;
+      try {
+        packet = new RtpPacket(view);
+      } catch {
+        stats.malformed++;
+        options.onDatagram?.(msg, undefined);
+        return;
+      }
+      const ssrc = packet.getSsrc();
+      options.onDatagram?.(msg, ssrc);
+      const pt = packet.getPayloadType();
+      const codec = resolvePayloadType(pt, payloadTypes);
+      let leg = legs.get(ssrc);
+      if (!codec) {
+        stats.unknownPayloadType++;
+        if (!leg) return;
+      }
+      if (!leg) {
+        if (codec!.kind !== 'audio') {
+          stats.nonAudioBeforeLeg++;
+          return;
+        }
+        leg = startLeg(ssrc, codec!, rinfo);
+      }
+      const s = leg.stream.stats;
+      const seq = leg.ext.extend(packet.getSequenceNumber());
+      const ts = packet.getTimestamp();
+      let payload: Uint8Array | undefined;
+      let samples = 0;
+      if (codec?.kind === 'dtmf') s.dtmf++;
+      else if (codec?.kind === 'cn') s.cn++;
+      else if (!codec || pt !== leg.payloadType) s.otherPayloadType++;
+      else {
+        const p = packet.getPayload();
+        // A copy: the datagram's buffer belongs to the socket's pool.
+        payload = new Uint8Array(p.buffer.slice(p.byteOffset, p.byteOffset + p.byteLength));
+        samples = leg.stream.codec.samplesOf(payload);
+      }
+      leg.stream.push({ seq, timestamp: ts, payload, samples });
+    };
+
+    socket.on('message', onMessage);
+    socket.on('error', (err) => {
+      if (closed) return;
+      closed = true;
+      for (const l of legs.values()) l.stream.stop(err);
+      subscriber.error(new AudioSourceError('source_error', `RTP socket failed: ${err.message}`, { cause: err }));
+    });
+    try {
+      socket.bind({ address: options.host ?? '127.0.0.1', port: options.port ?? 0 }, () => {
+        if (options.recvBufferSize) socket.setRecvBufferSize(options.recvBufferSize);
+        options.onListening?.(socket.address());
+      });
+    } catch (err) {
+      subscriber.error(new InputError('invalid_argument', `cannot bind RTP socket: ${(err as Error).message}`));
+    }
+
+    return () => {
+      closed = true;
+      for (const l of [...legs.values()]) l.stream.stop();
+      legs.clear();
+      try {
+        socket.close();
+      } catch {
+        /* already closed */
+      }
+    };
+  });
+}
