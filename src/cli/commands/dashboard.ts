@@ -1,4 +1,143 @@
 // `svc-stream dashboard [FILE]`: a live view of a session in the browser.
-import type { Command } from '../command.js';
+import { existsSync, readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { fileSource } from '../../audio/fileSource.js';
+import { openBrowser } from '../../dashboard/openBrowser.js';
+import { startDashboard } from '../../dashboard/server.js';
+import type { DashboardView } from '../../dashboard/view.js';
+import { InputError } from '../../errors.js';
+import type { SessionConfig } from '../../schema/config.js';
+import { configFrame, conversationSession } from '../../session/conversation.js';
+import { createSessionStats } from '../../session/stats.js';
+import type { CliIo, Command } from '../command.js';
+import { resolveEndpoint } from '../endpoint.js';
+import { scenarioFor } from './analyze.js';
 
-export const dashboardCommands: readonly Command[] = [];
+const USAGE = `Usage: svc-stream dashboard [FILE] [options]
+
+Serve a live dashboard of one conversation-analysis session on 127.0.0.1 and open it in
+the browser: the transcript growing with its in-progress lines, speaker roles, the
+conversation type, topics, per-speaker topic sentiment, behaviors as they fire, the summary
+and the session's phase. The session starts when the page first loads (or at once with
+--start-now) and runs once: reloading the page shows the current state at once.
+Without FILE, the sample call shipped with the package (samples/call.wav) is played with
+its config (samples/call.config.json: behaviors and emotions on).
+
+Options:
+  --port N          port on 127.0.0.1 (default 0: a free port)
+  --config FILE     BatchConfig JSON file, or 'default' (the default when FILE is given)
+  --speed X         send the audio at X times live pace (default 1: real time)
+  --no-open         do not open the browser; just print the URL
+  --start-now       start the session at once instead of on the first page load
+  --exit-when-done  exit once the session ended and a page has been sent its final state
+                    (for tests and CI); otherwise run until Ctrl-C
+  --scenario FILE   what the embedded emulator plays (default: FILE's stem + .scenario.json)
+  --base-url URL    models API base (default SVC_BASE_URL, else the embedded emulator)
+  -h, --help        this help
+
+Environment: SVC_API_KEY, SVC_BASE_URL. With neither set, an embedded emulator is started.
+Prints the page's URL on stdout. Exit status: 0 when stopped (Ctrl-C) or, with
+--exit-when-done, after done; 1 when the session failed, with "svc-stream: CODE: message".`;
+
+/** A file shipped in the package's samples/ folder, from src/ (tsx) or dist/src/ (built). */
+function packagedSample(name: string): string | undefined {
+  for (const up of ['../../../samples/', '../../../../samples/']) {
+    const path = fileURLToPath(new URL(`${up}${name}`, import.meta.url));
+    if (existsSync(path)) return path;
+  }
+  return undefined;
+}
+
+function readJsonFile(path: string, what: string): unknown {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new InputError('invalid_argument', `cannot read ${what} ${path}: ${(err as Error).message}`, { path: what });
+  }
+}
+
+function numberFlag(value: string | undefined, name: string, fallback: number, ok: (n: number) => boolean): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (value.trim() === '' || !ok(n)) throw new InputError('invalid_argument', `--${name} ${value}: not a valid value`, { path: name });
+  return n;
+}
+
+/** Resolves when `signal` aborts (never without one). */
+function aborted(signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) resolve();
+    signal?.addEventListener('abort', () => resolve(), { once: true });
+  });
+}
+
+async function run(argv: readonly string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    options: {
+      port: { type: 'string' },
+      config: { type: 'string' },
+      speed: { type: 'string' },
+      'no-open': { type: 'boolean' },
+      'start-now': { type: 'boolean' },
+      'exit-when-done': { type: 'boolean' },
+      scenario: { type: 'string' },
+      'base-url': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    io.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (positionals.length > 1) throw new InputError('invalid_argument', `dashboard takes one FILE, got ${positionals.length}`);
+  const file = positionals[0] ?? packagedSample('call.wav');
+  if (file === undefined) throw new InputError('invalid_argument', 'no FILE given and the sample call is not installed');
+  if (!existsSync(file)) throw new InputError('file_not_found', `no such file: ${file}`, { path: 'FILE' });
+  const port = numberFlag(values.port, 'port', 0, (n) => Number.isInteger(n) && n >= 0 && n <= 65535);
+  const speed = numberFlag(values.speed, 'speed', 1, (n) => Number.isFinite(n) && n > 0);
+  const configPath = values.config ?? (positionals[0] === undefined ? packagedSample('call.config.json') : undefined);
+  const config: SessionConfig = configPath === undefined || configPath === 'default' ? 'default' : (readJsonFile(configPath, 'config') as SessionConfig);
+  configFrame(config); // an invalid config fails here, not after the page loads
+  const scenarioPath = values.scenario ?? scenarioFor(file);
+  const scenario = scenarioPath ? readJsonFile(scenarioPath, 'scenario') : undefined;
+
+  const endpoint = await resolveEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
+  let final: DashboardView | undefined;
+  try {
+    if (endpoint.emulator && scenarioPath) io.stderr.write(`svc-stream: the emulator plays ${scenarioPath}\n`);
+    const stats = createSessionStats();
+    const events$ = conversationSession(fileSource(file, { realtime: speed }), { apiKey: endpoint.apiKey, baseUrl: endpoint.baseUrl, config, stats });
+    const dashboard = await startDashboard({ events$, stats, title: basename(file), port, start: values['start-now'] ? 'now' : 'load' });
+    try {
+      io.stdout.write(`svc-stream dashboard: ${dashboard.url}\n`);
+      io.stderr.write(
+        `svc-stream: ${values['start-now'] ? 'the session has started' : 'the session starts when the page loads'} (${speed}x live pace); ${values['exit-when-done'] ? 'exits when done' : 'Ctrl-C to stop'}\n`,
+      );
+      if (!values['no-open'] && !(await openBrowser(dashboard.url))) io.stderr.write(`svc-stream: could not open a browser; open ${dashboard.url}\n`);
+      void dashboard.session.ended.then((view) => {
+        final = view;
+        if (view.phase === 'error') io.stderr.write(`svc-stream: ${view.error?.code ?? 'error'}: ${view.error?.message ?? 'session failed'}\n`);
+        else if (view.phase === 'done') io.stderr.write(`svc-stream: session done (${((view.duration_ms ?? 0) / 1000).toFixed(1)} s of audio)\n`);
+      });
+      await Promise.race([aborted(io.signal), values['exit-when-done'] ? dashboard.finalServed : new Promise<never>(() => undefined)]);
+    } finally {
+      await dashboard.close();
+    }
+  } finally {
+    await endpoint.close();
+  }
+  return final?.phase === 'error' ? 1 : 0;
+}
+
+export const dashboardCommand: Command = {
+  name: 'dashboard',
+  summary: 'a live dashboard of a session in the browser',
+  usage: USAGE,
+  run,
+};
+
+export const dashboardCommands: readonly Command[] = [dashboardCommand];

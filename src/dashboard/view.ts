@@ -1,0 +1,63 @@
+// What the dashboard page is sent: the whole derived state (stateJson), the live transcript
+// with its partials, and where the session is. One pure function, so it is tested without I/O.
+import type { SessionPhase } from '../session/stats.js';
+import type { TranscriptEntry } from '../state/clips.js';
+import type { ConversationSnapshot } from '../state/snapshot.js';
+import { stateJson, type StateJson } from '../cli/stateJson.js';
+
+/** Why the session ended in `error`: the SvcError's stable code and its first line. */
+export interface DashboardError {
+  readonly code: string;
+  readonly message: string;
+}
+
+/** Where the session is, beside its derived state. */
+export interface DashboardStatus {
+  /** Bumped on every change the page should see; a page can skip a version it already has. */
+  readonly version: number;
+  /** False until the session has been started (on the first page load by default). */
+  readonly started: boolean;
+  readonly phase: SessionPhase;
+  /** Set when `phase` is `error`. */
+  readonly error: DashboardError | null;
+  /** What is being analysed, for the page's header (a file name, a call id). */
+  readonly title: string;
+  readonly bytesSent: number;
+  readonly eventsReceived: number;
+}
+
+/** The `state` message: `stateJson` of the snapshot plus the live view of the session. */
+export interface DashboardView extends StateJson {
+  readonly version: number;
+  readonly started: boolean;
+  readonly phase: SessionPhase;
+  readonly error: DashboardError | null;
+  readonly title: string;
+  /** Partial and final lines in order of first appearance (partials are `status: 'partial'`). */
+  readonly transcript: readonly TranscriptEntry[];
+  /** The text of the server's `error` event, if one arrived. */
+  readonly server_error: string | null;
+  readonly bytes_sent: number;
+  readonly events_received: number;
+}
+
+/** True for the phases after which nothing changes any more. */
+export function isTerminalPhase(phase: SessionPhase): boolean {
+  return phase === 'done' || phase === 'error' || phase === 'closed';
+}
+
+/** The page's whole view of one moment of the session. Pure. */
+export function dashboardView(snapshot: ConversationSnapshot, status: DashboardStatus): DashboardView {
+  return {
+    ...stateJson(snapshot),
+    version: status.version,
+    started: status.started,
+    phase: status.phase,
+    error: status.error,
+    title: status.title,
+    transcript: snapshot.clips.transcript.toArray(),
+    server_error: snapshot.error,
+    bytes_sent: status.bytesSent,
+    events_received: status.eventsReceived,
+  };
+}
