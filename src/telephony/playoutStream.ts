@@ -30,7 +30,7 @@ export function createStreamStats(): StreamStats {
 export interface PlayoutStreamOptions {
   /** Longest wait for a missing packet, ms (default 60). */
   readonly playoutDelayMs?: number;
-  /** The stream ends after this long without a packet, ms (default 5000). */
+  /** The stream ends after this long without a packet, ms (default 5000; 0 or Infinity: never). */
   readonly idleTimeoutMs?: number;
   readonly maxHeldPackets?: number;
   /** Where time comes from (default `asyncScheduler`). */
@@ -62,13 +62,12 @@ export class PlayoutStream {
     this.buffer = new JitterBuffer({
       ...(options.playoutDelayMs !== undefined ? { playoutDelayMs: options.playoutDelayMs } : {}),
       ...(options.maxHeldPackets !== undefined ? { maxHeldPackets: options.maxHeldPackets } : {}),
-      maxFillSamples: Math.round((codec.clockRate * Math.max(this.idleMs, 1000)) / 1000),
+      maxFillSamples: Math.round((codec.clockRate * (Number.isFinite(this.idleMs) && this.idleMs > 0 ? Math.max(this.idleMs, 1000) : 5000)) / 1000),
     });
-    // The buffer's counters are the stream's: share the object's fields by reading through.
     this.live = new LiveAudio(routeFormat(codec.route));
     this.ogg = codec.route.kind === 'ogg' ? new OggOpusWriter() : undefined;
     this.lastArrival = this.scheduler.now();
-    this.armIdle(this.idleMs);
+    if (Number.isFinite(this.idleMs) && this.idleMs > 0) this.armIdle(this.idleMs);
   }
 
   get ended(): boolean {

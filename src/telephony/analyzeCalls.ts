@@ -1,0 +1,230 @@
+// One conversation-analysis session per incoming call, under a concurrency bound that either
+// queues or rejects calls beyond it; a call's failure is its own and never ends the others.
+import { AsyncSubject, defer, Observable, type Subscription } from 'rxjs';
+import type { AudioChunk } from '../audio/meta.js';
+import { InputError, SessionError } from '../errors.js';
+import type { AudioFormat } from '../schema/audio.js';
+import type { ServerEvent } from '../schema/events.js';
+import { conversationSession, type ConversationOptions } from '../session/conversation.js';
+import { createSessionStats, type SessionStats } from '../session/stats.js';
+import { splitSession, type SessionStreams } from '../state/splitSession.js';
+import { initialConversationSnapshot, type ConversationSnapshot } from '../state/snapshot.js';
+
+/** Anything with an id and audio: a `CallLeg`, a `MediaStreamCall`, or your own. */
+export interface AnalyzableCall {
+  readonly id: string;
+  readonly audio$: Observable<AudioChunk>;
+  /** The audio's format, when `audio$` does not carry it. */
+  readonly format?: AudioFormat;
+}
+
+export type CallStatus = 'queued' | 'running' | 'done' | 'error' | 'rejected';
+
+/** How a call ended. */
+export interface CallOutcome {
+  readonly status: 'done' | 'error' | 'rejected';
+  /** The session's error (a SvcError), or the local rejection. */
+  readonly error?: unknown;
+  /** The conversation state when it ended. */
+  readonly snapshot: ConversationSnapshot;
+}
+
+/** One call's analysis: its derived streams, counters and outcome. */
+export interface CallAnalysis<C extends AnalyzableCall = AnalyzableCall> {
+  readonly call: C;
+  readonly id: string;
+  /** `splitSession` over the call's session: shared, replaying the current state to late subscribers. */
+  readonly streams: SessionStreams;
+  /** The session's live counters. */
+  readonly stats: SessionStats;
+  /** Where the call is now. */
+  readonly status: CallStatus;
+  /** Emits the outcome once, then completes (replayed to late subscribers). */
+  readonly outcome$: Observable<CallOutcome>;
+}
+
+/** Counters over all calls, updated in place. */
+export interface AnalyzeCallsStats {
+  calls: number;
+  queued: number;
+  running: number;
+  peakRunning: number;
+  done: number;
+  failed: number;
+  rejected: number;
+}
+
+export function createAnalyzeCallsStats(): AnalyzeCallsStats {
+  return { calls: 0, queued: 0, running: 0, peakRunning: 0, done: 0, failed: 0, rejected: 0 };
+}
+
+export interface AnalyzeCallsOptions<C extends AnalyzableCall = AnalyzableCall> extends ConversationOptions {
+  /** Sessions at once (default 3, the service's stated default per model, §8). */
+  readonly maxConcurrent?: number;
+  /** Beyond the bound: wait for a free session (`queue`, default) or refuse the call (`reject`). */
+  readonly whenFull?: 'queue' | 'reject';
+  /** Per-call session options over the shared ones (e.g. a key per organization). */
+  readonly sessionOptions?: (call: C, index: number) => ConversationOptions;
+  /** Drain the audio of a rejected call so a live source does not keep it (default true). */
+  readonly drainRejected?: boolean;
+  /** Counters over all calls (the per-call session counters are on each `CallAnalysis`). */
+  readonly callStats?: AnalyzeCallsStats;
+}
+
+/**
+ * Analyse every call of `calls$` in its own conversation session.
+ *
+ * - Emits one {@link CallAnalysis} per call as it arrives (queued, running or rejected), and
+ *   drives its session itself: the call's `streams` can be subscribed to at any time and
+ *   replay the current state.
+ * - At most `maxConcurrent` sessions run at once. With `whenFull: 'queue'` a call waits (its
+ *   live audio is kept, see `LiveAudio`) and starts when a session ends, first come first
+ *   served; with `'reject'` it is emitted with status `rejected` and an outcome carrying a
+ *   `SessionError('concurrency_limit')`, never silently dropped.
+ * - A call's session error ends that call only (`outcome$` reports it); `calls$` erroring
+ *   errors the result.
+ * - Completes when `calls$` has completed and every call has ended. Unsubscribing closes
+ *   every session. Cold: each subscription subscribes to `calls$` once.
+ *
+ * ## Example
+ * ```ts
+ * import { analyzeCalls, rtpSource } from 'svc-stream';
+ *
+ * analyzeCalls(rtpSource({ port: 5004 }), { maxConcurrent: 10, whenFull: 'queue' }).subscribe((call) => {
+ *   call.streams.currentRoles$.subscribe((roles) => console.log(call.id, roles.toArray().map((r) => r.name)));
+ *   call.outcome$.subscribe((o) => console.log(call.id, o.status));
+ * });
+ * ```
+ */
+export function analyzeCalls<C extends AnalyzableCall>(calls$: Observable<C>, options: AnalyzeCallsOptions<C> = {}): Observable<CallAnalysis<C>> {
+  const max = options.maxConcurrent ?? 3;
+  if (!Number.isInteger(max) || max < 1) throw new InputError('invalid_argument', `maxConcurrent must be a positive integer, got ${max}`);
+  const whenFull = options.whenFull ?? 'queue';
+  const { maxConcurrent: _m, whenFull: _w, sessionOptions, drainRejected, callStats, stats: _s, ...shared } = options;
+  return new Observable<CallAnalysis<C>>((subscriber) => {
+    const stats = callStats ?? createAnalyzeCallsStats();
+    const waiting: Array<() => void> = [];
+    const drivers = new Set<Subscription>();
+    let running = 0;
+    let open = 0;
+    let sourceDone = false;
+    let index = 0;
+
+    const maybeComplete = (): void => {
+      if (sourceDone && open === 0) subscriber.complete();
+    };
+    const release = (): void => {
+      running--;
+      stats.running = running;
+      const next = waiting.shift();
+      if (next) next();
+    };
+
+    const onCall = (call: C): void => {
+      const i = index++;
+      stats.calls++;
+      const sessionStats = createSessionStats();
+      const outcome = new AsyncSubject<CallOutcome>();
+      let status: CallStatus = 'queued';
+      let last: ConversationSnapshot = initialConversationSnapshot;
+      const perCall = sessionOptions?.(call, i) ?? {};
+      const sessionOpts: ConversationOptions = { ...shared, ...perCall, stats: sessionStats, ...(call.format && !perCall.format && !shared.format ? { format: call.format } : {}) };
+
+      const reject = whenFull === 'reject' && running >= max;
+      // The slot is taken when the share subscribes, released when the session ends either way.
+      const session$ = new Observable<ServerEvent>((sub) => {
+        let inner: Subscription | undefined;
+        let holding = false;
+        let stopped = false;
+        const start = (): void => {
+          if (stopped) return;
+          holding = true;
+          running++;
+          stats.running = running;
+          stats.peakRunning = Math.max(stats.peakRunning, running);
+          if (status === 'queued' && stats.queued > 0) stats.queued--;
+          status = 'running';
+          inner = defer(() => conversationSession(call.audio$, sessionOpts)).subscribe(sub);
+        };
+        if (running < max) start();
+        else {
+          stats.queued++;
+          waiting.push(start);
+        }
+        return () => {
+          stopped = true;
+          inner?.unsubscribe();
+          const w = waiting.indexOf(start);
+          if (w >= 0) {
+            waiting.splice(w, 1);
+            stats.queued--;
+          }
+          if (holding) {
+            holding = false;
+            release();
+          }
+        };
+      });
+      const streams = splitSession(session$);
+      const analysis: CallAnalysis<C> = {
+        call,
+        id: call.id,
+        streams,
+        stats: sessionStats,
+        get status() {
+          return status;
+        },
+        outcome$: outcome.asObservable(),
+      };
+
+      if (reject) {
+        status = 'rejected';
+        stats.rejected++;
+        const error = new SessionError('concurrency_limit', `call ${call.id} refused: ${max} sessions already run (whenFull: 'reject')`, { retryable: true });
+        subscriber.next(analysis);
+        outcome.next({ status: 'rejected', error, snapshot: last });
+        outcome.complete();
+        if (drainRejected !== false) call.audio$.subscribe({ error: () => undefined });
+        return;
+      }
+
+      open++;
+      subscriber.next(analysis);
+      const finish = (o: CallOutcome): void => {
+        status = o.status;
+        if (o.status === 'done') stats.done++;
+        else stats.failed++;
+        outcome.next(o);
+        outcome.complete();
+        open--;
+        maybeComplete();
+      };
+      const driver = streams.snapshot$.subscribe({
+        next: (s) => (last = s),
+        error: (error: unknown) => {
+          drivers.delete(driver);
+          finish({ status: 'error', error, snapshot: last });
+        },
+        complete: () => {
+          drivers.delete(driver);
+          finish({ status: 'done', snapshot: last });
+        },
+      });
+      if (!driver.closed) drivers.add(driver);
+    };
+
+    const source = calls$.subscribe({
+      next: onCall,
+      error: (err: unknown) => subscriber.error(err),
+      complete: () => {
+        sourceDone = true;
+        maybeComplete();
+      },
+    });
+    return () => {
+      source.unsubscribe();
+      for (const d of [...drivers]) d.unsubscribe();
+      drivers.clear();
+    };
+  });
+}

@@ -1,0 +1,291 @@
+// A WebSocket server for the JSON media streams of cloud telephony providers: one call per
+// stream (per track, or both tracks as two channels), each an audio stream of G.711 at 8 kHz.
+import type { AddressInfo } from 'node:net';
+import { asyncScheduler, Observable, type SchedulerLike } from 'rxjs';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import type { AudioObservable } from '../audio/meta.js';
+import { AudioSourceError } from '../errors.js';
+import { RAW_FORMAT_DESCRIPTORS, type RawAudioFormat } from '../schema/audio.js';
+import { LiveAudio } from './liveAudio.js';
+import {
+  detectPreset,
+  encodingLaw,
+  MEDIA_STREAM_PRESETS,
+  normalizeTrack,
+  readField,
+  readNumber,
+  type MediaStreamPreset,
+  type MediaStreamPresetName,
+} from './mediaStreamPresets.js';
+import { resolvePayloadType } from './payloadTypes.js';
+import { PlayoutStream, type StreamStats } from './playoutStream.js';
+import { TrackInterleaver } from './trackInterleaver.js';
+
+export type MediaTrack = 'inbound' | 'outbound';
+
+/** One call (or one track of it) from a media stream. */
+export interface MediaStreamCall {
+  /** `<streamId>` (interleaved) or `<streamId>:<track>`. */
+  readonly id: string;
+  readonly streamId: string;
+  /** The provider's call identifier (`callSid`, `call_control_id`), when the start message has one. */
+  readonly callId: string | undefined;
+  readonly preset: MediaStreamPresetName;
+  /** The track, or `both` when interleaved (channel 1 inbound, channel 2 outbound). */
+  readonly track: MediaTrack | 'both';
+  /** mulaw (or alaw) at 8000 Hz, 1 channel, or 2 when interleaved. */
+  readonly format: RawAudioFormat;
+  readonly audio$: AudioObservable;
+  /** Counters per track (the jitter buffer's, on chunk numbers). */
+  readonly stats: Readonly<Partial<Record<MediaTrack, StreamStats>>>;
+  readonly customParameters: unknown;
+  /** The start message as received. */
+  readonly start: unknown;
+}
+
+/** Counters of the server, updated in place. */
+export interface MediaStreamServerStats {
+  connections: number;
+  messages: number;
+  /** Messages that could not be used: not JSON, binary, no event, media before start or without a valid payload, unknown encoding. */
+  malformed: number;
+  /** Well-formed messages the server has no use for (`connected`, `mark`, `dtmf`, unknown events, unwanted tracks). */
+  ignored: number;
+  /** Calls (streams or tracks) emitted. */
+  calls: number;
+}
+
+export function createMediaStreamServerStats(): MediaStreamServerStats {
+  return { connections: 0, messages: 0, malformed: 0, ignored: 0, calls: 0 };
+}
+
+export interface MediaStreamServerOptions {
+  /** Interface (default 127.0.0.1). */
+  readonly host?: string;
+  /** Port (default 0: any free port; see `onListening`). */
+  readonly port?: number;
+  /** Only accept upgrades on this path (default: any). */
+  readonly path?: string;
+  /** Field names: a provider, or `auto` to tell from each `start` message (default). */
+  readonly preset?: MediaStreamPresetName | MediaStreamPreset | 'auto';
+  /** `separate`: one call per track (default); `interleaved`: one two-channel call per stream. */
+  readonly trackMode?: 'separate' | 'interleaved';
+  /** Tracks to take (default both). */
+  readonly tracks?: readonly MediaTrack[];
+  /** Longest wait for a missing chunk, ms (default 60). */
+  readonly playoutDelayMs?: number;
+  /** In interleaved mode, how far (ms) one track may run ahead before the other is padded (default 500). */
+  readonly maxSkewMs?: number;
+  readonly onListening?: (address: AddressInfo) => void;
+  /** Told about every malformed message (they are also counted). */
+  readonly onMalformed?: (reason: string, raw: string) => void;
+  readonly stats?: MediaStreamServerStats;
+  readonly scheduler?: SchedulerLike;
+}
+
+interface TrackState {
+  readonly stream: PlayoutStream;
+  samples: number;
+  chunks: number;
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+function rawText(data: RawData): string {
+  return Buffer.isBuffer(data) ? data.toString('utf8') : Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data).toString('utf8');
+}
+
+/**
+ * Accept media-stream WebSocket connections and emit one {@link MediaStreamCall} per stream
+ * and track (or per stream, tracks interleaved as two channels).
+ *
+ * - Cold: each subscription starts its own server (port 0 picks a free one, reported through
+ *   `onListening`); unsubscribing closes it and ends every call's audio.
+ * - Reads `connected`, `start`, `media`, `stop` in the field names of the preset (Twilio or
+ *   Telnyx, or detected from `start`). Media payloads are base64 G.711 at 8 kHz; `chunk` and
+ *   `timestamp` arrive as strings and drive a jitter buffer per track, so duplicates are
+ *   dropped, reordering is undone and missing chunks become silence.
+ * - A call's audio completes on `stop` or when the connection closes.
+ * - Malformed messages are counted, reported to `onMalformed`, and never end the connection
+ *   or the server. The observable errors only when the server cannot listen.
+ *
+ * ## Example
+ * ```ts
+ * import { mediaStreamServer } from 'svc-stream';
+ *
+ * mediaStreamServer({ port: 8080, preset: 'twilio' }).subscribe((call) => {
+ *   console.log('call', call.callId, call.track);
+ *   call.audio$.subscribe({ complete: () => console.log(call.id, 'ended', call.stats) });
+ * });
+ * ```
+ */
+export function mediaStreamServer(options: MediaStreamServerOptions = {}): Observable<MediaStreamCall> {
+  const fixedPreset = typeof options.preset === 'object' ? options.preset : options.preset && options.preset !== 'auto' ? MEDIA_STREAM_PRESETS[options.preset] : undefined;
+  const wanted = new Set<MediaTrack>(options.tracks ?? ['inbound', 'outbound']);
+  const interleaved = options.trackMode === 'interleaved';
+  return new Observable<MediaStreamCall>((subscriber) => {
+    const stats = options.stats ?? createMediaStreamServerStats();
+    const scheduler = options.scheduler ?? asyncScheduler;
+    const enders = new Set<() => void>();
+    const wss = new WebSocketServer({ host: options.host ?? '127.0.0.1', port: options.port ?? 0, ...(options.path ? { path: options.path } : {}), perMessageDeflate: false });
+
+    const malformed = (reason: string, raw: string): void => {
+      stats.malformed++;
+      try {
+        options.onMalformed?.(reason, raw.slice(0, 500));
+      } catch {
+        /* a failing reporter must not take the server down */
+      }
+    };
+
+    const onConnection = (ws: WebSocket): void => {
+      stats.connections++;
+      let preset = fixedPreset;
+      let streamId: string | undefined;
+      let law: 'mulaw' | 'alaw' = 'mulaw';
+      let startMsg: unknown;
+      const tracks = new Map<MediaTrack, TrackState>();
+      let mixed: { live: LiveAudio; mixer: TrackInterleaver; ended: Set<MediaTrack> } | undefined;
+      let ended = false;
+
+      const format = (channels: number): RawAudioFormat => ({ audio_format: law, sample_rate: 8000, num_channels: channels });
+      const emitCall = (track: MediaTrack | 'both', audio$: AudioObservable, trackStats: Partial<Record<MediaTrack, StreamStats>>, channels: number): void => {
+        stats.calls++;
+        subscriber.next({
+          id: track === 'both' ? streamId! : `${streamId!}:${track}`,
+          streamId: streamId!,
+          callId: readField(startMsg, preset!.callId) as string | undefined,
+          preset: preset!.name,
+          track,
+          format: format(channels),
+          audio$,
+          stats: trackStats,
+          customParameters: readField(startMsg, preset!.customParameters),
+          start: startMsg,
+        });
+      };
+
+      const trackState = (track: MediaTrack): TrackState => {
+        let t = tracks.get(track);
+        if (t) return t;
+        const stream = new PlayoutStream(resolvePayloadType(law === 'mulaw' ? 0 : 8)!, {
+          scheduler,
+          idleTimeoutMs: 0,
+          ...(options.playoutDelayMs !== undefined ? { playoutDelayMs: options.playoutDelayMs } : {}),
+        });
+        t = { stream, samples: 0, chunks: 0 };
+        tracks.set(track, t);
+        if (mixed) {
+          const m = mixed;
+          const index = track === 'inbound' ? 0 : 1;
+          stream.live.audio$.subscribe({
+            next: (bytes) => m.live.push(m.mixer.push(index, bytes)),
+            complete: () => {
+              m.ended.add(track);
+              if (m.ended.size === tracks.size) {
+                m.live.push(m.mixer.end());
+                m.live.end();
+              }
+            },
+          });
+        } else {
+          emitCall(track, stream.live.audio$, { [track]: stream.stats }, 1);
+        }
+        return t;
+      };
+
+      const endAll = (): void => {
+        if (ended) return;
+        ended = true;
+        enders.delete(endAll);
+        for (const t of tracks.values()) t.stream.end();
+        if (mixed && tracks.size === 0) mixed.live.end();
+      };
+      enders.add(endAll);
+
+      const onStart = (msg: unknown, raw: string): void => {
+        preset = fixedPreset ?? detectPreset(msg);
+        if (!preset) return malformed('start message names no stream (no streamSid / stream_id)', raw);
+        const id = readField(msg, preset.streamId);
+        if (typeof id !== 'string' || id === '') return malformed(`start message without ${preset.streamId.join(' or ')}`, raw);
+        const l = encodingLaw(readField(msg, preset.encoding));
+        const rate = readNumber(msg, preset.sampleRate);
+        const channels = readNumber(msg, preset.channels);
+        if (!l || (rate !== undefined && rate !== 8000) || (channels !== undefined && channels !== 1)) {
+          return malformed(`unsupported media format ${JSON.stringify(readField(msg, preset.encoding))}/${String(rate)}/${String(channels)} (G.711 8000 Hz mono only)`, raw);
+        }
+        if (streamId !== undefined) return malformed('a second start message on one connection', raw);
+        streamId = id;
+        law = l;
+        startMsg = msg;
+        if (interleaved) {
+          const live = new LiveAudio(format(2));
+          const skew = Math.round(((options.maxSkewMs ?? 500) * 8000) / 1000);
+          mixed = { live, mixer: new TrackInterleaver(RAW_FORMAT_DESCRIPTORS[law].silence[0]!, skew), ended: new Set() };
+          const trackStats: Partial<Record<MediaTrack, StreamStats>> = {};
+          emitCall('both', live.audio$, trackStats, 2);
+          for (const t of wanted) trackStats[t] = trackState(t).stream.stats;
+        }
+      };
+
+      const onMedia = (msg: unknown, raw: string): void => {
+        if (!preset || streamId === undefined) return malformed('media before start', raw);
+        const track = normalizeTrack(readField(msg, preset.track));
+        if (!track) return malformed(`unknown track ${JSON.stringify(readField(msg, preset.track))}`, raw);
+        if (!wanted.has(track)) {
+          stats.ignored++;
+          return;
+        }
+        const payload = readField(msg, preset.payload);
+        if (typeof payload !== 'string' || payload.length % 4 !== 0 || !BASE64.test(payload)) return malformed('media without a base64 payload', raw);
+        const bytes = new Uint8Array(Buffer.from(payload, 'base64'));
+        if (bytes.byteLength === 0) return malformed('media with an empty payload', raw);
+        const t = trackState(track);
+        t.chunks++;
+        const chunk = readNumber(msg, preset.chunk);
+        const ms = readNumber(msg, preset.timestamp);
+        t.stream.push({
+          seq: chunk ?? t.chunks,
+          timestamp: (ms !== undefined ? Math.round(ms * 8) : t.samples) >>> 0,
+          payload: bytes,
+          samples: bytes.byteLength,
+        });
+        t.samples += bytes.byteLength;
+      };
+
+      ws.on('message', (data, isBinary) => {
+        stats.messages++;
+        const raw = isBinary ? '' : rawText(data);
+        try {
+          if (isBinary) return malformed('binary frame', '(binary)');
+          let msg: unknown;
+          try {
+            msg = JSON.parse(raw);
+          } catch {
+            return malformed('not JSON', raw);
+          }
+          const event = readField(msg, (preset ?? MEDIA_STREAM_PRESETS.twilio).event);
+          if (typeof event !== 'string') return malformed('no event field', raw);
+          if (event === 'start') onStart(msg, raw);
+          else if (event === 'media') onMedia(msg, raw);
+          else if (event === 'stop') endAll();
+          else stats.ignored++;
+        } catch (err) {
+          malformed(`could not handle the message: ${(err as Error).message}`, raw);
+        }
+      });
+      ws.on('close', endAll);
+      ws.on('error', () => endAll());
+    };
+
+    wss.on('connection', onConnection);
+    wss.on('listening', () => options.onListening?.(wss.address() as AddressInfo));
+    wss.on('error', (err) => subscriber.error(new AudioSourceError('source_error', `media-stream server failed: ${err.message}`, { cause: err })));
+
+    return () => {
+      for (const end of [...enders]) end();
+      for (const client of wss.clients) client.terminate();
+      wss.close();
+    };
+  });
+}
