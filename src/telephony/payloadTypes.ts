@@ -129,7 +129,7 @@ export function resolvePayloadType(pt: number, map: Readonly<Record<number, Payl
         kind: 'audio',
         clockRate: 8000,
         channels: 1,
-        route: { kind: 'ffmpeg', inputArgs: ['-f', 'g722', '-ar', '16000', '-ac', '1'], format: { audio_format: 's16le', sample_rate: 16000, num_channels: 1 } },
+        route: { kind: 'ffmpeg', inputArgs: ['-f', 'g722'], format: { audio_format: 's16le', sample_rate: 16000, num_channels: 1 } },
         samplesOf: (p) => p.byteLength,
         // What ffmpeg's G.722 encoder makes of digital silence in its steady state.
         silence: (n) => new Uint8Array(n).fill(0xfa),

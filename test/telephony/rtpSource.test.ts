@@ -1,0 +1,131 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { firstValueFrom, take, timeout, type Subscription } from 'rxjs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { audioMetaOf } from '../../src/audio/meta.js';
+import { createRtpSourceStats, rtpSource, type CallLeg, type RtpSourceOptions } from '../../src/telephony/index.js';
+import { collectBytes, ffmpegRtp, SAMPLE_MULAW, udpProxy } from './helpers.js';
+
+const subs: Subscription[] = [];
+const closers: Array<() => void> = [];
+afterEach(() => {
+  subs.splice(0).forEach((s) => s.unsubscribe());
+  closers.splice(0).forEach((c) => c());
+});
+
+/** Start an rtpSource on a free port; resolves with the port and the first leg (as a promise). */
+async function listen(options: RtpSourceOptions = {}): Promise<{ port: number; firstLeg: Promise<CallLeg> }> {
+  let resolvePort!: (p: number) => void;
+  const port = new Promise<number>((r) => (resolvePort = r));
+  const source = rtpSource({ idleTimeoutMs: 400, ...options, onListening: (a) => resolvePort(a.port) });
+  let resolveLeg!: (l: CallLeg) => void;
+  const firstLeg = new Promise<CallLeg>((r) => (resolveLeg = r));
+  subs.push(source.subscribe((leg) => resolveLeg(leg)));
+  return { port: await port, firstLeg };
+}
+
+describe('rtpSource with ffmpeg as the sender', () => {
+  it('takes PCMU across sequence wraparound, bytes equal to the audio sent', async () => {
+    const stats = createRtpSourceStats();
+    const { port, firstLeg } = await listen({ stats });
+    const sent = ffmpegRtp(port, 3, undefined, { seq: 65500 });
+    const leg = await firstLeg;
+    const bytes = await collectBytes(leg.audio$);
+    await sent;
+    expect(leg.payloadType).toBe(0);
+    expect(leg.format).toEqual({ audio_format: 'mulaw', sample_rate: 8000, num_channels: 1 });
+    expect(audioMetaOf(leg.audio$)?.format).toEqual(leg.format);
+    expect(leg.stats).toMatchObject({ received: 150, lost: 0, late: 0, duplicated: 0, reordered: 0, fillBytes: 0 });
+    expect(bytes.byteLength).toBe(3 * 8000);
+    // The payload is the sample, byte for byte, across the 65535 → 0 wrap.
+    expect(Buffer.from(bytes).equals(readFileSync(SAMPLE_MULAW).subarray(0, 3 * 8000))).toBe(true);
+    expect(stats).toMatchObject({ legs: 1, malformed: 0, rtcp: 0 });
+  });
+
+  it('through a proxy that drops, duplicates, reorders, delays and rewrites packets: counters and audio length hold', async () => {
+    const stats = createRtpSourceStats();
+    const { port, firstLeg } = await listen({ stats, playoutDelayMs: 60 });
+    const rtcpSr = Buffer.alloc(28);
+    rtcpSr[0] = 0x80;
+    rtcpSr[1] = 200; // sender report
+    rtcpSr.writeUInt16BE(6, 2);
+    const proxy = await udpProxy(port, {
+      drop: [10, 30],
+      duplicate: [15],
+      swapWithNext: [20],
+      delay: { 40: 250 },
+      payloadType: { 50: 101, 60: 13 },
+      inject: { 5: Buffer.from('not rtp at all'), 70: rtcpSr },
+    });
+    closers.push(proxy.close);
+    const sent = ffmpegRtp(proxy.port, 3, undefined, { seq: 65490 });
+    const leg = await firstLeg;
+    rtcpSr.writeUInt32BE(leg.ssrc, 4); // the sender report names the leg (sent later, at index 70)
+    const bytes = await collectBytes(leg.audio$);
+    await sent;
+    expect(leg.stats).toMatchObject({ duplicated: 1, reordered: 1, late: 1, lost: 3, dtmf: 1, cn: 1, rtcp: 1 });
+    expect(stats).toMatchObject({ malformed: 1, rtcp: 1 });
+    // 150 packets of 160 samples: lost, rewritten and late ones are silence, so the clock holds.
+    expect(bytes.byteLength).toBe(3 * 8000);
+    expect(leg.stats.fillBytes).toBe(5 * 160);
+    const fill = bytes.subarray(10 * 160, 11 * 160);
+    expect(fill.every((b) => b === 0xff)).toBe(true);
+  });
+
+  it('decodes a dynamic L16 payload type at a service rate as s16be, passed through', async () => {
+    const { port, firstLeg } = await listen({ payloadTypes: { 96: { codec: 'L16', rate: 16000, channels: 1 } } });
+    const sent = ffmpegRtp(port, 2, ['-acodec', 'pcm_s16be', '-ar', '16000', '-payload_type', '96'], { pktSize: 652 });
+    const leg = await firstLeg;
+    const bytes = await collectBytes(leg.audio$);
+    await sent;
+    expect(leg.format).toEqual({ audio_format: 's16be', sample_rate: 16000, num_channels: 1 });
+    expect(Math.abs(bytes.byteLength - 2 * 32000)).toBeLessThanOrEqual(640);
+    expect(leg.stats.lost).toBe(0);
+  });
+
+  it('transcodes G.722 (PT 9) with ffmpeg to s16le 16 kHz', async () => {
+    const { port, firstLeg } = await listen();
+    const sent = ffmpegRtp(port, 2, ['-acodec', 'g722', '-ar', '16000', '-payload_type', '9'], { input: 'wav', pktSize: 172 });
+    const leg = await firstLeg;
+    const bytes = await collectBytes(leg.audio$);
+    await sent;
+    expect(leg.codec.name).toBe('G722');
+    expect(leg.format).toEqual({ audio_format: 's16le', sample_rate: 16000, num_channels: 1 });
+    expect(Math.abs(bytes.byteLength - 2 * 32000)).toBeLessThanOrEqual(3200);
+  });
+
+  it('wraps Opus in Ogg that ffmpeg decodes to the duration sent', async () => {
+    const { port, firstLeg } = await listen({ payloadTypes: { 97: { codec: 'opus', rate: 48000, channels: 2 } } });
+    const sent = ffmpegRtp(port, 2, ['-acodec', 'libopus', '-ar', '48000', '-ac', '1', '-b:a', '24k', '-payload_type', '97'], { input: 'wav', pktSize: 1200 });
+    const leg = await firstLeg;
+    const bytes = await collectBytes(leg.audio$);
+    await sent;
+    expect(leg.format).toEqual({ audio_format: 'ogg' });
+    const dir = mkdtempSync(join(tmpdir(), 'rtp-opus-'));
+    writeFileSync(join(dir, 'a.ogg'), bytes);
+    const pcm = execFileSync('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-i', join(dir, 'a.ogg'), '-f', 's16le', '-ar', '8000', '-ac', '1', '-'], { maxBuffer: 1 << 24 });
+    expect(Math.abs(pcm.byteLength - 2 * 16000)).toBeLessThanOrEqual(320);
+  });
+
+  it('starts one leg per SSRC and ends a leg after the idle timeout', async () => {
+    const legs: CallLeg[] = [];
+    let resolvePort!: (p: number) => void;
+    const portP = new Promise<number>((r) => (resolvePort = r));
+    subs.push(rtpSource({ idleTimeoutMs: 300, onListening: (a) => resolvePort(a.port) }).subscribe((l) => legs.push(l)));
+    const port = await portP;
+    await Promise.all([ffmpegRtp(port, 1), ffmpegRtp(port, 1)]);
+    const ends = legs.map((l) => collectBytes(l.audio$, 5000));
+    expect(legs.length).toBe(2);
+    expect(new Set(legs.map((l) => l.ssrc)).size).toBe(2);
+    const all = await Promise.all(ends);
+    for (const b of all) expect(b.byteLength).toBe(8000);
+  });
+
+  it('errors when the port is taken', async () => {
+    const { port } = await listen();
+    const err = await firstValueFrom(rtpSource({ port }).pipe(take(1), timeout(2000))).catch((e: unknown) => e);
+    expect((err as { code?: string }).code).toBe('source_error');
+  });
+});
