@@ -91,7 +91,7 @@ h2 { margin: 0; font-size: 11px; text-transform: uppercase; letter-spacing: .08e
 .transcript-card { position: sticky; top: 66px; }
 .scroll { max-height: calc(100vh - 140px); overflow-y: auto; padding-right: 4px; }
 .transcript { list-style: none; margin: 0; padding: 0; display: flex; flex-direction: column; gap: 8px; }
-.line { padding: 8px 12px 9px; border-left: 3px solid var(--spk, #94a3b8); background: var(--soft); border-radius: 0 8px 8px 0; }
+.line { padding: 7px 12px 8px; border-left: 3px solid var(--spk, #94a3b8); background: var(--soft); border-radius: 0 8px 8px 0; }
 .line.partial { background: #fff; border-left-style: dashed; box-shadow: inset 0 0 0 1px var(--line); }
 .line.partial .text { color: var(--muted); font-style: italic; }
 .who { display: flex; align-items: center; gap: 8px; font-size: 12px; color: var(--muted); margin-bottom: 2px; }
@@ -99,9 +99,9 @@ h2 { margin: 0; font-size: 11px; text-transform: uppercase; letter-spacing: .08e
 .role { font-size: 11px; padding: 0 7px; border-radius: 999px; background: #e2e8f0; color: #334155; }
 .time { margin-left: auto; font-variant-numeric: tabular-nums; }
 .text { margin: 0; font-size: 15px; overflow-wrap: anywhere; }
-.tags { display: flex; gap: 6px; margin-top: 4px; }
-.tag { font-size: 11px; padding: 1px 8px; border-radius: 999px; background: #eef2ff; color: #3730a3; }
+.tag { font-size: 11px; line-height: 16px; padding: 0 8px; border-radius: 999px; background: #eef2ff; color: #3730a3; }
 .tag.live { background: #fef3c7; color: #92400e; }
+.tag.accent { background: #ecfeff; color: #155e75; }
 .tag.live::before { content: ""; display: inline-block; width: 6px; height: 6px; border-radius: 50%; background: #f59e0b; margin-right: 5px; vertical-align: 1px; animation: pulse 1s ease-in-out infinite; }
 @keyframes pulse { 50% { opacity: .25; } }
 .conv-type { font-size: 17px; font-weight: 650; margin-bottom: 8px; overflow-wrap: anywhere; }
@@ -109,7 +109,8 @@ h2 { margin: 0; font-size: 11px; text-transform: uppercase; letter-spacing: .08e
 .roles { list-style: none; margin: 0; padding: 0; }
 .roles li { display: flex; align-items: center; gap: 10px; padding: 7px 0; border-top: 1px solid var(--line); }
 .dot { width: 10px; height: 10px; border-radius: 50%; background: var(--spk, #94a3b8); flex: none; }
-.roles .name { font-weight: 600; }
+.roles .spk { font-weight: 400; color: var(--muted); min-width: 70px; }
+.roles .name { font-weight: 650; }
 .roles .unassigned { color: #94a3b8; font-style: italic; }
 .roles .conf { margin-left: auto; color: var(--muted); font-size: 12px; font-variant-numeric: tabular-nums; }
 .chips { display: flex; flex-wrap: wrap; gap: 6px; list-style: none; margin: 0; padding: 0; }
@@ -232,14 +233,12 @@ export const PAGE_JS = `(function () {
       who.appendChild(el('span', 'spk', speakerText(c.speaker_label)));
       var role = roleName(view, c.speaker_label);
       if (role) who.appendChild(el('span', 'role', role));
+      if (entry.status === 'partial') who.appendChild(el('span', 'tag live', 'in progress'));
+      if (c.emotion) who.appendChild(el('span', 'tag', c.emotion));
+      if (c.accent) who.appendChild(el('span', 'tag accent', c.accent));
       who.appendChild(el('span', 'time', clock(c.start_ms)));
       li.appendChild(who);
       li.appendChild(el('p', 'text', c.text ? c.text : '…'));
-      var tags = el('div', 'tags');
-      if (entry.status === 'partial') tags.appendChild(el('span', 'tag live', 'in progress'));
-      if (c.emotion) tags.appendChild(el('span', 'tag', c.emotion));
-      if (c.accent) tags.appendChild(el('span', 'tag', c.accent));
-      if (tags.firstChild) li.appendChild(tags);
       if (list.children[index] !== li) list.insertBefore(li, list.children[index] || null);
     });
     lines.forEach(function (li, uuid) {
@@ -311,7 +310,7 @@ export const PAGE_JS = `(function () {
         var role = roleName(view, t.speaker_label);
         var g = svg('g', { 'class': 'bar', 'data-topic': t.topic, 'data-speaker': t.speaker_label });
         g.appendChild(svg('title', {}, t.topic + ' / ' + speakerText(t.speaker_label) + ': ' + score.toFixed(2) + (t.sentiment_label ? ' (' + t.sentiment_label + ')' : '')));
-        g.appendChild(svg('text', { x: 8, y: y + 13, 'class': 'label' }, speakerText(t.speaker_label) + (role ? ' · ' + role : '')));
+        g.appendChild(svg('text', { x: 8, y: y + 13, 'class': 'label' }, role ? t.speaker_label + ' · ' + role : speakerText(t.speaker_label)));
         g.appendChild(svg('rect', { x: X0, y: y + 3, width: X1 - X0, height: 12, rx: 3, 'class': 'track' }));
         var w = Math.abs(score) * HALF;
         g.appendChild(svg('rect', { x: score < 0 ? MID - w : MID, y: y + 3, width: Math.max(w, 1.5), height: 12, rx: 3, fill: colorOf(t.speaker_label) }));

@@ -1,0 +1,58 @@
+// A small SSE client over node:http for the dashboard tests: collects messages as they come.
+import { get, type IncomingMessage } from 'node:http';
+import { parseSse } from '../../src/dashboard/sse.js';
+
+export interface SseMessage {
+  readonly event: string;
+  readonly data: any;
+}
+
+export interface SseConnection {
+  readonly messages: SseMessage[];
+  /** Resolves when the server ended the stream. */
+  readonly closed: Promise<void>;
+  /** Resolves with the messages once `count` have arrived (rejects after `timeoutMs`). */
+  waitFor(predicate: (messages: SseMessage[]) => boolean, timeoutMs?: number): Promise<SseMessage[]>;
+  close(): void;
+}
+
+export function connectSse(url: string): Promise<SseConnection> {
+  return new Promise((resolve, reject) => {
+    const req = get(url, (res: IncomingMessage) => {
+      if (res.statusCode !== 200) return reject(new Error(`status ${res.statusCode}`));
+      const messages: SseMessage[] = [];
+      const waiters = new Set<() => void>();
+      let buffer = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        const { messages: parsed, rest } = parseSse(buffer + chunk);
+        buffer = rest;
+        for (const m of parsed) messages.push({ event: m.event, data: JSON.parse(m.data) });
+        for (const w of waiters) w();
+      });
+      const closed = new Promise<void>((done) => res.on('close', () => done()));
+      resolve({
+        messages,
+        closed,
+        waitFor(predicate, timeoutMs = 5000) {
+          return new Promise((ok, fail) => {
+            const check = (): void => {
+              if (!predicate(messages)) return;
+              waiters.delete(check);
+              clearTimeout(timer);
+              ok(messages);
+            };
+            const timer = setTimeout(() => {
+              waiters.delete(check);
+              fail(new Error(`timed out; got ${messages.map((m) => `${m.event}${m.event === 'state' ? `(v${m.data.version} ${m.data.phase})` : ''}`).join(', ')}`));
+            }, timeoutMs);
+            waiters.add(check);
+            check();
+          });
+        },
+        close: () => req.destroy(),
+      });
+    });
+    req.on('error', reject);
+  });
+}
