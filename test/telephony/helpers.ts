@@ -98,3 +98,27 @@ export function collectBytes(audio$: Observable<Uint8Array>, ms = 15_000): Promi
     ),
   ).then((chunks) => new Uint8Array(Buffer.concat(chunks)));
 }
+
+/** Send `seconds` of the sample call as PCMU RTP from one socket (one SSRC), `intervalMs` per 20 ms packet. */
+export async function sendRtpCall(port: number, ssrc: number, seconds: number, intervalMs = 5, offsetBytes = 0): Promise<void> {
+  const mulaw = (await import('node:fs')).readFileSync(SAMPLE_MULAW);
+  const socket = dgram.createSocket('udp4');
+  const packets = Math.round((seconds * 1000) / 20);
+  const seq0 = (ssrc * 7919) & 0xffff;
+  const ts0 = (ssrc * 104_729) >>> 0;
+  try {
+    for (let k = 0; k < packets; k++) {
+      const b = Buffer.alloc(12 + 160);
+      b[0] = 0x80;
+      b[1] = 0;
+      b.writeUInt16BE((seq0 + k) & 0xffff, 2);
+      b.writeUInt32BE((ts0 + k * 160) >>> 0, 4);
+      b.writeUInt32BE(ssrc >>> 0, 8);
+      mulaw.copy(b, 12, offsetBytes + k * 160, offsetBytes + (k + 1) * 160);
+      await new Promise<void>((r) => socket.send(b, port, '127.0.0.1', () => r()));
+      await new Promise((r) => setTimeout(r, intervalMs));
+    }
+  } finally {
+    socket.close();
+  }
+}

@@ -1,0 +1,88 @@
+import { firstValueFrom, lastValueFrom, of, Subject, timeout, toArray, type Subscription } from 'rxjs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { analyzeCalls, createAnalyzeCallsStats, LiveAudio, rtpSource, type CallAnalysis, type CallLeg } from '../../src/telephony/index.js';
+import { SAMPLE_MULAW, sendRtpCall } from './helpers.js';
+import { readFileSync } from 'node:fs';
+
+const MULAW = readFileSync(SAMPLE_MULAW);
+let emu: RunningEmulator | undefined;
+const subs: Subscription[] = [];
+afterEach(async () => {
+  subs.splice(0).forEach((s) => s.unsubscribe());
+  await emu?.close();
+  emu = undefined;
+});
+
+/** A call whose audio is already over: `ms` of the sample as mulaw. */
+function recordedCall(id: string, ms: number) {
+  const live = new LiveAudio({ audio_format: 'mulaw', sample_rate: 8000, num_channels: 1 });
+  live.push(MULAW.subarray(0, ms * 8));
+  live.end();
+  return { id, audio$: live.audio$ };
+}
+
+describe('analyzeCalls', () => {
+  it('runs 50 concurrent RTP calls through the emulator, 25 at a time, every one to done', async () => {
+    emu = await startEmulator({ organizations: [{ id: 'telco', keys: ['k-telco'], concurrency: 25 }] });
+    let resolvePort!: (p: number) => void;
+    const port = new Promise<number>((r) => (resolvePort = r));
+    const legs$ = rtpSource({ idleTimeoutMs: 300, recvBufferSize: 1 << 22, onListening: (a) => resolvePort(a.port) });
+    const callStats = createAnalyzeCallsStats();
+    const analyses: Array<CallAnalysis<CallLeg>> = [];
+    const outcomes = new Subject<{ id: string; status: string; duration: number | null; error?: unknown }>();
+    subs.push(
+      analyzeCalls(legs$, { apiKey: 'k-telco', baseUrl: emu.baseUrl, maxConcurrent: 25, whenFull: 'queue', callStats }).subscribe((a) => {
+        analyses.push(a);
+        a.outcome$.subscribe((o) => outcomes.next({ id: a.id, status: o.status, duration: o.snapshot.aggregates.audioDurationMs, error: o.error }));
+      }),
+    );
+    const got: Array<{ id: string; status: string; duration: number | null; error?: unknown }> = [];
+    const all = new Promise<void>((resolve) => outcomes.subscribe((o) => (got.push(o), got.length === 50 && resolve())));
+    const p = await port;
+    await Promise.all(Array.from({ length: 50 }, (_, i) => sendRtpCall(p, 0x1000 + i, 1, 4)));
+    await Promise.race([all, new Promise((r) => setTimeout(r, 25_000).unref())]);
+    expect(got.filter((o) => o.status !== 'done').map((o) => String(o.error))).toEqual([]);
+    expect(got).toHaveLength(50);
+    for (const o of got) expect(o.duration).toBe(1000);
+    const org = emu.accounts.organizations[0]!;
+    expect(org.peakInFlight.conversation).toBeLessThanOrEqual(25);
+    expect(org.peakInFlight.conversation).toBeGreaterThan(1);
+    expect(callStats).toMatchObject({ calls: 50, done: 50, failed: 0, rejected: 0, running: 0, queued: 0 });
+    expect(callStats.peakRunning).toBe(org.peakInFlight.conversation);
+    expect(analyses.every((a) => a.status === 'done' && a.stats.bytesSent === 8000)).toBe(true);
+  }, 30_000);
+
+  it("rejects calls beyond the bound with 'reject', reporting them", async () => {
+    emu = await startEmulator({ organizations: [{ keys: ['k'], concurrency: 5 }] });
+    const calls = ['a', 'b', 'c', 'd'].map((id) => recordedCall(id, 600));
+    const results = await lastValueFrom(
+      analyzeCalls(of(...calls), { apiKey: 'k', baseUrl: emu.baseUrl, maxConcurrent: 2, whenFull: 'reject' }).pipe(toArray(), timeout(15_000)),
+    );
+    const outcomes = await Promise.all(results.map((r) => firstValueFrom(r.outcome$)));
+    expect(outcomes.map((o) => o.status)).toEqual(['done', 'done', 'rejected', 'rejected']);
+    expect((outcomes[2]!.error as { code: string }).code).toBe('concurrency_limit');
+    expect(emu.accounts.organizations[0]!.peakInFlight.conversation).toBe(2);
+  });
+
+  it("a call's failure is its own: the others finish", async () => {
+    emu = await startEmulator({ organizations: [{ keys: ['good'], concurrency: 5 }] });
+    const calls = ['a', 'b', 'c'].map((id) => recordedCall(id, 600));
+    const results = await lastValueFrom(
+      analyzeCalls(of(...calls), { apiKey: 'good', baseUrl: emu.baseUrl, sessionOptions: (c) => (c.id === 'b' ? { apiKey: 'bad' } : {}) }).pipe(toArray(), timeout(15_000)),
+    );
+    const outcomes = await Promise.all(results.map((r) => firstValueFrom(r.outcome$)));
+    expect(outcomes.map((o) => o.status)).toEqual(['done', 'error', 'done']);
+    expect((outcomes[1]!.error as { code: string }).code).toBe('invalid_api_key');
+  });
+
+  it('exposes per-call derived streams that replay to late subscribers', async () => {
+    emu = await startEmulator({ scenario: JSON.parse(readFileSync(new URL('../../samples/call.scenario.json', import.meta.url), 'utf8')) });
+    const [call] = await lastValueFrom(analyzeCalls(of(recordedCall('x', 8000)), { apiKey: emu.apiKey, baseUrl: emu.baseUrl }).pipe(toArray()));
+    await firstValueFrom(call!.outcome$);
+    const transcript = await firstValueFrom(call!.streams.liveTranscript$);
+    expect(transcript.toArray().length).toBeGreaterThan(0);
+    const roles = await firstValueFrom(call!.streams.currentRoles$);
+    expect(roles.toArray().map((r) => r.name).sort()).toEqual(['Agent', 'Customer']);
+  });
+});
