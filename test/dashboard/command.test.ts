@@ -1,0 +1,94 @@
+// `svc-stream dashboard` in-process with captured I/O, against the embedded emulator.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { get } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough, Writable } from 'node:stream';
+import { afterAll, describe, expect, it } from 'vitest';
+import { dashboardCommand } from '../../src/cli/commands/dashboard.js';
+import type { CliIo } from '../../src/cli/command.js';
+import { connectSse } from './sseClient.js';
+
+function capture(): Writable & { text: () => string } {
+  let text = '';
+  const w = new Writable({ write(chunk, _enc, cb) { text += String(chunk); cb(); } });
+  return Object.assign(w, { text: () => text });
+}
+
+function cli() {
+  const stdout = capture();
+  const stderr = capture();
+  const controller = new AbortController();
+  const io: CliIo = { stdout, stderr, stdin: new PassThrough(), env: {}, signal: controller.signal };
+  return { io, stdout, stderr, controller };
+}
+
+async function urlOf(out: { text: () => string }): Promise<string> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const m = /svc-stream dashboard: (http:\/\/127\.0\.0\.1:\d+\/)\n/.exec(out.text());
+    if (m) return m[1]!;
+    if (Date.now() > deadline) throw new Error('no URL printed');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+function getJson(url: string): Promise<any> {
+  return new Promise((resolve, reject) => {
+    get(url, { agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve(JSON.parse(body)));
+    }).on('error', reject);
+  });
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'svc-dashboard-cli-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('svc-stream dashboard', () => {
+  it('prints its usage', async () => {
+    const t = cli();
+    expect(await dashboardCommand.run(['--help'], t.io)).toBe(0);
+    expect(t.stdout.text()).toContain('Usage: svc-stream dashboard [FILE] [options]');
+    expect(t.stdout.text()).toContain('--exit-when-done');
+  });
+
+  it('refuses bad arguments before starting anything', async () => {
+    const bad = join(dir, 'bad.config.json');
+    writeFileSync(bad, JSON.stringify({ stt: { custom_terms: [{ term: '' }] } }));
+    await expect(dashboardCommand.run(['samples/call.wav', '--speed', '0'], cli().io)).rejects.toMatchObject({ code: 'invalid_argument' });
+    await expect(dashboardCommand.run(['samples/call.wav', '--port', 'x'], cli().io)).rejects.toMatchObject({ code: 'invalid_argument' });
+    await expect(dashboardCommand.run(['samples/nope.wav'], cli().io)).rejects.toMatchObject({ code: 'file_not_found' });
+    await expect(dashboardCommand.run(['samples/call.wav', '--config', bad], cli().io)).rejects.toMatchObject({ code: 'invalid_config' });
+    await expect(dashboardCommand.run(['a.wav', 'b.wav'], cli().io)).rejects.toMatchObject({ code: 'invalid_argument' });
+  });
+
+  it('with no FILE serves the sample call with its config, waits for a page, and stops on Ctrl-C', async () => {
+    const t = cli();
+    const exit = dashboardCommand.run(['--no-open'], t.io);
+    const url = await urlOf(t.stdout);
+    const state = await getJson(`${url}state`);
+    expect(state).toMatchObject({ title: 'call.wav', started: false, phase: 'connecting' });
+    expect(t.stderr.text()).toMatch(/the emulator plays .*samples\/call\.scenario\.json/);
+    expect(t.stderr.text()).toContain('the session starts when the page loads (1x live pace); Ctrl-C to stop');
+    t.controller.abort();
+    expect(await exit).toBe(0);
+    await expect(getJson(`${url}state`)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+  });
+
+  it('exits 1 with the code when the session fails, once a page has had the final state', async () => {
+    const scenario = join(dir, 'fail.scenario.json');
+    writeFileSync(scenario, JSON.stringify({ faults: [{ at: 'audio', at_ms: 2000, action: 'close', code: 1011, error: 'engine crashed' }] }));
+    const t = cli();
+    const exit = dashboardCommand.run(['samples/call.wav', '--scenario', scenario, '--speed', '20', '--no-open', '--start-now', '--exit-when-done'], t.io);
+    const url = await urlOf(t.stdout);
+    const page = await connectSse(`${url}events`);
+    await page.closed;
+    expect(await exit).toBe(1);
+    const final = page.messages.filter((m) => m.event === 'state').pop()!.data;
+    expect(final).toMatchObject({ phase: 'error', error: { code: expect.any(String) }, server_error: 'engine crashed' });
+    expect(t.stderr.text()).toContain(`svc-stream: ${final.error.code}: `);
+  });
+});

@@ -1,0 +1,118 @@
+// The dashboard's session on virtual time: lazy until started, the phase read from the
+// counters, the view versioned and cached, the end (done, error, stopped).
+import { Observable, Subject, VirtualTimeScheduler } from 'rxjs';
+import { describe, expect, it } from 'vitest';
+import { SvcError, type ServerEvent } from 'svc-stream';
+import { dashboardSession } from '../../src/dashboard/dashboardSession.js';
+import { createSessionStats } from '../../src/session/stats.js';
+
+function source() {
+  const subject = new Subject<ServerEvent>();
+  const counts = { subscribed: 0, unsubscribed: 0 };
+  const events$ = new Observable<ServerEvent>((s) => {
+    counts.subscribed++;
+    const sub = subject.subscribe(s);
+    return () => {
+      counts.unsubscribed++;
+      sub.unsubscribe();
+    };
+  });
+  return { subject, counts, events$ };
+}
+
+/** Run the virtual clock up to `ms`. */
+function advance(scheduler: VirtualTimeScheduler, ms: number): void {
+  scheduler.maxFrames = ms;
+  scheduler.flush();
+}
+
+const clip: ServerEvent = { type: 'clip', clip: { clip_uuid: 'c1', speaker_label: '1', text: 'Hello.' } };
+
+describe('dashboardSession', () => {
+  it('does nothing until start(), then subscribes once however often started', () => {
+    const src = source();
+    const session = dashboardSession({ events$: src.events$, title: 'call.wav' });
+    expect(session.view()).toMatchObject({ type: 'state', version: 0, started: false, phase: 'connecting', title: 'call.wav', transcript: [] });
+    expect(src.counts.subscribed).toBe(0);
+    session.start();
+    session.start();
+    expect(src.counts.subscribed).toBe(1);
+    expect(session.view()).toMatchObject({ version: 1, started: true });
+    session.stop();
+  });
+
+  it('reads the phase from the counters on its timer, shows done only once the events complete', async () => {
+    const scheduler = new VirtualTimeScheduler();
+    const stats = createSessionStats();
+    const src = source();
+    const session = dashboardSession({ events$: src.events$, stats, scheduler, statsPollMs: 100 });
+    const changes: string[] = [];
+    let completed = false;
+    session.changes$.subscribe({ next: () => changes.push(session.view().phase), complete: () => (completed = true) });
+    session.start();
+    expect(changes).toEqual(['connecting']);
+
+    stats.phase = 'streaming';
+    advance(scheduler, 99);
+    expect(session.view().phase).toBe('connecting'); // the view moves only with a version
+    expect(changes).toEqual(['connecting']);
+    advance(scheduler, 100);
+    expect(changes).toEqual(['connecting', 'streaming']);
+    advance(scheduler, 300);
+    expect(changes).toHaveLength(2); // no change, no message
+
+    src.subject.next(clip);
+    expect(changes).toHaveLength(3);
+    stats.phase = 'finishing';
+    advance(scheduler, 400);
+    stats.phase = 'done'; // the counters say done a moment before the events complete
+    advance(scheduler, 500);
+    expect(session.view().phase).toBe('finishing');
+    src.subject.next({ type: 'done', duration_ms: 1000 });
+    src.subject.complete();
+    expect(completed).toBe(true);
+    expect(changes.slice(-1)).toEqual(['done']);
+    const final = await session.ended;
+    expect(final).toMatchObject({ phase: 'done', error: null, duration_ms: 1000, clips: [{ clip_uuid: 'c1' }] });
+    expect(session.view()).toBe(final); // cached: same version, same object
+  });
+
+  it('without counters: connecting until the first event, then streaming', () => {
+    const src = source();
+    const session = dashboardSession({ events$: src.events$ });
+    session.start();
+    expect(session.view().phase).toBe('connecting');
+    src.subject.next({ type: 'topics', topics: ['Refund'] });
+    expect(session.view()).toMatchObject({ phase: 'streaming', topics: ['Refund'], events_received: 1 });
+    session.stop();
+  });
+
+  it('ends in error with the error code and first line, and keeps the state so far', async () => {
+    const src = source();
+    const session = dashboardSession({ events$: src.events$ });
+    session.start();
+    src.subject.next(clip);
+    src.subject.error(new SvcError('unexpected_close', 'the socket closed before done (1011)\nmore detail'));
+    expect(await session.ended).toMatchObject({ phase: 'error', error: { code: 'unexpected_close', message: 'the socket closed before done (1011)' }, clips: [{ clip_uuid: 'c1' }] });
+  });
+
+  it('stop() unsubscribes from a running session: phase closed', async () => {
+    const src = source();
+    const session = dashboardSession({ events$: src.events$ });
+    session.start();
+    session.stop();
+    expect(src.counts).toEqual({ subscribed: 1, unsubscribed: 1 });
+    expect((await session.ended).phase).toBe('closed');
+  });
+
+  it('a synchronous source ends inside start()', async () => {
+    const events$ = new Observable<ServerEvent>((s) => {
+      s.next(clip);
+      s.next({ type: 'done', duration_ms: 500 });
+      s.complete();
+    });
+    const session = dashboardSession({ events$ });
+    session.start();
+    expect(await session.ended).toMatchObject({ phase: 'done', duration_ms: 500, events_received: 2 });
+  });
+});
