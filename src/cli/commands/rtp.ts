@@ -1,4 +1,171 @@
 // `svc-stream rtp`: receive RTP calls and analyse each one live.
-import type { Command } from '../command.js';
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { InputError } from '../../errors.js';
+import type { SessionConfig } from '../../schema/config.js';
+import { initialConversationSnapshot, type ConversationSnapshot } from '../../state/snapshot.js';
+import { analyzeCalls, createAnalyzeCallsStats } from '../../telephony/analyzeCalls.js';
+import { parsePayloadTypeArg, type PayloadTypeSpec } from '../../telephony/payloadTypes.js';
+import { createRtpSourceStats, rtpSource } from '../../telephony/rtpSource.js';
+import { printError, type CliIo, type Command } from '../command.js';
+import { resolveEndpoint } from '../endpoint.js';
+import { eventLine } from '../liveView.js';
 
-export const rtpCommands: readonly Command[] = [];
+const USAGE = `Usage: svc-stream rtp [options]
+
+Listen for RTP on a UDP port and analyse every call leg (one per SSRC) in its own live
+session, printing one line per result, prefixed with the leg's id.
+PCMU (0), PCMA (8), G.722 (9), L16 (10, 11) are known; map dynamic payload types with
+--payload-type. DTMF and comfort noise are dropped; RTCP on the same port is ignored.
+
+Options:
+  --port N              UDP port (default 5004; 0 picks a free one, printed on stderr)
+  --host H              interface to listen on (default 127.0.0.1)
+  --payload-type PT=codec[/rate[/channels]]
+                        map a dynamic payload type, e.g. 96=L16/16000, 97=opus/48000/2, 101=telephone-event
+                        (repeatable; codecs: PCMU PCMA L16 G722 opus telephone-event CN)
+  --jitter MS           longest wait for a missing packet (default 60)
+  --idle-timeout MS     a call ends after this long without packets (default 5000)
+  --max-calls N         sessions at once (default 3)
+  --when-full P         queue (default) or reject calls beyond --max-calls
+  --exit-after N        exit once N calls have ended
+  --config FILE         BatchConfig JSON file, or 'default' (the default)
+  --scenario FILE       what the embedded emulator plays
+  --base-url URL        models API base (default SVC_BASE_URL, else the embedded emulator)
+  --json                one NDJSON line per call start, event and call end
+  -h, --help            this help
+
+Environment: SVC_API_KEY, SVC_BASE_URL. With neither set, an embedded emulator is started.
+Exit status: 0 after --exit-after calls (or Ctrl-C); 1 on failure to listen.`;
+
+function readJson(path: string, what: string): unknown {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new InputError('invalid_argument', `cannot read ${what} ${path}: ${(err as Error).message}`, { path: what });
+  }
+}
+
+function intFlag(value: string | undefined, name: string, fallback: number, min = 0): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) throw new InputError('invalid_argument', `--${name} expects an integer ≥ ${min}, got '${value}'`, { path: name });
+  return n;
+}
+
+async function run(argv: readonly string[], io: CliIo): Promise<number> {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'payload-type': { type: 'string', multiple: true },
+      jitter: { type: 'string' },
+      'idle-timeout': { type: 'string' },
+      'max-calls': { type: 'string' },
+      'when-full': { type: 'string' },
+      'exit-after': { type: 'string' },
+      config: { type: 'string' },
+      scenario: { type: 'string' },
+      'base-url': { type: 'string' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    io.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const payloadTypes: Record<number, PayloadTypeSpec> = {};
+  for (const arg of values['payload-type'] ?? []) {
+    const [pt, spec] = parsePayloadTypeArg(arg);
+    payloadTypes[pt] = spec;
+  }
+  const whenFull = values['when-full'] ?? 'queue';
+  if (whenFull !== 'queue' && whenFull !== 'reject') throw new InputError('invalid_argument', `--when-full expects queue or reject, got '${whenFull}'`, { path: 'when-full' });
+  const port = intFlag(values.port, 'port', 5004);
+  const exitAfter = values['exit-after'] !== undefined ? intFlag(values['exit-after'], 'exit-after', 1, 1) : undefined;
+  const config: SessionConfig = values.config === undefined || values.config === 'default' ? 'default' : (readJson(values.config, 'config') as SessionConfig);
+  const scenario = values.scenario ? readJson(values.scenario, 'scenario') : undefined;
+
+  const endpoint = await resolveEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
+  const sourceStats = createRtpSourceStats();
+  const callStats = createAnalyzeCallsStats();
+  const out = (line: string): void => void io.stdout.write(`${line}\n`);
+  const json = values.json === true;
+
+  try {
+    return await new Promise<number>((resolve, reject) => {
+      let ended = 0;
+      const legs$ = rtpSource({
+        host: values.host ?? '127.0.0.1',
+        port,
+        payloadTypes,
+        stats: sourceStats,
+        ...(values.jitter !== undefined ? { playoutDelayMs: intFlag(values.jitter, 'jitter', 60) } : {}),
+        ...(values['idle-timeout'] !== undefined ? { idleTimeoutMs: intFlag(values['idle-timeout'], 'idle-timeout', 5000, 1) } : {}),
+        onListening: (a) => io.stderr.write(`svc-stream: listening for RTP on ${a.address}:${a.port}\n`),
+      });
+      const sub = analyzeCalls(legs$, {
+        apiKey: endpoint.apiKey,
+        baseUrl: endpoint.baseUrl,
+        config,
+        maxConcurrent: intFlag(values['max-calls'], 'max-calls', 3, 1),
+        whenFull,
+        callStats,
+      }).subscribe({
+        next: (call) => {
+          const leg = call.call;
+          const fmt = `${leg.codec.name}/${leg.codec.clockRate} as ${leg.format.audio_format}`;
+          if (json) out(JSON.stringify({ type: 'call', id: call.id, ssrc: leg.ssrc, payload_type: leg.payloadType, codec: leg.codec.name, format: leg.format, status: call.status, remote: leg.remote }));
+          else out(`${call.id} call from ${leg.remote.address}:${leg.remote.port} (${fmt}), ${call.status}`);
+          let snapshot: ConversationSnapshot = initialConversationSnapshot;
+          call.streams.snapshot$.subscribe({ next: (s) => (snapshot = s), error: () => undefined });
+          call.streams.events$.subscribe({
+            next: (e) => {
+              if (json) out(JSON.stringify({ type: 'event', id: call.id, event: e }));
+              else {
+                const line = eventLine(e, snapshot);
+                if (line !== undefined) out(`${call.id} ${line}`);
+              }
+            },
+            error: () => undefined,
+          });
+          call.outcome$.subscribe((o) => {
+            const s = leg.stats;
+            const counters = { received: s.received, lost: s.lost, late: s.late, duplicated: s.duplicated, reordered: s.reordered, dtmf: s.dtmf, cn: s.cn, rtcp: s.rtcp };
+            const error = o.error === undefined ? undefined : { code: (o.error as { code?: string }).code ?? 'error', message: (o.error as Error).message };
+            if (json) out(JSON.stringify({ type: 'call_end', id: call.id, status: o.status, duration_ms: o.snapshot.aggregates.audioDurationMs, stats: counters, ...(error ? { error } : {}) }));
+            else out(`${call.id} ${o.status}${error ? ` ${error.code}: ${error.message}` : ''} (${Object.entries(counters).map(([k, v]) => `${k} ${v}`).join(', ')})`);
+            ended++;
+            if (exitAfter !== undefined && ended >= exitAfter) {
+              sub.unsubscribe();
+              resolve(0);
+            }
+          });
+        },
+        error: (err: unknown) => reject(err),
+      });
+      const onAbort = (): void => {
+        sub.unsubscribe();
+        resolve(0);
+      };
+      if (io.signal?.aborted) onAbort();
+      io.signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  } catch (err) {
+    printError(io, err);
+    return 1;
+  } finally {
+    await endpoint.close();
+  }
+}
+
+export const rtpCommands: readonly Command[] = [
+  {
+    name: 'rtp',
+    summary: 'receive RTP calls on a UDP port and analyse each one live',
+    usage: USAGE,
+    run,
+  },
+];
