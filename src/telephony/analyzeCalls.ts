@@ -188,8 +188,9 @@ export function analyzeCalls<C extends AnalyzableCall>(calls$: Observable<C>, op
         return;
       }
 
+      // The driver subscribes first, so the call is emitted already running (or queued).
       open++;
-      subscriber.next(analysis);
+      let emitted = false;
       const finish = (o: CallOutcome): void => {
         status = o.status;
         if (o.status === 'done') stats.done++;
@@ -197,20 +198,25 @@ export function analyzeCalls<C extends AnalyzableCall>(calls$: Observable<C>, op
         outcome.next(o);
         outcome.complete();
         open--;
-        maybeComplete();
+        if (emitted) maybeComplete();
       };
-      const driver = streams.snapshot$.subscribe({
+      // A session can end synchronously (an invalid config), before `subscribe` returns.
+      let driver: Subscription | undefined;
+      driver = streams.snapshot$.subscribe({
         next: (s) => (last = s),
         error: (error: unknown) => {
-          drivers.delete(driver);
+          if (driver) drivers.delete(driver);
           finish({ status: 'error', error, snapshot: last });
         },
         complete: () => {
-          drivers.delete(driver);
+          if (driver) drivers.delete(driver);
           finish({ status: 'done', snapshot: last });
         },
       });
       if (!driver.closed) drivers.add(driver);
+      emitted = true;
+      subscriber.next(analysis);
+      maybeComplete();
     };
 
     const source = calls$.subscribe({

@@ -86,3 +86,15 @@ describe('analyzeCalls', () => {
     expect(roles.toArray().map((r) => r.name).sort()).toEqual(['Agent', 'Customer']);
   });
 });
+
+describe('analyzeCalls without a service', () => {
+  it('reports a call whose session fails synchronously (invalid config) and completes', async () => {
+    const calls = [recordedCall('a', 100)];
+    const results = await lastValueFrom(
+      analyzeCalls(of(...calls), { apiKey: 'k', baseUrl: 'http://127.0.0.1:9', config: { stt: { custom_terms: [{ term: '' }] } } as never }).pipe(toArray(), timeout(5000)),
+    );
+    const o = await firstValueFrom(results[0]!.outcome$);
+    expect(o.status).toBe('error');
+    expect((o.error as { code: string }).code).toBe('invalid_config');
+  });
+});
