@@ -59,13 +59,14 @@ class Subscriber {
   constructor(
     private readonly res: ServerResponse,
     private readonly frameOf: () => { version: number; frame: string },
+    private readonly ended: () => boolean,
     private readonly onFinalServed: () => void,
   ) {
     res.on('close', () => (this.closed = true));
   }
 
   /** Write the current view if it is new; after the session ended, also `end` and close. */
-  pump(ended: boolean): void {
+  pump(): void {
     if (this.closed || this.blocked || this.endSent) return;
     const { version, frame } = this.frameOf();
     let ok = true;
@@ -73,7 +74,7 @@ class Subscriber {
       this.sentVersion = version;
       ok = this.res.write(frame);
     }
-    if (ended) {
+    if (this.ended()) {
       this.endSent = true;
       this.res.end(sseFrame('end', {}), () => this.onFinalServed());
       return;
@@ -83,7 +84,7 @@ class Subscriber {
       this.blocked = true;
       this.res.once('drain', () => {
         this.blocked = false;
-        this.pump(false);
+        this.pump();
       });
     }
   }
@@ -145,7 +146,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
   const pumpAll = (): void => {
     for (const s of subscribers) {
       if (s.isClosed) subscribers.delete(s);
-      else s.pump(ended);
+      else s.pump();
     }
   };
   const changesSub = session.changes$.pipe(throttleTime(options.throttleMs ?? 50, scheduler, { leading: true, trailing: true })).subscribe(() => pumpAll());
@@ -175,12 +176,13 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
         res.writeHead(204, SECURITY_HEADERS);
         return res.end();
       case '/events': {
+        if (req.method !== 'GET') return send(res, 405, 'text/plain; charset=utf-8', 'GET only\n');
         session.start();
         res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', connection: 'keep-alive', 'x-accel-buffering': 'no', ...SECURITY_HEADERS });
         res.write('retry: 1000\n\n');
-        const subscriber = new Subscriber(res, frameOf, onFinalServed);
+        const subscriber = new Subscriber(res, frameOf, () => ended, onFinalServed);
         if (!ended) subscribers.add(subscriber);
-        subscriber.pump(ended);
+        subscriber.pump();
         return;
       }
       default:

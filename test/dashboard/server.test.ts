@@ -4,7 +4,7 @@ import { request } from 'node:http';
 import { Observable, Subject } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SvcError, type ServerEvent } from 'svc-stream';
-import { PAGE_CSS, PAGE_HTML, PAGE_JS, startDashboard, type RunningDashboard } from '../../src/dashboard/index.js';
+import { PAGE_CSS, PAGE_HTML, PAGE_JS, parseSse, startDashboard, type RunningDashboard } from '../../src/dashboard/index.js';
 import { createSessionStats } from '../../src/session/stats.js';
 import { connectSse, type SseConnection, type SseMessage } from './sseClient.js';
 
@@ -140,6 +140,34 @@ describe('GET /events', () => {
     await page.waitFor((m) => last(states(m)).clips.length === 300);
     expect(states(page.messages).length).toBeLessThan(10);
     expect(last(states(page.messages)).phase).toBe('streaming'); // no stats: streaming once events arrive
+  });
+
+  it('a page that stops reading skips states, and still gets the final state and end when it reads again', async () => {
+    const src = manualSource();
+    dashboard = await startDashboard({ events$: src.events$, throttleMs: 0 });
+    const text = 'x'.repeat(2000);
+    const received: string[] = [];
+    const res = await new Promise<import('node:http').IncomingMessage>((resolve, reject) =>
+      request(`${dashboard!.url}events`, { agent: false }, resolve).on('error', reject).end(),
+    );
+    res.setEncoding('utf8');
+    res.pause(); // a stalled page: socket buffers fill, writes report backpressure
+    res.on('data', (c: string) => received.push(c));
+    const ended = new Promise<void>((resolve) => res.on('end', () => resolve()));
+    for (let i = 0; i < 400; i++) {
+      src.subject.next(clip(`c${i}`, '1', text, i));
+      await new Promise((r) => setImmediate(r));
+    }
+    src.subject.next({ type: 'done', duration_ms: 400_000 });
+    src.subject.complete();
+    await new Promise((r) => setTimeout(r, 50));
+    res.resume();
+    await ended;
+    const { messages } = parseSse(received.join(''));
+    expect(messages.length).toBeLessThan(200); // states were skipped, not queued
+    expect(messages.slice(-2).map((m) => m.event)).toEqual(['state', 'end']);
+    expect(JSON.parse(messages.at(-2)!.data)).toMatchObject({ phase: 'done', duration_ms: 400_000 });
+    expect(JSON.parse(messages.at(-2)!.data).clips).toHaveLength(400);
   });
 
   it('ends in error with the stable code and message', async () => {
