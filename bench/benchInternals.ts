@@ -82,14 +82,22 @@ export async function startSink(options: SinkOptions = {}): Promise<Sink> {
 // ---------------------------------------------------------------------------------------------
 // Sources and the bare client.
 
+export interface PullFramesOptions {
+  /** Sees each frame as it goes, before the session does. */
+  readonly onEmit?: (index: number, frame: Uint8Array) => void;
+  /** A new buffer per frame, as a real source reads (default: one buffer sent again). */
+  readonly fresh?: boolean;
+}
+
 /**
  * `count` frames of `size` bytes from a pull-capable source: emitted in a synchronous loop
  * while the session lets it flow, awaiting the session's FlowControl when paused (as
- * `fromReadable` does, without a stream's own cost). `onEmit` sees each frame as it goes.
+ * `fromReadable` does, without a stream's own cost).
  */
-export function pullFrames(count: number, size: number, onEmit?: (index: number, frame: Uint8Array) => void): AudioObservable {
+export function pullFrames(count: number, size: number, options: PullFramesOptions = {}): AudioObservable {
+  const { onEmit, fresh = false } = options;
   const slot: FlowSlot = { current: undefined };
-  const frame = new Uint8Array(size);
+  const shared = new Uint8Array(size);
   const source = new Observable<Uint8Array>((subscriber) => {
     const flow: FlowControl | undefined = slot.current;
     slot.current = undefined;
@@ -99,6 +107,7 @@ export function pullFrames(count: number, size: number, onEmit?: (index: number,
       while (i < count && !stopped) {
         if (flow?.paused) await flow.ready();
         while (i < count && !stopped && !flow?.paused) {
+          const frame = fresh ? new Uint8Array(size) : shared;
           onEmit?.(i, frame);
           i++;
           subscriber.next(frame);
