@@ -5,13 +5,11 @@
 //
 // FILE defaults to samples/call.wav with samples/call.config.json. With SVC_API_KEY and
 // SVC_BASE_URL unset, an embedded emulator answers, playing FILE's <stem>.scenario.json.
-// The dashboard is not (yet) exported by the package's entry point, hence the relative import.
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { analyzeConversation, createSessionStats, fileSource, startEmulator, type BatchConfig, type ScenarioInput } from 'svc-stream';
-import { startDashboard } from '../src/dashboard/index.js';
+import { analyzeConversation, createSessionStats, fileSource, startDashboard, startEmulator, type BatchConfig, type ScenarioInput } from 'svc-stream';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const { values, positionals } = parseArgs({

@@ -7,6 +7,7 @@ export * from './session/index.js';
 export * from './state/index.js';
 export * from './batch/index.js';
 export * from './platform/index.js';
+export * from './dashboard/index.js';
 export {
   startEmulator,
   loadEmulatorConfig,
