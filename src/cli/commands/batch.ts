@@ -151,7 +151,7 @@ ${ENDPOINT_HELP}`;
 
 const presetsCommand: Command = {
   name: 'presets',
-  summary: 'List the behavior presets (preset:<identifier>)',
+  summary: 'list the behavior presets (preset:<identifier>)',
   usage: presetsUsage,
   async run(argv, io) {
     let parsed;
@@ -189,7 +189,7 @@ const presetsCommand: Command = {
 };
 
 export const batchCommands: readonly Command[] = [
-  filesCommand('events', 'Detect audio events (applause, laughter, instruments…) in files', 'Detects non-speech audio events', detectAudioEvents),
-  filesCommand('emotion', 'Detect the emotion of files, whole-file and per 15 s window', 'Detects the whole-file emotion and one per 15 s window', detectEmotion),
+  filesCommand('events', 'detect audio events (applause, laughter, instruments…) in files', 'Detects non-speech audio events', detectAudioEvents),
+  filesCommand('emotion', 'detect the emotion of files, whole-file and per 15 s window', 'Detects the whole-file emotion and one per 15 s window', detectEmotion),
   presetsCommand,
 ];

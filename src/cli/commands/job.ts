@@ -157,7 +157,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
 /** `svc-stream job`: submit orchestration jobs and read their status. */
 export const jobCommand: Command = {
   name: 'job',
-  summary: 'Submit orchestration API jobs (real-time, one file, several files) and poll their status',
+  summary: 'submit orchestration API jobs (real-time, one file, several files) and poll their status',
   usage: USAGE,
   run,
 };
