@@ -47,7 +47,7 @@ function page(packet: Uint8Array, flags: number, granule: bigint, serial: number
  *
  * const ogg = new OggOpusWriter();
  * const pages = ogg.packet(new Uint8Array([0xfc, 0xff, 0xfe])); // headers + one 20 ms page
- * console.log(pages.length, ogg.granule); // 3 960
+ * console.log(pages.length, ogg.granule); // 3 960n
  * ```
  */
 export class OggOpusWriter {
