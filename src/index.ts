@@ -8,6 +8,7 @@ export * from './state/index.js';
 export * from './batch/index.js';
 export * from './platform/index.js';
 export * from './dashboard/index.js';
+export * from './telephony/index.js';
 export {
   startEmulator,
   loadEmulatorConfig,

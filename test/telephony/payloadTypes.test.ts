@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { OggOpusWriter, opusPacketSamples, parsePayloadTypeArg, resolvePayloadType, TrackInterleaver } from '../../src/telephony/index.js';
+import { OggOpusWriter, opusPacketSamples, parsePayloadTypeArg, resolvePayloadType, TrackInterleaver } from 'svc-stream';
 
 describe('resolvePayloadType', () => {
   it.each([

@@ -1,6 +1,6 @@
 import { VirtualTimeScheduler } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { PlayoutStream, resolvePayloadType } from '../../src/telephony/index.js';
+import { PlayoutStream, resolvePayloadType } from 'svc-stream';
 
 const PCMU = resolvePayloadType(0)!;
 const pkt = (seq: number) => ({ seq, timestamp: seq * 160, payload: new Uint8Array(160).fill(seq), samples: 160 });
