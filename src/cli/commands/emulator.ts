@@ -2,6 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { InputError } from '../../errors.js';
+import { loadEmulatorConfig } from '../../emulator/config.js';
+import { loadScenarioFile } from '../../emulator/scenario.js';
 import { startEmulator, type EmulatorOptions } from '../../emulator/server.js';
 import type { CliIo, Command } from '../command.js';
 
@@ -15,16 +17,17 @@ The first lines printed are KEY=value pairs a shell can eval:
 Options:
   --port N         port to listen on (default 0: a free port)
   --host H         interface (default 127.0.0.1)
-  --config FILE    JSON: { organizations, scenario, platform } (see README, "The emulator")
+  --config FILE    JSON: organizations and their limits, scenarios, platform account
+                   (see README, "The emulator", Config file); flags win over it
   --scenario FILE  JSON scenario the streaming endpoint plays for every connection
   --log            log each request (never a key) on stderr
   -h, --help       this help`;
 
-function readJson(path: string, what: string): Record<string, unknown> {
+async function loading<T>(what: string, load: () => Promise<T>): Promise<T> {
   try {
-    return JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+    return await load();
   } catch (err) {
-    throw new InputError('invalid_argument', `cannot read ${what} ${path}: ${(err as Error).message}`, { path: what });
+    throw new InputError('invalid_argument', `cannot use the ${what}: ${(err as Error).message}`, { path: what });
   }
 }
 
@@ -46,12 +49,13 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   }
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InputError('invalid_argument', `--port must be 0-65535, got ${values.port}`, { path: 'port' });
-  const fromFile = values.config ? readJson(values.config, 'config') : {};
+  const fromFile = values.config ? await loading('config', () => loadEmulatorConfig(values.config!)) : {};
+  const scenario = values.scenario ? await loading('scenario', () => loadScenarioFile(values.scenario!)) : undefined;
   const options: EmulatorOptions = {
-    ...(fromFile as EmulatorOptions),
-    port,
+    ...fromFile,
+    ...(values.port !== undefined || fromFile.port === undefined ? { port } : {}),
     ...(values.host ? { host: values.host } : {}),
-    ...(values.scenario ? { scenario: readJson(values.scenario, 'scenario') as never } : {}),
+    ...(scenario !== undefined ? { scenario } : {}),
     ...(values.log ? { log: (line: string) => io.stderr.write(`emulator: ${line}\n`) } : {}),
   };
   const emu = await startEmulator(options);
