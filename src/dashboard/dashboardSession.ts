@@ -5,7 +5,7 @@ import type { ServerEvent } from '../schema/events.js';
 import type { SessionPhase, SessionStats } from '../session/stats.js';
 import { initialConversationSnapshot, type ConversationSnapshot } from '../state/snapshot.js';
 import { splitSession } from '../state/splitSession.js';
-import { dashboardView, isTerminalPhase, type DashboardError, type DashboardView } from './view.js';
+import { dashboardView, type DashboardError, type DashboardView } from './view.js';
 
 export interface DashboardSessionOptions {
   /** The session's events, cold: subscribed once, by `start()`. */

@@ -1,6 +1,6 @@
 // `svc-stream analyze [FILE|-]`: stream a file or stdin through conversation analysis and
 // show the derived state live, as plain lines, or as NDJSON.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { lastValueFrom, Observable, scan, tap } from 'rxjs';
@@ -9,12 +9,11 @@ import { fromReadable } from '../../audio/fromReadable.js';
 import type { AudioObservable } from '../../audio/meta.js';
 import { InputError, SvcError } from '../../errors.js';
 import type { AudioFormat } from '../../schema/audio.js';
-import type { SessionConfig } from '../../schema/config.js';
 import type { ServerEvent } from '../../schema/events.js';
 import { conversationSession } from '../../session/conversation.js';
 import { createSessionStats } from '../../session/stats.js';
 import { initialConversationSnapshot, snapshotReducer, type ConversationSnapshot } from '../../state/snapshot.js';
-import { printError, type CliIo, type Command } from '../command.js';
+import { configFlag, printError, readJsonFile, type CliIo, type Command } from '../command.js';
 import { resolveEndpoint } from '../endpoint.js';
 import { eventLine, panel } from '../liveView.js';
 import { stateJson } from '../stateJson.js';
@@ -52,14 +51,6 @@ export function scenarioFor(file: string | undefined): string | undefined {
   return undefined;
 }
 
-function readJsonFile(path: string, what: string): unknown {
-  try {
-    return JSON.parse(readFileSync(path, 'utf8'));
-  } catch (err) {
-    throw new InputError('invalid_argument', `cannot read ${what} ${path}: ${(err as Error).message}`, { path: what });
-  }
-}
-
 async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args: [...argv],
@@ -92,7 +83,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
         ...(values.channels ? { num_channels: Number(values.channels) } : {}),
       } as AudioFormat)
     : undefined;
-  const config: SessionConfig = values.config === undefined || values.config === 'default' ? 'default' : (readJsonFile(values.config, 'config') as SessionConfig);
+  const config = configFlag(values.config);
   const scenarioPath = values.scenario ?? scenarioFor(file);
   const scenario = scenarioPath ? readJsonFile(scenarioPath, 'scenario') : undefined;
   const rate = values.speed ? Number(values.speed) : values.realtime ? 1 : undefined;

@@ -1,5 +1,5 @@
 // `svc-stream dashboard [FILE]`: a live view of a session in the browser.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -8,10 +8,9 @@ import { openBrowser } from '../../dashboard/openBrowser.js';
 import { startDashboard } from '../../dashboard/server.js';
 import type { DashboardView } from '../../dashboard/view.js';
 import { InputError } from '../../errors.js';
-import type { SessionConfig } from '../../schema/config.js';
 import { configFrame, conversationSession } from '../../session/conversation.js';
 import { createSessionStats } from '../../session/stats.js';
-import type { CliIo, Command } from '../command.js';
+import { configFlag, readJsonFile, type CliIo, type Command } from '../command.js';
 import { resolveEndpoint } from '../endpoint.js';
 import { scenarioFor } from './analyze.js';
 
@@ -48,14 +47,6 @@ function packagedSample(name: string): string | undefined {
     if (existsSync(path)) return path;
   }
   return undefined;
-}
-
-function readJsonFile(path: string, what: string): unknown {
-  try {
-    return JSON.parse(readFileSync(path, 'utf8'));
-  } catch (err) {
-    throw new InputError('invalid_argument', `cannot read ${what} ${path}: ${(err as Error).message}`, { path: what });
-  }
 }
 
 function numberFlag(value: string | undefined, name: string, fallback: number, ok: (n: number) => boolean): number {
@@ -100,7 +91,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const port = numberFlag(values.port, 'port', 0, (n) => Number.isInteger(n) && n >= 0 && n <= 65535);
   const speed = numberFlag(values.speed, 'speed', 1, (n) => Number.isFinite(n) && n > 0);
   const configPath = values.config ?? (positionals[0] === undefined ? packagedSample('call.config.json') : undefined);
-  const config: SessionConfig = configPath === undefined || configPath === 'default' ? 'default' : (readJsonFile(configPath, 'config') as SessionConfig);
+  const config = configFlag(configPath);
   configFrame(config); // an invalid config fails here, not after the page loads
   const scenarioPath = values.scenario ?? scenarioFor(file);
   const scenario = scenarioPath ? readJsonFile(scenarioPath, 'scenario') : undefined;

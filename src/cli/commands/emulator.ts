@@ -1,5 +1,4 @@
 // `svc-stream emulator`: run the local emulator in the foreground until interrupted.
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { InputError } from '../../errors.js';
 import { loadEmulatorConfig } from '../../emulator/config.js';

@@ -1,13 +1,11 @@
 // `svc-stream rtp`: receive RTP calls and analyse each one live.
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { InputError } from '../../errors.js';
-import type { SessionConfig } from '../../schema/config.js';
 import { initialConversationSnapshot, type ConversationSnapshot } from '../../state/snapshot.js';
 import { analyzeCalls, createAnalyzeCallsStats } from '../../telephony/analyzeCalls.js';
 import { parsePayloadTypeArg, type PayloadTypeSpec } from '../../telephony/payloadTypes.js';
 import { createRtpSourceStats, rtpSource } from '../../telephony/rtpSource.js';
-import { printError, type CliIo, type Command } from '../command.js';
+import { configFlag, printError, readJsonFile, type CliIo, type Command } from '../command.js';
 import { resolveEndpoint } from '../endpoint.js';
 import { eventLine } from '../liveView.js';
 
@@ -37,14 +35,6 @@ Options:
 
 Environment: SVC_API_KEY, SVC_BASE_URL. With neither set, an embedded emulator is started.
 Exit status: 0 after --exit-after calls (or Ctrl-C); 1 on failure to listen.`;
-
-function readJson(path: string, what: string): unknown {
-  try {
-    return JSON.parse(readFileSync(path, 'utf8'));
-  } catch (err) {
-    throw new InputError('invalid_argument', `cannot read ${what} ${path}: ${(err as Error).message}`, { path: what });
-  }
-}
 
 function intFlag(value: string | undefined, name: string, fallback: number, min = 0): number {
   if (value === undefined) return fallback;
@@ -85,8 +75,8 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   if (whenFull !== 'queue' && whenFull !== 'reject') throw new InputError('invalid_argument', `--when-full expects queue or reject, got '${whenFull}'`, { path: 'when-full' });
   const port = intFlag(values.port, 'port', 5004);
   const exitAfter = values['exit-after'] !== undefined ? intFlag(values['exit-after'], 'exit-after', 1, 1) : undefined;
-  const config: SessionConfig = values.config === undefined || values.config === 'default' ? 'default' : (readJson(values.config, 'config') as SessionConfig);
-  const scenario = values.scenario ? readJson(values.scenario, 'scenario') : undefined;
+  const config = configFlag(values.config);
+  const scenario = values.scenario ? readJsonFile(values.scenario, 'scenario') : undefined;
 
   const endpoint = await resolveEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
   const sourceStats = createRtpSourceStats();
