@@ -1,0 +1,194 @@
+// The `svc-stream` dispatcher and the analyze and emulator commands, run in-process with
+// injected I/O against the embedded emulator, and the real bin once as a user runs it.
+import { execFile } from 'node:child_process';
+import { createReadStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startEmulator, type RunningEmulator } from 'svc-stream';
+import { main } from '../../src/cli/main.js';
+import type { CliIo } from '../../src/cli/command.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const sample = (name: string): string => join(root, 'samples', name);
+
+interface Run {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+async function run(argv: string[], options: { env?: NodeJS.ProcessEnv; stdin?: Readable; signal?: AbortSignal; tty?: boolean } = {}): Promise<Run> {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.on('data', (c: Buffer) => (out += c.toString()));
+  stderr.on('data', (c: Buffer) => (err += c.toString()));
+  if (options.tty) Object.assign(stdout, { isTTY: true, columns: 100 });
+  const io: CliIo = {
+    stdout,
+    stderr,
+    stdin: options.stdin ?? Readable.from([]),
+    env: options.env ?? {},
+    ...(options.signal ? { signal: options.signal } : {}),
+  };
+  const code = await main(argv, io);
+  return { code, stdout: out, stderr: err };
+}
+
+const lines = (text: string): unknown[] => text.trim().split('\n').map((l) => JSON.parse(l) as unknown);
+
+let emulators: RunningEmulator[] = [];
+afterEach(async () => {
+  await Promise.all(emulators.map((e) => e.close()));
+  emulators = [];
+});
+
+describe('svc-stream', () => {
+  it('--help lists every command and exits 0; no command prints help and exits 2', async () => {
+    const help = await run(['--help']);
+    expect(help.code).toBe(0);
+    for (const name of ['analyze', 'dashboard', 'events', 'emotion', 'presets', 'job', 'rtp', 'emulator']) expect(help.stdout).toContain(`  ${name}`);
+    expect((await run([])).code).toBe(2);
+  });
+
+  it('an unknown command exits 2 naming it', async () => {
+    const r = await run(['analyse']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("unknown command 'analyse'");
+  });
+});
+
+describe('svc-stream analyze', () => {
+  it('--json prints one line per event and, last, the whole derived state', async () => {
+    const r = await run(['analyze', sample('call.wav'), '--json', '--config', sample('call.config.json')]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('using the embedded emulator');
+    const out = lines(r.stdout) as Array<Record<string, unknown>>;
+    const state = out.at(-1)!;
+    expect(out.at(-2)).toEqual({ type: 'done', duration_ms: 38507 });
+    expect(state['type']).toBe('state');
+    expect(Object.keys(state).sort()).toEqual(['behaviors', 'clips', 'conversation_type', 'duration_ms', 'roles', 'summary', 'topic_sentiments', 'topics', 'type']);
+    expect(state['duration_ms']).toBe(38507);
+    expect((state['conversation_type'] as { name: string }).name).toBe('Billing dispute');
+    const roles = state['roles'] as Record<string, { name: string }>;
+    expect(roles['1']!.name).toBe('Agent');
+    expect(roles['2']!.name).toBe('Customer');
+    expect(state['topics']).toEqual(['Duplicate charge', 'Refund']);
+    expect((state['clips'] as unknown[]).length).toBe(10);
+    expect((state['behaviors'] as unknown[]).length).toBe(5);
+    expect(typeof state['summary']).toBe('string');
+    // Every event line is a normalised server event.
+    for (const e of out.slice(0, -1)) expect(typeof (e as { type: unknown }).type).toBe('string');
+  });
+
+  it('piped, it prints one plain line per event and exits 0 after done', async () => {
+    const r = await run(['analyze', sample('call.wav')]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("1: Northwind Bank support, this is Sam. How can I help?");
+    expect(r.stdout).toContain('conversation type: Customer support (inferred)');
+    expect(r.stdout.trim().split('\n').at(-1)).toBe('done: 38.5 s of audio');
+  });
+
+  it('on a terminal, it redraws a panel and ends on the final state', async () => {
+    const r = await run(['analyze', sample('call.wav'), '--config', sample('call.config.json')], { tty: true });
+    expect(r.code).toBe(0);
+    const last = r.stdout.split('\x1b[H\x1b[2J').at(-1)!;
+    expect(last).toContain('svc-stream analyze — done');
+    expect(last).toContain('roles:     1=Agent  2=Customer');
+    expect(last).toContain('duration:  38.5 s');
+  });
+
+  it('reads raw audio from stdin with --format/--rate/--channels', async () => {
+    const r = await run(['analyze', '-', '--format', 'mulaw', '--rate', '8000', '--channels', '1', '--json', '--scenario', sample('call.scenario.json')], {
+      stdin: createReadStream(sample('call-8k.mulaw')),
+    });
+    expect(r.code).toBe(0);
+    const state = lines(r.stdout).at(-1) as { duration_ms: number; clips: unknown[] };
+    expect(Math.abs(state.duration_ms - 38507)).toBeLessThan(5);
+    expect(state.clips.length).toBe(10);
+  });
+
+  it('stdin without --format is a usage error, exit 2', async () => {
+    const r = await run(['analyze', '-']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^svc-stream: invalid_argument: reading stdin needs --format/);
+  });
+
+  it('an invalid config file fails before connecting, with its code and path', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-cli-'));
+    try {
+      const bad = join(dir, 'bad.json');
+      writeFileSync(bad, JSON.stringify({ behaviors: ['cheerfulness'] }));
+      const r = await run(['analyze', sample('call.wav'), '--config', bad]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/svc-stream: invalid_config: invalid config at behaviors\.0/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a missing file fails with file_not_found', async () => {
+    const r = await run(['analyze', 'no/such/call.wav']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('svc-stream: file_not_found:');
+  });
+
+  it('with SVC_BASE_URL and a wrong SVC_API_KEY it fails with invalid_api_key, and never prints the key', async () => {
+    const emu = await startEmulator();
+    emulators.push(emu);
+    const key = 'sk-cli-secret-0123456789';
+    const r = await run(['analyze', sample('call.wav')], { env: { SVC_BASE_URL: emu.baseUrl, SVC_API_KEY: key } });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^svc-stream: invalid_api_key: session closed with 4001/);
+    expect(r.stderr).not.toContain('using the embedded emulator');
+    expect(r.stdout + r.stderr).not.toContain(key);
+  });
+
+  it('Ctrl-C ends a live session with aborted', async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 300);
+    const r = await run(['analyze', sample('call.wav'), '--realtime'], { signal: controller.signal });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('svc-stream: aborted: interrupted');
+  });
+});
+
+describe('svc-stream emulator', () => {
+  it('prints the KEY=value lines first and stops on Ctrl-C', async () => {
+    const controller = new AbortController();
+    const stdout = new PassThrough();
+    let out = '';
+    const printed = new Promise<void>((resolve) =>
+      stdout.on('data', (c: Buffer) => {
+        out += c.toString();
+        if (out.split('\n').length > 5) resolve();
+      }),
+    );
+    const done = main(['emulator'], { stdout, stderr: new PassThrough(), stdin: Readable.from([]), env: {}, signal: controller.signal });
+    await printed;
+    const env = Object.fromEntries(out.trim().split('\n').map((l) => l.split('=') as [string, string]));
+    expect(Object.keys(env)).toEqual(['SVC_BASE_URL', 'SVC_API_KEY', 'SVC_PLATFORM_URL', 'SVC_ACCOUNT_UUID', 'SVC_PLATFORM_API_KEY']);
+    const res = await fetch(`${env['SVC_BASE_URL']}/api/svc-2-streaming/list-presets`, { headers: { 'X-API-Key': env['SVC_API_KEY']! } });
+    expect(res.status).toBe(200);
+    controller.abort();
+    expect(await done).toBe(0);
+  });
+});
+
+describe('the installed bin', () => {
+  it('`svc-stream analyze samples/call.wav --json | tail -1` prints the state line', async () => {
+    const stdout = await new Promise<string>((resolve, reject) => {
+      const child = execFile(process.execPath, [join(root, 'bin/svc-stream.js'), 'analyze', 'samples/call.wav', '--json'], { cwd: root, env: { PATH: process.env['PATH'] }, timeout: 30_000 }, (err, out) =>
+        err ? reject(err) : resolve(out),
+      );
+      child.stdin?.end();
+    });
+    const last = JSON.parse(stdout.trim().split('\n').at(-1)!) as { type: string; duration_ms: number };
+    expect(last.type).toBe('state');
+    expect(last.duration_ms).toBe(38507);
+  });
+});
