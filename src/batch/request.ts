@@ -1,6 +1,5 @@
 // One batch call as a cold Observable: check the file, wait for a permit of the shared
 // per-model limit, stream the file from disk as multipart, classify failures, retry by cause.
-import { openAsBlob } from 'node:fs';
 import { asyncScheduler, defer, from, Observable, switchMap, type SchedulerLike } from 'rxjs';
 import type { z } from 'zod';
 import { ContractError, errorFromHttp, InputError, SvcError, ApiError } from '../errors.js';
@@ -9,6 +8,8 @@ import { BATCH_ENDPOINTS, type BatchEndpointName } from './endpoints.js';
 import { checkUploadFile, type CheckedFile } from './files.js';
 import { retryByCause, type RetryPolicy } from './retry.js';
 import { batchLimiter } from './semaphore.js';
+import { multipartBody } from './multipartBody.js';
+import { streamingPost } from './streamingPost.js';
 
 /** Options every batch call takes. */
 export interface BatchOptions {
@@ -27,7 +28,10 @@ export interface BatchOptions {
   readonly scheduler?: SchedulerLike;
   /** Aborting cancels the upload in flight, any wait, and fails the call with code `aborted`. */
   readonly signal?: AbortSignal;
-  /** The fetch to use, for the edge (proxies, tests). Default global `fetch`. */
+  /**
+   * The fetch for requests without an upload (the preset listing), for the edge (proxies,
+   * tests). Default global `fetch`. Uploads go through node:http(s) with backpressure instead.
+   */
   readonly fetch?: typeof fetch;
   /** Called before each retry's wait. */
   readonly onRetry?: (err: unknown, attempt: number, delayMs: number) => void;
@@ -158,7 +162,7 @@ type WithGate = { readonly [ATTEMPT_GATE]?: AttemptGate };
  *
  * Cold: each subscription checks the file locally (no request for a file that fails), then
  * waits for a permit of the process-wide limit for this model, key and base URL, streams the
- * file from disk (`fs.openAsBlob`, never whole in memory) and emits the one result, then
+ * file from disk (a multipart body pulled 64 KiB at a time, never whole in memory) and emits the one result, then
  * completes. Errors with InputError (local checks), ApiError (service answers, classified by
  * `detail`), ContractError (a 200 body outside the contract) or SvcError (`connection_failed`,
  * `aborted`). Retries by cause before erroring (see RetryPolicy); unsubscribing or aborting
@@ -173,7 +177,6 @@ export function batchCall<T>(path: string, spec: BatchCallSpec<T>, options: Batc
     const target = resolveTarget(options);
     const limiter = batchLimiter({ model: endpoint.model, baseUrl: target.baseUrl, apiKey: target.apiKey }, options.concurrency);
     const url = new URL(target.baseUrl.replace(/\/+$/, '') + endpoint.path);
-    const doFetch = options.fetch ?? fetch;
     return from(checkUploadFile(path)).pipe(
       switchMap((file: CheckedFile) => {
         const attempt$ = limiter.run(
@@ -182,11 +185,9 @@ export function batchCall<T>(path: string, spec: BatchCallSpec<T>, options: Batc
             if (stop !== undefined) throw stop;
             return httpCall(
               async (signal) => {
-                const form = new FormData();
-                for (const [k, v] of Object.entries(spec.fields ?? {})) form.append(k, v);
-                // A file-backed Blob: undici streams it from disk as the body is sent.
-                form.append('upload_file', await openAsBlob(file.path), file.filename);
-                return doFetch(url, { method: 'POST', headers: { 'x-api-key': target.apiKey, accept: 'application/json' }, body: form, signal });
+                // Streamed from disk as the socket takes it: never the whole file in memory.
+                const upload = multipartBody(spec.fields ?? {}, { field: 'upload_file', path: file.path, filename: file.filename, size: file.size });
+                return streamingPost(url, { 'x-api-key': target.apiKey, accept: 'application/json', 'content-type': upload.contentType, 'content-length': String(upload.contentLength) }, upload.body, signal);
               },
               spec.schema,
               `${context} (${file.filename})`,
