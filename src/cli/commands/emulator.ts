@@ -9,9 +9,10 @@ import type { CliIo, Command } from '../command.js';
 const USAGE = `Usage: svc-stream emulator [--port N] [--host H] [--config FILE] [--scenario FILE] [--log]
 
 Run the local emulator of the whole service interface on loopback until interrupted.
-The first lines printed are KEY=value pairs a shell can eval:
+The first five lines printed on stdout are KEY=value pairs for the environment:
 
-  eval "$(svc-stream emulator --port 8787 | head -5)"   # or read them from its output
+  svc-stream emulator --scenario samples/call.scenario.json > /tmp/svc-emulator.env &
+  sleep 1; export $(cat /tmp/svc-emulator.env)
 
 Options:
   --port N         port to listen on (default 0: a free port)
