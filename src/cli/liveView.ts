@@ -5,6 +5,12 @@ import type { SessionStats } from '../session/stats.js';
 
 const MAX_CLIPS = 8;
 
+/** A clip's text, or a note that it has none (the emulator never invents a transcript). */
+function textOf(c: { text?: string | undefined; duration_ms?: number | undefined }): string {
+  if (c.text) return c.text;
+  return c.duration_ms !== undefined ? `(no transcript, ${(c.duration_ms / 1000).toFixed(1)} s)` : '(no transcript)';
+}
+
 function speaker(s: ConversationSnapshot, label: string | null | undefined): string {
   if (label == null) return '?';
   const role = s.conversation.roles.get(label);
@@ -18,7 +24,7 @@ export function eventLine(e: ServerEvent, s: ConversationSnapshot): string | und
       const c = e.clip;
       const at = c.start_ms !== undefined ? `[${(c.start_ms / 1000).toFixed(1).padStart(6)}s] ` : '';
       const emo = c.emotion ? ` <${c.emotion}>` : '';
-      return `${at}${speaker(s, c.speaker_label)}: ${c.text ?? ''}${emo}`;
+      return `${at}${speaker(s, c.speaker_label)}: ${textOf(c)}${emo}`;
     }
     case 'partial_clip':
       return undefined;
@@ -66,7 +72,7 @@ export function panel(s: ConversationSnapshot, stats: SessionStats, width: numbe
   for (const entry of entries.slice(-MAX_CLIPS)) {
     const c = entry.clip;
     const mark = entry.status === 'partial' ? '…' : ' ';
-    lines.push(`${mark} ${speaker(s, c.speaker_label)}: ${c.text ?? ''}${c.emotion ? ` <${c.emotion}>` : ''}`);
+    lines.push(`${mark} ${speaker(s, c.speaker_label)}: ${entry.status === 'final' ? textOf(c) : c.text ?? ''}${c.emotion ? ` <${c.emotion}>` : ''}`);
   }
   return lines.map(cut).join('\n');
 }
