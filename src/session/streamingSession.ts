@@ -126,7 +126,8 @@ export function streamingSession<T>(audio$: Observable<AudioChunk>, protocol: St
     let endSent = false;
     let doneSeen = false;
     let errorText: string | undefined;
-    let handshakeError: SvcError | undefined;
+    // A refused handshake is turned into its error when the session fails, so the audio account is exact.
+    let handshakeError: (() => SvcError) | undefined;
     let socketError: Error | undefined;
     let finished = false;
     let audioSub: Subscription | undefined;
@@ -318,7 +319,7 @@ export function streamingSession<T>(audio$: Observable<AudioChunk>, protocol: St
         const status = res.statusCode ?? 0;
         const http = errorFromHttp(status, body, 'the WebSocket handshake');
         const code = http.code === 'http_error' ? 'handshake_rejected' : http.code;
-        handshakeError = new SessionError(code, clean(http.message), { status, detail: http.detail, retryable: http.retryable, audio: account() });
+        handshakeError = () => new SessionError(code, clean(http.message), { status, detail: http.detail, retryable: http.retryable, audio: account() });
         req.destroy();
         ws.terminate();
       });
@@ -339,7 +340,7 @@ export function streamingSession<T>(audio$: Observable<AudioChunk>, protocol: St
         return;
       }
       if (handshakeError) {
-        fail(handshakeError);
+        fail(handshakeError());
         return;
       }
       if (!opened) {
