@@ -2,9 +2,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InputError } from '../../src/errors.js';
-import { FlowControl } from '../../src/session/flow.js';
 import { audioMetaOf, fileSource, FILE_FORMATS, frame } from 'svc-stream';
-import { ALL_EXTENSIONS, byteCount, collect, eventually, FIXTURE_SECONDS, makeFixtures, type Fixtures } from './fixtures.js';
+import { ALL_EXTENSIONS, byteCount, collect, eventually, FIXTURE_SECONDS, makeFixtures, readPausingAfter, type Fixtures } from './fixtures.js';
 
 let fx: Fixtures;
 beforeAll(async () => {
@@ -87,29 +86,14 @@ describe('fileSource', () => {
     const big = join(fx.dir, 'big.wav');
     const data = 8 * 1024 * 1024;
     await writeFile(big, Buffer.concat([wavHeader(data), Buffer.alloc(data)]));
-    const source = fileSource(big, { chunkSize: 16 * 1024 });
-    const flow = new FlowControl();
-    audioMetaOf(source)!.flow!.current = flow;
-    let emitted = 0;
-    let done = false;
-    let pausedOnce = false;
-    const sub = source.subscribe({
-      next: (c) => {
-        emitted += c.byteLength;
-        if (emitted >= 128 * 1024 && !pausedOnce) {
-          pausedOnce = true;
-          flow.pause();
-        }
-      },
-      complete: () => (done = true),
-    });
-    await eventually(() => pausedOnce, 5000, 'pause');
+    const read = await readPausingAfter(fileSource(big, { chunkSize: 16 * 1024 }), 128 * 1024);
+    await eventually(() => read.flow.paused, 5000, 'pause');
     await sleep(150);
-    expect(emitted).toBe(128 * 1024);
-    flow.resume();
-    await eventually(() => done, 5000, 'completion');
-    expect(emitted).toBe(44 + data); // every byte read is emitted
-    sub.unsubscribe();
+    expect(read.emitted()).toBe(128 * 1024);
+    read.flow.resume();
+    await eventually(() => read.done(), 5000, 'completion');
+    expect(read.emitted()).toBe(44 + data); // every byte read is emitted
+    read.unsubscribe();
   });
 
   it('is cold and repeatable', async () => {

@@ -112,3 +112,29 @@ export async function eventually(check: () => boolean | Promise<boolean>, ms = 5
     await new Promise((r) => setTimeout(r, 10));
   }
 }
+
+/** A subscription to a pull-capable source whose flow is paused once `pauseAfter` bytes were emitted. */
+export interface PausedRead {
+  readonly flow: import('../../src/session/flow.js').FlowControl;
+  readonly emitted: () => number;
+  readonly done: () => boolean;
+  readonly unsubscribe: () => void;
+}
+
+/** Subscribe as a session does (flow control left in the slot first) and pause after `pauseAfter` bytes. */
+export async function readPausingAfter(source: import('svc-stream').AudioObservable, pauseAfter: number): Promise<PausedRead> {
+  const { FlowControl } = await import('../../src/session/flow.js');
+  const { audioMetaOf } = await import('svc-stream');
+  const flow = new FlowControl();
+  audioMetaOf(source)!.flow!.current = flow;
+  let emitted = 0;
+  let done = false;
+  const sub = source.subscribe({
+    next: (c) => {
+      emitted += c.byteLength;
+      if (emitted >= pauseAfter && !flow.paused && emitted - c.byteLength < pauseAfter) flow.pause();
+    },
+    complete: () => (done = true),
+  });
+  return { flow, emitted: () => emitted, done: () => done, unsubscribe: () => sub.unsubscribe() };
+}

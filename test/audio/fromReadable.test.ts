@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AudioSourceError } from '../../src/errors.js';
 import { FlowControl } from '../../src/session/flow.js';
 import { audioMetaOf, fromReadable } from 'svc-stream';
-import { byteCount, collect, eventually } from './fixtures.js';
+import { byteCount, collect, eventually, readPausingAfter } from './fixtures.js';
 
 let dir: string;
 let big: string;
@@ -34,34 +34,20 @@ describe('fromReadable', () => {
   it('pauses a fast file for a slow consumer: bytes read stay bounded while the flow is paused', async () => {
     const stream = createReadStream(big, { highWaterMark: 64 * 1024 });
     const source = fromReadable(stream);
-    const flow = new FlowControl();
-    audioMetaOf(source)!.flow!.current = flow; // as the session does, just before subscribing
-    let emitted = 0;
-    let done = false;
-    let pausedOnce = false;
-    const sub = source.subscribe({
-      next: (c) => {
-        emitted += c.byteLength;
-        if (emitted >= 256 * 1024 && !pausedOnce) {
-          pausedOnce = true;
-          flow.pause();
-        }
-      },
-      complete: () => (done = true),
-    });
-    await eventually(() => flow.paused, 5000, 'pause');
+    const read = await readPausingAfter(source, 256 * 1024); // as the session does, just before subscribing
+    await eventually(() => read.flow.paused, 5000, 'pause');
     await sleep(150);
     const readWhilePaused = stream.bytesRead;
-    expect(emitted).toBe(256 * 1024);
+    expect(read.emitted()).toBe(256 * 1024);
     // At most the stream's buffer (one highWaterMark) and one chunk beyond what was emitted.
-    expect(readWhilePaused - emitted).toBeLessThanOrEqual(2 * 64 * 1024);
+    expect(readWhilePaused - read.emitted()).toBeLessThanOrEqual(2 * 64 * 1024);
     await sleep(100);
     expect(stream.bytesRead).toBe(readWhilePaused);
     expect(audioMetaOf(source)!.flow!.current).toBeUndefined(); // the slot was taken
-    flow.resume();
-    await eventually(() => done, 5000, 'completion');
-    expect(emitted).toBe(BIG);
-    sub.unsubscribe();
+    read.flow.resume();
+    await eventually(() => read.done(), 5000, 'completion');
+    expect(read.emitted()).toBe(BIG);
+    read.unsubscribe();
   });
 
   it('honours an explicit flow option', async () => {

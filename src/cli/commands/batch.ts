@@ -8,7 +8,7 @@ import type { BatchOptions } from '../../batch/request.js';
 import { MAX_BATCH_CONCURRENCY } from '../../batch/semaphore.js';
 import { InputError } from '../../errors.js';
 import { printError, type CliIo, type Command } from '../command.js';
-import { resolveEndpoint } from '../endpoint.js';
+import { resolveEndpoint, type ModelsEndpoint } from '../endpoint.js';
 
 const COMMON_OPTIONS = {
   'base-url': { type: 'string' },
@@ -47,6 +47,16 @@ function usageError(io: CliIo, message: string, name: string): number {
   return 2;
 }
 
+/** The endpoint from flags and environment; undefined (after printing why) when it cannot be had. */
+async function endpointOrUsage(values: { 'base-url'?: string | undefined; 'api-key'?: string | undefined }, io: CliIo): Promise<ModelsEndpoint | undefined> {
+  try {
+    return await resolveEndpoint({ baseUrl: values['base-url'], apiKey: values['api-key'] }, io);
+  } catch (err) {
+    printError(io, err);
+    return undefined;
+  }
+}
+
 function filesCommand(name: string, summary: string, what: string, call: (path: string, o: BatchOptions) => Observable<unknown>): Command {
   const usage = filesUsage(name, what);
   return {
@@ -79,13 +89,8 @@ function filesCommand(name: string, summary: string, what: string, call: (path: 
         }
       }
 
-      let endpoint;
-      try {
-        endpoint = await resolveEndpoint({ baseUrl: values['base-url'], apiKey: values['api-key'] }, io);
-      } catch (err) {
-        printError(io, err);
-        return 2;
-      }
+      const endpoint = await endpointOrUsage(values, io);
+      if (endpoint === undefined) return 2;
       const total = positionals.length;
       let done = 0;
       let failed = 0;
@@ -168,13 +173,8 @@ const presetsCommand: Command = {
     if (values.from !== undefined && values.from !== 'batch' && values.from !== 'streaming') {
       return usageError(io, `--from must be batch or streaming, got ${values.from}`, 'presets');
     }
-    let endpoint;
-    try {
-      endpoint = await resolveEndpoint({ baseUrl: values['base-url'], apiKey: values['api-key'] }, io);
-    } catch (err) {
-      printError(io, err);
-      return 2;
-    }
+    const endpoint = await endpointOrUsage(values, io);
+    if (endpoint === undefined) return 2;
     try {
       const presets = await listPresetsAsync({ baseUrl: endpoint.baseUrl, apiKey: endpoint.apiKey, from: values.from as 'batch' | 'streaming' | undefined, signal: io.signal });
       for (const p of presets) io.stdout.write(`${JSON.stringify(p)}\n`);
