@@ -4,16 +4,16 @@
 import { performance } from 'node:perf_hooks';
 import os from 'node:os';
 import { Subject, type Observable, type OperatorFunction } from 'rxjs';
-import { audioDuration } from '../operators/audioDuration.js';
-import { behaviorDetections } from '../operators/behaviorDetections.js';
-import { clipsWithUpdates } from '../operators/clipsWithUpdates.js';
-import { conversationSnapshot } from '../operators/conversationSnapshot.js';
-import { conversationType } from '../operators/conversationType.js';
-import { currentRoles } from '../operators/currentRoles.js';
-import { latestSummary } from '../operators/latestSummary.js';
-import { latestTopics } from '../operators/latestTopics.js';
-import { liveTranscript } from '../operators/liveTranscript.js';
-import { topicSentiments } from '../operators/topicSentiments.js';
+import { audioDuration } from '../src/operators/audioDuration.js';
+import { behaviorDetections } from '../src/operators/behaviorDetections.js';
+import { clipsWithUpdates } from '../src/operators/clipsWithUpdates.js';
+import { conversationSnapshot } from '../src/operators/conversationSnapshot.js';
+import { conversationType } from '../src/operators/conversationType.js';
+import { currentRoles } from '../src/operators/currentRoles.js';
+import { latestSummary } from '../src/operators/latestSummary.js';
+import { latestTopics } from '../src/operators/latestTopics.js';
+import { liveTranscript } from '../src/operators/liveTranscript.js';
+import { topicSentiments } from '../src/operators/topicSentiments.js';
 import type { ServerEvent } from '../src/schema/events.js';
 import { splitSession } from '../src/state/splitSession.js';
 

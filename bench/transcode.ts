@@ -5,7 +5,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { resolveFfmpeg, transcodeSource } from '../src/audio/index.js';
+import { resolveFfmpeg, transcodeSource } from '../src/index.js';
 
 const SECONDS = 600;
 const RATE = 44100;

@@ -9,7 +9,8 @@ import { fork } from 'node:child_process';
 import { mkdtempSync, openSync, closeSync, rmSync, statSync, writeSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { detectAudioEventsAsync, MAX_UPLOAD_BYTES, startEmulator } from 'svc-stream';
+import { detectAudioEventsAsync, MAX_UPLOAD_BYTES } from 'svc-stream';
+import { startEmulator } from 'svc-stream/emulator';
 
 if (process.argv[2] !== '--emulator' && typeof global.gc !== 'function') {
   // Re-run with --expose-gc so retained memory can be told from garbage.

@@ -2,7 +2,7 @@
 // The svc-stream command. Runs the compiled CLI (npm install builds it through `prepare`).
 import { existsSync } from 'node:fs';
 
-const entry = new URL('../dist/src/cli/main.js', import.meta.url);
+const entry = new URL('../dist/cli/main.js', import.meta.url);
 if (!existsSync(entry)) {
   process.stderr.write('svc-stream: the package is not built; run `npm install` (or `npm run build`) first\n');
   process.exit(1);

@@ -9,7 +9,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { lastValueFrom } from 'rxjs';
-import { analyzeConversation, fileSource, splitSession, startEmulator, type BatchConfig, type ScenarioInput } from 'svc-stream';
+import { analyzeConversation, fileSource, splitSession, type BatchConfig } from 'svc-stream';
+import { startEmulator, type ScenarioInput } from 'svc-stream/emulator';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const file = process.argv[2] ?? join(here, 'call.wav');

@@ -13,7 +13,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
-import { startEmulator, type ScenarioInput } from 'svc-stream';
+import { startEmulator, type ScenarioInput } from 'svc-stream/emulator';
 // Telephony is imported from the source tree until the package barrel re-exports it.
 import { analyzeCalls, mediaStreamServer, type MediaStreamPresetName } from 'svc-stream';
 

@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { startEmulator, type ScenarioInput } from 'svc-stream';
+import { startEmulator, type ScenarioInput } from 'svc-stream/emulator';
 // Telephony is imported from the source tree until the package barrel re-exports it.
 import { analyzeCalls, rtpSource } from 'svc-stream';
 

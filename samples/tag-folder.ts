@@ -9,7 +9,8 @@ import { readdirSync } from 'node:fs';
 import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { from, lastValueFrom, toArray } from 'rxjs';
-import { BATCH_FILE_EXTENSIONS, isFileResult, startEmulator } from 'svc-stream';
+import { BATCH_FILE_EXTENSIONS, isFileResult } from 'svc-stream';
+import { startEmulator } from 'svc-stream/emulator';
 import { emotionFiles, tagFiles } from 'svc-stream/operators';
 
 const folder = process.argv[2] ?? dirname(fileURLToPath(import.meta.url));

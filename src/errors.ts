@@ -72,12 +72,12 @@ export interface AudioAccount {
 }
 
 export interface SvcErrorOptions {
-  readonly status?: number;
-  readonly closeCode?: number;
-  readonly detail?: unknown;
-  readonly retryable?: boolean;
-  readonly cause?: unknown;
-  readonly audio?: AudioAccount;
+  readonly status?: number | undefined;
+  readonly closeCode?: number | undefined;
+  readonly detail?: unknown | undefined;
+  readonly retryable?: boolean | undefined;
+  readonly cause?: unknown | undefined;
+  readonly audio?: AudioAccount | undefined;
 }
 
 /** The base of every error this library throws or emits. */

@@ -5,9 +5,9 @@ import type { Readable } from 'node:stream';
 import prism from 'prism-media';
 import { Observable, type Subscription } from 'rxjs';
 import { AudioSourceError } from '../errors.js';
-import { FlowControl } from '../session/flow.js';
+import { FlowControl } from '../internal/flow.js';
 import { pullIterator, sourceError } from './audioInternals.js';
-import { resolveFfmpeg } from './ffmpegPath.js';
+import { resolveFfmpeg } from '../internal/ffmpegPath.js';
 import { audioMetaOf, type AudioChunk } from './meta.js';
 
 /** What ffmpeg reads: a file it opens itself, a Node stream, or an upstream observable piped to stdin. */
@@ -24,7 +24,7 @@ export interface FfmpegSpawnInfo {
 }
 
 export interface RunFfmpegOptions {
-  readonly ffmpegPath?: string;
+  readonly ffmpegPath?: string | undefined;
   /** Arguments before `-i`, e.g. the format of raw input. */
   readonly inputArgs: readonly string[];
   /** Arguments after the input; prism appends `pipe:1`. */
@@ -32,7 +32,7 @@ export interface RunFfmpegOptions {
   readonly input: FfmpegInput;
   /** The gate read before each stdout chunk. */
   readonly flow: FlowControl | undefined;
-  readonly onSpawn?: (info: FfmpegSpawnInfo) => void;
+  readonly onSpawn?: ((info: FfmpegSpawnInfo) => void) | undefined;
 }
 
 /** Bytes of stderr kept for the error message. */

@@ -4,7 +4,7 @@ import { createReadStream } from 'node:fs';
 import { extname } from 'node:path';
 import { Observable, type Subscription } from 'rxjs';
 import type { AudioFormat } from '../schema/audio.js';
-import type { FlowControl } from '../session/flow.js';
+import type { FlowControl } from '../internal/flow.js';
 import { takeFlow } from './audioInternals.js';
 import { FILE_FORMATS } from './fileFormats.js';
 import type { FfmpegSpawnInfo } from './ffmpegProcess.js';
@@ -20,22 +20,22 @@ export interface FileSourceOptions {
    * default target (s16le, 16 kHz, mono), or a target. Files of other extensions are accepted
    * when this is set (ffmpeg reads whatever it can).
    */
-  readonly transcode?: boolean | TranscodeTarget;
+  readonly transcode?: boolean | TranscodeTarget | undefined;
   /**
    * Release the audio at live pace (`true` = 1x, or a rate). Pacing needs raw audio, so this
    * transcodes too (to `transcode`'s target, or the default).
    */
-  readonly realtime?: boolean | number;
+  readonly realtime?: boolean | number | undefined;
   /** Run ffmpeg's decode check on subscribe (default true). Existence and size are always checked. */
-  readonly probe?: boolean;
+  readonly probe?: boolean | undefined;
   /** The ffmpeg binary; otherwise resolved by `resolveFfmpeg()`. */
-  readonly ffmpegPath?: string;
+  readonly ffmpegPath?: string | undefined;
   /** Bytes per read from disk for passthrough files (default 64 KiB). */
-  readonly chunkSize?: number;
+  readonly chunkSize?: number | undefined;
   /** A gate to honour when no session left one in the flow slot. */
-  readonly flow?: FlowControl;
+  readonly flow?: FlowControl | undefined;
   /** Called with the pid and command line when ffmpeg transcodes. */
-  readonly onSpawn?: (info: FfmpegSpawnInfo) => void;
+  readonly onSpawn?: ((info: FfmpegSpawnInfo) => void) | undefined;
 }
 
 /**

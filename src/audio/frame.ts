@@ -7,9 +7,9 @@ import { audioMetaOf, withAudioMeta, type AudioChunk, type FlowSlot } from './me
 
 export interface FrameOptions {
   /** Duration of each frame in milliseconds (default 100; 20 for low latency). */
-  readonly ms?: number;
+  readonly ms?: number | undefined;
   /** The raw format of the input; read from upstream's metadata when not given. */
-  readonly format?: RawAudioFormat;
+  readonly format?: RawAudioFormat | undefined;
 }
 
 /**

@@ -3,18 +3,18 @@
 import { Observable } from 'rxjs';
 import { AudioSourceError } from '../errors.js';
 import type { AudioFormat } from '../schema/audio.js';
-import type { FlowControl } from '../session/flow.js';
+import type { FlowControl } from '../internal/flow.js';
 import { pullIterator, sourceError, takeFlow } from './audioInternals.js';
 import { withAudioMeta, type AudioChunk, type AudioObservable, type FlowSlot } from './meta.js';
 
 export interface FromAsyncIterableOptions {
   /** What the bytes are, so the session need not be told again. */
-  readonly format?: AudioFormat;
+  readonly format?: AudioFormat | undefined;
   /**
    * A gate to honour when no session left one in the flow slot (for example when other
    * operators sit between this source and the session and you share one FlowControl).
    */
-  readonly flow?: FlowControl;
+  readonly flow?: FlowControl | undefined;
 }
 
 /**

@@ -2,7 +2,7 @@
 // parameters need not be restated) and, for pull-capable sources, a flow-control slot.
 import type { Observable } from 'rxjs';
 import type { AudioFormat } from '../schema/audio.js';
-import type { FlowControl } from '../session/flow.js';
+import type { FlowControl } from '../internal/flow.js';
 
 /** One chunk of audio bytes. Buffers are Uint8Arrays. */
 export type AudioChunk = Uint8Array;
@@ -19,9 +19,9 @@ export interface FlowSlot {
 
 export interface AudioSourceMeta {
   /** The format of the bytes, when the source knows it. */
-  readonly format?: AudioFormat;
+  readonly format?: AudioFormat | undefined;
   /** Present on sources that can pause (Node Readable, async iterable). */
-  readonly flow?: FlowSlot;
+  readonly flow?: FlowSlot | undefined;
 }
 
 /** An observable of audio chunks that carries its format and, maybe, flow control. */

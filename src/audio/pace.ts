@@ -3,21 +3,21 @@
 import { asyncScheduler, Observable, type OperatorFunction, type SchedulerLike, type Subscription } from 'rxjs';
 import { InputError } from '../errors.js';
 import { bytesPerSecond, bytesToMs, isRawFormat, type RawAudioFormat } from '../schema/audio.js';
-import { FlowControl } from '../session/flow.js';
+import { FlowControl } from '../internal/flow.js';
 import { audioMetaOf, withAudioMeta, type AudioChunk } from './meta.js';
 
 export interface PaceOptions {
   /** Playback speed: 1 is real time, 2 twice as fast (default 1). */
-  readonly rate?: number;
+  readonly rate?: number | undefined;
   /** The raw format of the input; read from upstream's metadata when not given. */
-  readonly format?: RawAudioFormat;
+  readonly format?: RawAudioFormat | undefined;
   /** Where time comes from (default `asyncScheduler`); a `TestScheduler` gives virtual time. */
-  readonly scheduler?: SchedulerLike;
+  readonly scheduler?: SchedulerLike | undefined;
   /**
    * Audio held back before a pull-capable upstream is paused, in milliseconds of audio
    * (default 2000). A push upstream cannot be paused and is queued whole.
    */
-  readonly maxBufferedMs?: number;
+  readonly maxBufferedMs?: number | undefined;
 }
 
 /** A deadline this close to now counts as reached (float rounding of virtual time). */

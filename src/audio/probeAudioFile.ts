@@ -4,20 +4,20 @@ import { execFile } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { AudioSourceError, InputError } from '../errors.js';
-import { resolveFfmpeg } from './ffmpegPath.js';
+import { resolveFfmpeg } from '../internal/ffmpegPath.js';
 import { demuxerMatches, FILE_EXTENSIONS, FILE_FORMATS, type FileHandling } from './fileFormats.js';
 
 export interface ProbeOptions {
-  readonly ffmpegPath?: string;
+  readonly ffmpegPath?: string | undefined;
   /** Run the decode check (default true). Existence and size are always checked. */
-  readonly decode?: boolean;
+  readonly decode?: boolean | undefined;
   /**
    * The caller transcodes: accept any extension, and any container ffmpeg reads whatever the
    * extension says.
    */
-  readonly transcoding?: boolean;
+  readonly transcoding?: boolean | undefined;
   /** Kill the decode check after this long (default 15 s). */
-  readonly timeoutMs?: number;
+  readonly timeoutMs?: number | undefined;
 }
 
 export interface ProbeResult {

@@ -17,7 +17,7 @@ import {
   type RawFormat,
   type SampleRate,
 } from '../schema/audio.js';
-import type { FlowControl } from '../session/flow.js';
+import type { FlowControl } from '../internal/flow.js';
 import { takeFlow } from './audioInternals.js';
 import { runFfmpeg, type FfmpegInput, type FfmpegSpawnInfo } from './ffmpegProcess.js';
 import { audioMetaOf, withAudioMeta, type AudioChunk, type AudioObservable, type FlowSlot } from './meta.js';
@@ -25,25 +25,25 @@ import { audioMetaOf, withAudioMeta, type AudioChunk, type AudioObservable, type
 /** What to transcode to. Every field is optional; the defaults are {@link DEFAULT_TRANSCODE_TARGET}. */
 export interface TranscodeTarget {
   /** One of the service's sample rates (8000 … 96000). */
-  readonly sampleRate?: SampleRate;
+  readonly sampleRate?: SampleRate | undefined;
   /** 1 to 8. */
-  readonly channels?: number;
+  readonly channels?: number | undefined;
   /** Any raw format of §4.3. */
-  readonly format?: RawFormat;
+  readonly format?: RawFormat | undefined;
 }
 
 export interface TranscodeOptions extends TranscodeTarget {
   /** The ffmpeg binary; otherwise resolved by `resolveFfmpeg()`. */
-  readonly ffmpegPath?: string;
+  readonly ffmpegPath?: string | undefined;
   /**
    * The format of the input, when ffmpeg cannot tell from the bytes (raw input). The operator
    * form reads it from the upstream observable's metadata when it is not given.
    */
-  readonly inputFormat?: AudioFormat;
+  readonly inputFormat?: AudioFormat | undefined;
   /** A gate to honour when no session left one in the flow slot. */
-  readonly flow?: FlowControl;
+  readonly flow?: FlowControl | undefined;
   /** Called with the pid and command line once ffmpeg runs. */
-  readonly onSpawn?: (info: FfmpegSpawnInfo) => void;
+  readonly onSpawn?: ((info: FfmpegSpawnInfo) => void) | undefined;
 }
 
 /**

@@ -39,9 +39,9 @@ export function detectAudioEventsAsync(path: string, options: BatchOptions = {})
 
 export interface EmotionOptions extends BatchOptions {
   /** Whether the service may use the audio for training. Sent only when set (service default true). */
-  readonly trainingPermitted?: boolean;
+  readonly trainingPermitted?: boolean | undefined;
   /** Ask for the ensemble model. Sent only when set (service default false). */
-  readonly useEnsemble?: boolean;
+  readonly useEnsemble?: boolean | undefined;
 }
 
 function emotionFields(options: EmotionOptions): Record<string, string> {
@@ -84,7 +84,7 @@ const STT_ENDPOINTS: Readonly<Record<SttVariant, BatchEndpointName>> = {
 
 export interface TranscribeOptions extends BatchOptions {
   /** Default `standard`. */
-  readonly variant?: SttVariant;
+  readonly variant?: SttVariant | undefined;
 }
 
 /**
@@ -117,7 +117,7 @@ export function redactPiiPhi(path: string, options: BatchOptions = {}): Observab
 
 export interface ConversationBatchOptions extends BatchOptions {
   /** `default` (the default) or a BatchConfig, checked locally before upload. */
-  readonly config?: SessionConfig;
+  readonly config?: SessionConfig | undefined;
 }
 
 /** The `config` form field: `default`, or the BatchConfig as JSON; InputError when invalid. */
@@ -142,7 +142,7 @@ export function analyzeConversationFile(path: string, options: ConversationBatch
 
 export interface ListPresetsOptions extends Omit<BatchOptions, 'concurrency'> {
   /** Which catalogue path to ask: `batch` (default) or `streaming`; both list the same presets. */
-  readonly from?: keyof typeof PRESET_PATHS;
+  readonly from?: keyof typeof PRESET_PATHS | undefined;
 }
 
 /**

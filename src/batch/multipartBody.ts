@@ -10,7 +10,7 @@ export interface MultipartFile {
   readonly filename: string;
   /** Size in bytes, for the exact Content-Length. */
   readonly size: number;
-  readonly contentType?: string;
+  readonly contentType?: string | undefined;
 }
 
 export interface MultipartBody {

@@ -18,7 +18,7 @@ export type FileOutcome<T> =
 
 export interface FilesOptions extends BatchOptions {
   /** Error the whole run on the first failed file (after emitting it). Default false. */
-  readonly failFast?: boolean;
+  readonly failFast?: boolean | undefined;
 }
 
 /** A call over one file, as the public batch functions are. */

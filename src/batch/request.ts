@@ -14,34 +14,34 @@ import { streamingPost } from './streamingPost.js';
 /** Options every batch call takes. */
 export interface BatchOptions {
   /** Models API key. Defaults to `SVC_API_KEY`. Sent only in the `X-API-Key` header. */
-  readonly apiKey?: string;
+  readonly apiKey?: string | undefined;
   /** Models API base, e.g. `https://…` or the emulator's `http://127.0.0.1:…`. Defaults to `SVC_BASE_URL`. */
-  readonly baseUrl?: string;
+  readonly baseUrl?: string | undefined;
   /**
    * Requests to this model in flight at once, for this key and base URL, across the whole
    * process (1…25). Sets the shared limit; default 3 (§8).
    */
-  readonly concurrency?: number;
+  readonly concurrency?: number | undefined;
   /** Retry policy by cause, or `false` for none. Default: see RetryPolicy. */
-  readonly retry?: RetryPolicy | false;
+  readonly retry?: RetryPolicy | false | undefined;
   /** Scheduler for every wait (tests use virtual time or tiny delays). Default `asyncScheduler`. */
-  readonly scheduler?: SchedulerLike;
+  readonly scheduler?: SchedulerLike | undefined;
   /** Aborting cancels the upload in flight, any wait, and fails the call with code `aborted`. */
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
   /**
    * The fetch for requests without an upload (the preset listing), for the edge (proxies,
    * tests). Default global `fetch`. Uploads go through node:http(s) with backpressure instead.
    */
-  readonly fetch?: typeof fetch;
+  readonly fetch?: typeof fetch | undefined;
   /** Called before each retry's wait. */
-  readonly onRetry?: (err: unknown, attempt: number, delayMs: number) => void;
+  readonly onRetry?: ((err: unknown, attempt: number, delayMs: number) => void) | undefined;
 }
 
 /** What one call sends besides the file. */
 export interface BatchCallSpec<T> {
   readonly endpoint: BatchEndpointName;
   /** Extra form fields (`config`, `training_permitted`, …). */
-  readonly fields?: Readonly<Record<string, string>>;
+  readonly fields?: Readonly<Record<string, string>> | undefined;
   /** The schema the 200 body must satisfy. */
   readonly schema: z.ZodType<T>;
 }

@@ -6,21 +6,21 @@ import { SvcError, type ErrorCode } from '../errors.js';
 /** How retries back off. Every field is optional; `false` instead of a policy turns retries off. */
 export interface RetryPolicy {
   /** Retries after a concurrency-limit rejection. Default 6. */
-  readonly concurrencyRetries?: number;
+  readonly concurrencyRetries?: number | undefined;
   /** First wait after a concurrency-limit rejection, ms ("wait a few seconds", §7.4). Default 2000. */
-  readonly concurrencyDelayMs?: number;
+  readonly concurrencyDelayMs?: number | undefined;
   /** Retries after 502, 503, 504, an unexplained 429 or a dropped connection. Default 3. */
-  readonly transientRetries?: number;
+  readonly transientRetries?: number | undefined;
   /** First wait after a transient failure, ms. Default 1000. */
-  readonly transientDelayMs?: number;
+  readonly transientDelayMs?: number | undefined;
   /** Growth of the wait per retry. Default 2. */
-  readonly factor?: number;
+  readonly factor?: number | undefined;
   /** Longest single wait, ms. Default 30 000. */
-  readonly maxDelayMs?: number;
+  readonly maxDelayMs?: number | undefined;
   /** Share of each wait that is random, 0…1 ("full jitter" at 1). Default 0.5. */
-  readonly jitter?: number;
+  readonly jitter?: number | undefined;
   /** Source of randomness for the jitter, for tests. Default Math.random. */
-  readonly random?: () => number;
+  readonly random?: (() => number) | undefined;
 }
 
 /** How the retry policy treats each cause. */

@@ -11,7 +11,7 @@ export interface CliIo {
   readonly stdin: Readable;
   readonly env: NodeJS.ProcessEnv;
   /** Aborted on SIGINT. */
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
 }
 
 export interface Command {

@@ -1,6 +1,6 @@
 // Where a command sends its requests: flags, then the environment, then, when nothing is
 // configured, an embedded emulator started for the command's lifetime.
-import { startEmulator, type RunningEmulator, type EmulatorOptions } from '../emulator/server.js';
+import type { RunningEmulator, EmulatorOptions } from '../emulator/server.js';
 import type { CliIo } from './command.js';
 
 export interface ModelsEndpoint {
@@ -34,6 +34,8 @@ export async function resolveEndpoint(flags: EndpointFlags, io: CliIo, emulatorO
   const accountUuid = flags.accountUuid ?? io.env['SVC_ACCOUNT_UUID'];
   const platformApiKey = flags.platformApiKey ?? io.env['SVC_PLATFORM_API_KEY'];
   if (!apiKey && !baseUrl) {
+    // Loaded only when used: a configured endpoint never loads the emulator's server.
+    const { startEmulator } = await import('../emulator/server.js');
     const emulator = await startEmulator(emulatorOptions);
     io.stderr.write(`svc-stream: no SVC_API_KEY or SVC_BASE_URL set; using the embedded emulator at ${emulator.baseUrl}\n`);
     return {

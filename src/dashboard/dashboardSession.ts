@@ -15,13 +15,13 @@ export interface DashboardSessionOptions {
    * the page sees connecting, streaming and finishing. Without them the phase is
    * `connecting` until the first event, then `streaming`, then `done` or `error`.
    */
-  readonly stats?: SessionStats;
+  readonly stats?: SessionStats | undefined;
   /** Shown in the page's header. Default `session`. */
-  readonly title?: string;
+  readonly title?: string | undefined;
   /** How often the counters are read: SessionStats has no change events. Default 100 ms. */
-  readonly statsPollMs?: number;
+  readonly statsPollMs?: number | undefined;
   /** Scheduler of the counter polling (tests use virtual time). Default `asyncScheduler`. */
-  readonly scheduler?: SchedulerLike;
+  readonly scheduler?: SchedulerLike | undefined;
 }
 
 export interface DashboardSession {

@@ -14,20 +14,20 @@ export interface DashboardOptions {
   /** The session's events, cold: subscribed once, when the session starts. */
   readonly events$: Observable<ServerEvent>;
   /** The counters passed to `conversationSession`, so the page shows every phase. */
-  readonly stats?: SessionStats;
+  readonly stats?: SessionStats | undefined;
   /** Shown in the page's header (e.g. the file name). */
-  readonly title?: string;
+  readonly title?: string | undefined;
   /** Port on 127.0.0.1; 0 (the default) picks a free one. */
-  readonly port?: number;
+  readonly port?: number | undefined;
   /**
    * When the session starts: `'load'` (the default) on the first page load, that is the
    * first connection to `/events`, so the viewer sees it from the start; `'now'` at once.
    */
-  readonly start?: 'load' | 'now';
+  readonly start?: 'load' | 'now' | undefined;
   /** At most one state message per page per this many ms while the session runs. Default 50. */
-  readonly throttleMs?: number;
+  readonly throttleMs?: number | undefined;
   /** Scheduler of the throttle and of the counter polling. Default `asyncScheduler`. */
-  readonly scheduler?: SchedulerLike;
+  readonly scheduler?: SchedulerLike | undefined;
 }
 
 export interface RunningDashboard {

@@ -3,7 +3,7 @@
 import type { SessionPhase } from '../session/stats.js';
 import type { TranscriptEntry } from '../state/clips.js';
 import type { ConversationSnapshot } from '../state/snapshot.js';
-import { stateJson, type StateJson } from '../cli/stateJson.js';
+import { stateJson, type StateJson } from '../state/stateJson.js';
 
 /** Why the session ended in `error`: the SvcError's stable code and its first line. */
 export interface DashboardError {

@@ -17,20 +17,20 @@ export const MODELS = [
 export type Model = (typeof MODELS)[number];
 
 export interface OrganizationSpec {
-  readonly id?: string;
+  readonly id?: string | undefined;
   readonly keys: readonly string[];
   /** Models this organization may use. Default: all. */
-  readonly models?: readonly Model[];
+  readonly models?: readonly Model[] | undefined;
   /** Concurrent requests or connections per model. Default 3, at most 25. */
-  readonly concurrency?: number | Partial<Record<Model, number>>;
+  readonly concurrency?: number | Partial<Record<Model, number>> | undefined;
   /** Monthly usage quota per model, in milliseconds of audio. Default: none. */
-  readonly monthlyUsageQuotaMs?: Partial<Record<Model, number>>;
+  readonly monthlyUsageQuotaMs?: Partial<Record<Model, number>> | undefined;
   /** Optional org-wide monthly credit limit (credits). Default: off (§8). */
-  readonly monthlyCreditLimit?: number | null;
+  readonly monthlyCreditLimit?: number | null | undefined;
   /** Credit balance. Default: effectively unlimited. */
-  readonly credits?: number;
+  readonly credits?: number | undefined;
   /** Credits one second of audio costs. Default 1. */
-  readonly creditsPerAudioSecond?: number;
+  readonly creditsPerAudioSecond?: number | undefined;
 }
 
 export interface Organization {

@@ -46,9 +46,9 @@ interface BatchEndpoint {
   readonly path: string;
   readonly model: Model;
   /** Synthetic voice detection answers 403 for an invalid key and for every limit (§5.1 rule 4, §7.2 rule 2). */
-  readonly everything403?: boolean;
+  readonly everything403?: boolean | undefined;
   /** Extra form fields checked before anything else (FastAPI validates them with the header). */
-  readonly validate?: (fields: Fields) => ValidationEntry[];
+  readonly validate?: ((fields: Fields) => ValidationEntry[]) | undefined;
   readonly compute: (f: SignalFeatures, fields: Fields) => Computed;
 }
 
@@ -56,7 +56,7 @@ interface ValidationEntry {
   readonly loc: (string | number)[];
   readonly msg: string;
   readonly type: string;
-  readonly input?: unknown;
+  readonly input?: unknown | undefined;
 }
 
 const missing = (loc: (string | number)[]): ValidationEntry => ({ loc, msg: 'Field required', type: 'missing', input: null });

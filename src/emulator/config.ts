@@ -49,7 +49,7 @@ export type EmulatorConfig = z.infer<typeof EmulatorConfigSchema>;
  *
  * ## Example
  * ```ts
- * import { loadEmulatorConfig, startEmulator } from 'svc-stream';
+ * import { loadEmulatorConfig, startEmulator } from 'svc-stream/emulator';
  *
  * const emu = await startEmulator(await loadEmulatorConfig('emulator.json'));
  * console.log(emu.envLines().join('\n'));

@@ -2,7 +2,7 @@
 // undecodable input is refused the way the service refuses it.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { ContainerFormat } from '../schema/audio.js';
-import { resolveFfmpeg } from '../audio/ffmpegPath.js';
+import { resolveFfmpeg } from '../internal/ffmpegPath.js';
 
 export interface DecodedAudio {
   /** Mono (or `channels`) s16 samples, interleaved. */
@@ -19,13 +19,13 @@ export class DecodeFailure extends Error {
 
 export interface DecodeOptions {
   /** Output rate. Default 16000. */
-  readonly sampleRate?: number;
+  readonly sampleRate?: number | undefined;
   /** Output channels; default 1 (downmix). */
-  readonly channels?: number;
+  readonly channels?: number | undefined;
   /** Input demuxer for headerless input (`s16le`, `mulaw`…) with its rate and channels. */
-  readonly rawInput?: { readonly format: string; readonly sampleRate: number; readonly channels: number };
+  readonly rawInput?: { readonly format: string; readonly sampleRate: number; readonly channels: number } | undefined;
   /** Give up after this long. Default 60 000 ms (the service's batch limit). */
-  readonly timeoutMs?: number;
+  readonly timeoutMs?: number | undefined;
 }
 
 /**

@@ -1,17 +1,30 @@
+// The public API of 'svc-stream/emulator': a local, faithful emulator of the whole service
+// interface (auth, limits, close codes, error bodies, event ordering). Kept out of the main
+// entry so a client import never loads an HTTP server.
 export { startEmulator, DEV_API_KEY, DEV_ACCOUNT_UUID, DEV_PLATFORM_API_KEY, type EmulatorOptions, type RunningEmulator } from './server.js';
 export { sendJson, type EmulatorContext, type HttpRoute, type HttpHandler } from './routes.js';
-export { AccountBook, LIMIT_DETAILS, MODELS, DEFAULT_CONCURRENCY, MAX_CONCURRENCY, type Model, type Organization, type OrganizationSpec } from './accounts.js';
-export { ScenarioSchema, parseScenario, type Scenario, type ScenarioInput, type ScenarioStep, type Fault } from './scenario.js';
+export { LIMIT_DETAILS, MODELS, DEFAULT_CONCURRENCY, MAX_CONCURRENCY, type Model, type Organization, type OrganizationSpec } from './accounts.js';
+export {
+  ScenarioSchema,
+  parseScenario,
+  loadScenarioFile,
+  TranscriptTurnSchema,
+  TimelineEntrySchema,
+  FaultSchema,
+  FAULT_POINTS,
+  type Scenario,
+  type ScenarioInput,
+  type ScenarioStep,
+  type Fault,
+  type TranscriptTurn,
+  type TimelineEntry,
+} from './scenario.js';
 export { STREAMING_ERRORS, type ConnectionSummary } from './streaming.js';
-export { loadEmulatorConfig, emulatorOptionsFromConfig, EmulatorConfigSchema, OrganizationConfigSchema, type EmulatorConfig } from './config.js';
-export { loadScenarioFile, analysisEnabled, TranscriptTurnSchema, TimelineEntrySchema, FaultSchema, FAULT_POINTS, type TranscriptTurn, type TimelineEntry } from './scenario.js';
-export { parseConfigFrame, type StreamingPhase } from './streaming.js';
-export { STREAMING_ENDPOINTS, handshakeCloseCode, type StreamingEndpoint, type RefusalCause } from './endpoints.js';
-export { ConversationEngine, SyntheticVoiceEngine, ClipTracker, SYNTHETIC_VOICE_WINDOW_MS, type Engine, type EngineOutput, type DetectedClip } from './analysis.js';
-export { VoiceActivityDetector, detectSpeech, levelDb, VAD_DEFAULTS, type VadOptions, type VadEvent } from './vad.js';
-export { RawPcmDecoder, mulawToFloat, alawToFloat, type PcmBlock } from './pcm.js';
-export { decodeAudio, sniffContainer, StreamingDecoder, DecodeFailure, type DecodedAudio } from './decode.js';
-export { redactPii, findPii, type PiiEntity } from './pii.js';
-export { stableUuid, BUILTIN_CONVERSATION_TYPES, BUILTIN_PARTICIPANT_ROLES } from './catalog.js';
-export { STREAMING_MODELS } from './server.js';
-export { createPlatformRoutes, platformRoutes, PLATFORM_PREFIX, type PlatformBehavior, type JobOutcome, type EmulatedJobStatus } from './platformRoutes.js';
+export {
+  loadEmulatorConfig,
+  emulatorOptionsFromConfig,
+  EmulatorConfigSchema,
+  OrganizationConfigSchema,
+  type EmulatorConfig,
+} from './config.js';
+export { createPlatformRoutes, type PlatformBehavior, type JobOutcome, type EmulatedJobStatus } from './platformRoutes.js';

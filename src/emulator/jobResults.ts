@@ -12,9 +12,9 @@ export interface EmulatedFileResult {
   /** True decoded duration (ffmpeg). */
   readonly duration_ms: number;
   /** Same shape as the emotion batch result (§2.3); every label `Neutral` in the emulator. */
-  readonly emotion_annotation?: { emotion: string; time_series: { start_ms: number; duration_ms: number; emotion: string }[] };
+  readonly emotion_annotation?: { emotion: string; time_series: { start_ms: number; duration_ms: number; emotion: string }[] } | undefined;
   /** One entry for the whole file; age and gender are not estimated by the emulator. */
-  readonly demographics?: { speakers: { speaker_label: string; age_range: null; gender: null; speech_ms: number }[] };
+  readonly demographics?: { speakers: { speaker_label: string; age_range: null; gender: null; speech_ms: number }[] } | undefined;
 }
 
 /** Milliseconds of 20 ms frames whose RMS is above a quiet threshold. */

@@ -46,23 +46,23 @@ export interface EmulatedJob {
  */
 export interface PlatformBehavior {
   /** Milliseconds from finalize to `processing`. Default 30. */
-  readonly queuedMs?: number;
+  readonly queuedMs?: number | undefined;
   /** Milliseconds in `processing` before the outcome. Default 120. */
-  readonly processingMs?: number;
+  readonly processingMs?: number | undefined;
   /** The outcome of every job, or chosen per job at finalize. Default `completed`. */
-  readonly outcome?: JobOutcome | ((job: { readonly jobId: string; readonly filenames: readonly string[] }) => JobOutcome);
+  readonly outcome?: (JobOutcome | ((job: { readonly jobId: string; readonly filenames: readonly string[] }) => JobOutcome)) | undefined;
   /** The `error` text of a failed job. */
-  readonly failureDetail?: string;
+  readonly failureDetail?: string | undefined;
   /** 1-based poll numbers (per job) answered with a transient error instead of the status. */
-  readonly transientPolls?: readonly number[];
+  readonly transientPolls?: readonly number[] | undefined;
   /** Status of those transient answers: 502, 503 (default) or 504. */
-  readonly transientStatus?: number;
+  readonly transientStatus?: number | undefined;
   /** Largest decoded single-file upload, in bytes. Default 5 000 000 (§8: 5 MB). */
-  readonly maxSingleFileBytes?: number;
+  readonly maxSingleFileBytes?: number | undefined;
   /** Largest decoded multi-file upload, in bytes (not shown by the contract). Default 100 MB. */
-  readonly maxMultiFileBytes?: number;
+  readonly maxMultiFileBytes?: number | undefined;
   /** The clock. Default `Date.now`. */
-  readonly now?: () => number;
+  readonly now?: (() => number) | undefined;
 }
 
 export const DEFAULT_QUEUED_MS = 30;

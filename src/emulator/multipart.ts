@@ -30,7 +30,7 @@ export interface MultipartOptions {
   /** Bytes kept per file part; the rest is counted and discarded. */
   readonly maxFileBytes: number;
   /** Bytes kept per text field. Default 1 MiB. */
-  readonly maxFieldBytes?: number;
+  readonly maxFieldBytes?: number | undefined;
 }
 
 /** The body is not a well-formed multipart body (the service answers `Invalid request.`). */

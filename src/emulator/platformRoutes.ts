@@ -194,7 +194,7 @@ function status(req: IncomingMessage, res: ServerResponse, url: URL, book: JobBo
  *
  * ## Example
  * ```ts
- * import { startEmulator, createPlatformRoutes } from 'svc-stream';
+ * import { startEmulator, createPlatformRoutes } from 'svc-stream/emulator';
  *
  * const emu = await startEmulator({ routes: createPlatformRoutes({ outcome: 'never' }) });
  * ```

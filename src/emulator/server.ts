@@ -21,21 +21,21 @@ export const STREAMING_MODELS: Readonly<Record<string, Model>> = Object.fromEntr
 
 export interface EmulatorOptions {
   /** Interface to listen on. Default 127.0.0.1 (loopback). */
-  readonly host?: string;
+  readonly host?: string | undefined;
   /** Port; 0 (the default) picks a free one. */
-  readonly port?: number;
+  readonly port?: number | undefined;
   /** Organizations; default: one development organization holding `apiKey`. */
-  readonly organizations?: readonly OrganizationSpec[];
+  readonly organizations?: readonly OrganizationSpec[] | undefined;
   /** The development key. Default `svc-emulator-dev-key`. */
-  readonly apiKey?: string;
+  readonly apiKey?: string | undefined;
   /** What the streaming endpoint plays: one scenario for every connection, or one chosen per connection. */
-  readonly scenario?: ScenarioInput | ((req: IncomingMessage) => ScenarioInput);
+  readonly scenario?: (ScenarioInput | ((req: IncomingMessage) => ScenarioInput)) | undefined;
   /** Where the emulator writes its log lines (never a key). Default: nowhere. */
-  readonly log?: (line: string) => void;
+  readonly log?: ((line: string) => void) | undefined;
   /** Orchestration API account identifier and key. */
-  readonly platform?: { readonly accountUuid?: string; readonly apiKey?: string };
+  readonly platform?: { readonly accountUuid?: string | undefined; readonly apiKey?: string | undefined } | undefined;
   /** Extra HTTP routes, tried before the built-in ones (tests use them for faults). */
-  readonly routes?: readonly HttpRoute[];
+  readonly routes?: readonly HttpRoute[] | undefined;
 }
 
 export interface RunningEmulator {
@@ -65,7 +65,7 @@ export const DEV_PLATFORM_API_KEY = 'svc-emulator-platform-key';
  *
  * ## Example
  * ```ts
- * import { startEmulator } from 'svc-stream';
+ * import { startEmulator } from 'svc-stream/emulator';
  *
  * const emu = await startEmulator();
  * console.log(emu.envLines().join('\n'));

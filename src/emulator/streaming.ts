@@ -28,13 +28,13 @@ export const STREAMING_ERRORS = {
 export interface StreamingContext {
   readonly accounts: AccountBook;
   /** The endpoint; defaults to the conversation endpoint of `model` (or conversation). */
-  readonly endpoint?: StreamingEndpoint;
+  readonly endpoint?: StreamingEndpoint | undefined;
   /** @deprecated pass `endpoint`; kept so older callers still work. */
-  readonly model?: Model;
+  readonly model?: Model | undefined;
   readonly scenario: Scenario;
   readonly log: (line: string) => void;
   /** Called once per connection when it ends, with what it saw. */
-  readonly onEnd?: (summary: ConnectionSummary) => void;
+  readonly onEnd?: ((summary: ConnectionSummary) => void) | undefined;
 }
 
 export interface ConnectionSummary {

@@ -3,18 +3,18 @@
 
 export interface VadOptions {
   /** A frame is voiced when its RMS level is above this, in dBFS. Default -55 (digital or G.711 silence is far below; 8 kHz G.711 speech needs the margin). */
-  readonly thresholdDb?: number;
+  readonly thresholdDb?: number | undefined;
   /** Silence at least this long ends a segment. Default 350 ms (the sample call's turns are 400-900 ms apart; its longest pause inside a turn is 310 ms). */
-  readonly minSilenceMs?: number;
+  readonly minSilenceMs?: number | undefined;
   /** Segments with less voiced audio than this are noise and dropped. Default 120 ms. */
-  readonly minSpeechMs?: number;
+  readonly minSpeechMs?: number | undefined;
   /** Audio into a segment before its first progress report. Default 300 ms. */
-  readonly firstPartialMs?: number;
+  readonly firstPartialMs?: number | undefined;
   /** Audio between later progress reports. Default 1000 ms. */
-  readonly partialIntervalMs?: number;
+  readonly partialIntervalMs?: number | undefined;
 }
 
-export const VAD_DEFAULTS: Required<VadOptions> = {
+export const VAD_DEFAULTS: { readonly [K in keyof VadOptions]-?: NonNullable<VadOptions[K]> } = {
   thresholdDb: -55,
   minSilenceMs: 350,
   minSpeechMs: 120,
@@ -45,7 +45,7 @@ export function levelDb(data: Float32Array, from: number, to: number, stride = 1
 
 /** One channel's detector. Feed it consecutive frames with their times. */
 export class VoiceActivityDetector {
-  private readonly o: Required<VadOptions>;
+  private readonly o: { readonly [K in keyof VadOptions]-?: NonNullable<VadOptions[K]> };
   private start: number | undefined;
   private lastVoicedEnd = 0;
   private voicedMs = 0;
@@ -53,7 +53,7 @@ export class VoiceActivityDetector {
   private reported = false;
 
   constructor(options: VadOptions = {}) {
-    this.o = { ...VAD_DEFAULTS, ...stripUndefined(options) };
+    this.o = { ...VAD_DEFAULTS, ...stripUndefined(options) } as typeof VAD_DEFAULTS;
   }
 
   /** One frame from `t0` to `t1` ms at `levelDb`. */
@@ -95,8 +95,8 @@ export class VoiceActivityDetector {
   }
 }
 
-function stripUndefined<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+function stripUndefined<T extends object>(o: T): { [K in keyof T]?: NonNullable<T[K]> } {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as { [K in keyof T]?: NonNullable<T[K]> };
 }
 
 /** Whole-signal segmentation of one mono channel (batch use). */

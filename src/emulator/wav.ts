@@ -8,11 +8,11 @@ export interface WavInfo {
   readonly bitsPerSample: number;
   readonly formatTag: number;
   /** For WAVE_FORMAT_EXTENSIBLE (0xFFFE): the sub-format tag (first two bytes of the GUID). */
-  readonly subFormat?: number;
+  readonly subFormat?: number | undefined;
   /** Byte offset of the first sample. */
   readonly dataOffset: number;
   /** Declared size of the data chunk; undefined when unknown (0 or 0xFFFFFFFF, as streamed WAVs write). */
-  readonly dataBytes?: number;
+  readonly dataBytes?: number | undefined;
   readonly bytesPerSecond: number;
 }
 

@@ -22,21 +22,21 @@ import {
 
 export interface PlatformClientOptions {
   /** Orchestration API base, e.g. `https://…` or the emulator's `…/platform`. Default `SVC_PLATFORM_URL`. */
-  readonly baseUrl?: string;
+  readonly baseUrl?: string | undefined;
   /** Header `accountuuid`. Default `SVC_ACCOUNT_UUID`. */
-  readonly accountUuid?: string;
+  readonly accountUuid?: string | undefined;
   /** Header `apikey`, the platform key (not a models API key). Default `SVC_PLATFORM_API_KEY`. */
-  readonly apiKey?: string;
+  readonly apiKey?: string | undefined;
   /** Where the defaults are read. Default `process.env`. */
-  readonly env?: NodeJS.ProcessEnv;
+  readonly env?: NodeJS.ProcessEnv | undefined;
   /** The fetch to use. Default the global one. */
-  readonly fetch?: typeof fetch;
+  readonly fetch?: typeof fetch | undefined;
 }
 
 export interface SubmitOptions {
   /** Analysis switches, sent as `flags`. Default `{ emotion_annotation: false, demographics: false }`. */
-  readonly flags?: JobFlags;
-  readonly signal?: AbortSignal;
+  readonly flags?: JobFlags | undefined;
+  readonly signal?: AbortSignal | undefined;
 }
 
 /** The result of a multi-file submission: the job and each upload's reply, in order. */
@@ -52,7 +52,7 @@ export interface PollJobOptions extends PollOptions {
    * A status that is neither `completed`, a known failure, nor a known pending name: keep
    * polling (`poll`, the default, bounded by the deadline) or fail with `job_unknown_state`.
    */
-  readonly onUnknownState?: 'poll' | 'error';
+  readonly onUnknownState?: 'poll' | 'error' | undefined;
 }
 
 const TRANSIENT_STATUSES = new Set([502, 503, 504]);

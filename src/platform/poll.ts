@@ -7,19 +7,19 @@ export type PollVerdict = { readonly kind: 'pending' } | { readonly kind: 'done'
 
 export interface PollOptions {
   /** Delay before the second check, in ms; later delays grow by `backoff`. Default 1000. */
-  readonly intervalMs?: number;
+  readonly intervalMs?: number | undefined;
   /** Largest delay between checks, in ms. Default 10 000. */
-  readonly maxIntervalMs?: number;
+  readonly maxIntervalMs?: number | undefined;
   /** Growth factor of the delay after each check. Default 1.5 (1 keeps it fixed). */
-  readonly backoff?: number;
+  readonly backoff?: number | undefined;
   /** Overall time allowed from subscription, in ms; `Infinity` for none. Default 15 minutes. */
-  readonly deadlineMs?: number;
+  readonly deadlineMs?: number | undefined;
   /** Transient failures in a row tolerated before giving up. Default 5. */
-  readonly maxConsecutiveTransientErrors?: number;
+  readonly maxConsecutiveTransientErrors?: number | undefined;
   /** Aborting ends the poll with an error. */
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
   /** Where every delay is scheduled. Default `asyncScheduler`; tests pass a virtual-time one. */
-  readonly scheduler?: SchedulerLike;
+  readonly scheduler?: SchedulerLike | undefined;
 }
 
 export interface PollSpec<T> {

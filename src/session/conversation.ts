@@ -10,9 +10,9 @@ import { CONVERSATION_STREAMING_PATH } from './url.js';
 
 export interface ConversationOptions extends StreamingOptions {
   /** The analysis configuration: `'default'` (the default) or a BatchConfig, validated before connecting. */
-  readonly config?: SessionConfig;
+  readonly config?: SessionConfig | undefined;
   /** Override the endpoint path (default `/api/svc-2-streaming`). */
-  readonly path?: string;
+  readonly path?: string | undefined;
 }
 
 /**

@@ -17,7 +17,7 @@ export interface JsonStreamingOptions extends StreamingOptions {
   /** Which endpoint: `stt`, `syntheticVoiceDetection` or `piiPhiRedaction`. */
   readonly endpoint: JsonEndpoint;
   /** A first text frame to send before audio, if the endpoint wants one. Default: none. */
-  readonly configFrame?: string;
+  readonly configFrame?: string | undefined;
 }
 
 function decodeJson(text: string): Decoded<JsonFrame> {

@@ -14,7 +14,7 @@ import {
 } from '../errors.js';
 import { redact, redactUrl } from '../internal/redact.js';
 import type { AudioFormat } from '../schema/audio.js';
-import { FlowControl } from './flow.js';
+import { FlowControl } from '../internal/flow.js';
 import { createSessionStats, type SessionStats } from './stats.js';
 import { checkAudioParams, streamingUrl } from './url.js';
 
@@ -24,31 +24,31 @@ export type WebSocketFactory = (url: string, options: ClientOptions) => WebSocke
 /** Options shared by every streaming session. */
 export interface StreamingOptions {
   /** Models API key. Defaults to `SVC_API_KEY`. Sent only in the handshake URL, never shown. */
-  readonly apiKey?: string;
+  readonly apiKey?: string | undefined;
   /** Models API base (`https://…` or `http://127.0.0.1:…`). Defaults to `SVC_BASE_URL`. */
-  readonly baseUrl?: string;
+  readonly baseUrl?: string | undefined;
   /** Audio format for the query string. Defaults to the format the audio source carries. */
-  readonly format?: AudioFormat;
+  readonly format?: AudioFormat | undefined;
   /** Time allowed for the handshake. Default 10 000 ms. */
-  readonly connectTimeoutMs?: number;
+  readonly connectTimeoutMs?: number | undefined;
   /** Time allowed between the end-of-audio frame and `done`. Default 120 000 ms. */
-  readonly doneTimeoutMs?: number;
+  readonly doneTimeoutMs?: number | undefined;
   /** Time allowed for the server's close after `done` or `error`. Default 5 000 ms. */
-  readonly closeTimeoutMs?: number;
+  readonly closeTimeoutMs?: number | undefined;
   /** Bytes waiting to be flushed above which a pull-capable source is paused. Default 1 MiB. */
-  readonly highWaterMark?: number;
+  readonly highWaterMark?: number | undefined;
   /** Bytes waiting to be flushed above which a push-only source fails the session. Default 32 MiB. */
-  readonly maxBufferedBytes?: number;
+  readonly maxBufferedBytes?: number | undefined;
   /** Largest server frame accepted. Default 16 MiB. */
-  readonly maxServerFrameBytes?: number;
+  readonly maxServerFrameBytes?: number | undefined;
   /** Flow control shared with a pull-capable source upstream of other operators. */
-  readonly flow?: FlowControl;
+  readonly flow?: FlowControl | undefined;
   /** Live counters, updated in place. */
-  readonly stats?: SessionStats;
+  readonly stats?: SessionStats | undefined;
   /** Scheduler for every timer (tests use virtual time). Default `asyncScheduler`. */
-  readonly scheduler?: SchedulerLike;
+  readonly scheduler?: SchedulerLike | undefined;
   /** Socket factory, for the edge. Default `new WebSocket(url, options)`. */
-  readonly webSocketFactory?: WebSocketFactory;
+  readonly webSocketFactory?: WebSocketFactory | undefined;
 }
 
 /** What a decoder makes of one text frame. */

@@ -15,7 +15,7 @@ export interface AnalyzableCall {
   readonly id: string;
   readonly audio$: Observable<AudioChunk>;
   /** The audio's format, when `audio$` does not carry it. */
-  readonly format?: AudioFormat;
+  readonly format?: AudioFormat | undefined;
 }
 
 export type CallStatus = 'queued' | 'running' | 'done' | 'error' | 'rejected';
@@ -24,7 +24,7 @@ export type CallStatus = 'queued' | 'running' | 'done' | 'error' | 'rejected';
 export interface CallOutcome {
   readonly status: 'done' | 'error' | 'rejected';
   /** The session's error (a SvcError), or the local rejection. */
-  readonly error?: unknown;
+  readonly error?: unknown | undefined;
   /** The conversation state when it ended. */
   readonly snapshot: ConversationSnapshot;
 }
@@ -60,15 +60,15 @@ export function createAnalyzeCallsStats(): AnalyzeCallsStats {
 
 export interface AnalyzeCallsOptions<C extends AnalyzableCall = AnalyzableCall> extends ConversationOptions {
   /** Sessions at once (default 3, the service's stated default per model, §8). */
-  readonly maxConcurrent?: number;
+  readonly maxConcurrent?: number | undefined;
   /** Beyond the bound: wait for a free session (`queue`, default) or refuse the call (`reject`). */
-  readonly whenFull?: 'queue' | 'reject';
+  readonly whenFull?: 'queue' | 'reject' | undefined;
   /** Per-call session options over the shared ones (e.g. a key per organization). */
-  readonly sessionOptions?: (call: C, index: number) => ConversationOptions;
+  readonly sessionOptions?: ((call: C, index: number) => ConversationOptions) | undefined;
   /** Drain the audio of a rejected call so a live source does not keep it (default true). */
-  readonly drainRejected?: boolean;
+  readonly drainRejected?: boolean | undefined;
   /** Counters over all calls (the per-call session counters are on each `CallAnalysis`). */
-  readonly callStats?: AnalyzeCallsStats;
+  readonly callStats?: AnalyzeCallsStats | undefined;
 }
 
 /**

@@ -39,11 +39,11 @@ export interface JitterStats {
 
 export interface JitterBufferOptions {
   /** Longest a packet waits for a missing one before the gap is declared lost, in ms (default 60). */
-  readonly playoutDelayMs?: number;
+  readonly playoutDelayMs?: number | undefined;
   /** Most packets held behind a gap; one more declares the gap lost at once (default 64). */
-  readonly maxHeldPackets?: number;
+  readonly maxHeldPackets?: number | undefined;
   /** Largest timestamp gap filled with silence, in clock ticks; a larger (or negative) one is treated as a clock jump and only the lost packets are filled (default: 5 s at 8000). */
-  readonly maxFillSamples?: number;
+  readonly maxFillSamples?: number | undefined;
 }
 
 /** A sequence jump larger than this is a restart of the sender's numbering (RFC 3550's MAX_DROPOUT). */

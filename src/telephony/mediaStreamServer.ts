@@ -61,26 +61,26 @@ export function createMediaStreamServerStats(): MediaStreamServerStats {
 
 export interface MediaStreamServerOptions {
   /** Interface (default 127.0.0.1). */
-  readonly host?: string;
+  readonly host?: string | undefined;
   /** Port (default 0: any free port; see `onListening`). */
-  readonly port?: number;
+  readonly port?: number | undefined;
   /** Only accept upgrades on this path (default: any). */
-  readonly path?: string;
+  readonly path?: string | undefined;
   /** Field names: a provider, or `auto` to tell from each `start` message (default). */
-  readonly preset?: MediaStreamPresetName | MediaStreamPreset | 'auto';
+  readonly preset?: MediaStreamPresetName | MediaStreamPreset | 'auto' | undefined;
   /** `separate`: one call per track (default); `interleaved`: one two-channel call per stream. */
-  readonly trackMode?: 'separate' | 'interleaved';
+  readonly trackMode?: 'separate' | 'interleaved' | undefined;
   /** Tracks to take (default both). */
-  readonly tracks?: readonly MediaTrack[];
+  readonly tracks?: readonly MediaTrack[] | undefined;
   /** Longest wait for a missing chunk, ms (default 60). */
-  readonly playoutDelayMs?: number;
+  readonly playoutDelayMs?: number | undefined;
   /** In interleaved mode, how far (ms) one track may run ahead before the other is padded (default 500). */
-  readonly maxSkewMs?: number;
-  readonly onListening?: (address: AddressInfo) => void;
+  readonly maxSkewMs?: number | undefined;
+  readonly onListening?: ((address: AddressInfo) => void) | undefined;
   /** Told about every malformed message (they are also counted). */
-  readonly onMalformed?: (reason: string, raw: string) => void;
-  readonly stats?: MediaStreamServerStats;
-  readonly scheduler?: SchedulerLike;
+  readonly onMalformed?: ((reason: string, raw: string) => void) | undefined;
+  readonly stats?: MediaStreamServerStats | undefined;
+  readonly scheduler?: SchedulerLike | undefined;
 }
 
 interface TrackState {

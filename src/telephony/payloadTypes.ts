@@ -9,8 +9,8 @@ export type RtpCodecName = 'PCMU' | 'PCMA' | 'L16' | 'G722' | 'opus' | 'telephon
 /** What a payload type carries. `rate` is the RTP clock rate; `channels` defaults to 1. */
 export interface PayloadTypeSpec {
   readonly codec: RtpCodecName | Lowercase<RtpCodecName> | 'pcmu' | 'pcma' | 'g722';
-  readonly rate?: number;
-  readonly channels?: number;
+  readonly rate?: number | undefined;
+  readonly channels?: number | undefined;
 }
 
 /** Static payload types of RFC 3551 that carry speech, plus 13 (comfort noise) and 101 (the usual DTMF). */

@@ -29,14 +29,14 @@ export function createStreamStats(): StreamStats {
 
 export interface PlayoutStreamOptions {
   /** Longest wait for a missing packet, ms (default 60). */
-  readonly playoutDelayMs?: number;
+  readonly playoutDelayMs?: number | undefined;
   /** The stream ends after this long without a packet, ms (default 5000; 0 or Infinity: never). */
-  readonly idleTimeoutMs?: number;
-  readonly maxHeldPackets?: number;
+  readonly idleTimeoutMs?: number | undefined;
+  readonly maxHeldPackets?: number | undefined;
   /** Where time comes from (default `asyncScheduler`). */
-  readonly scheduler?: SchedulerLike;
+  readonly scheduler?: SchedulerLike | undefined;
   /** Called once when the stream has ended (idle, `end()` or `stop()`). */
-  readonly onEnd?: () => void;
+  readonly onEnd?: (() => void) | undefined;
 }
 
 /** One stream's packets in, its ordered, gap-filled encoded audio out (see {@link LiveAudio}). */

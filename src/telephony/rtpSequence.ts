@@ -8,7 +8,7 @@
  *
  * ## Example
  * ```ts
- * import { SequenceExtender } from 'svc-stream';
+ * import { SequenceExtender } from './rtpSequence.js';
  *
  * const ext = new SequenceExtender();
  * console.log([65534, 65535, 0, 65533, 1].map((s) => ext.extend(s))); // [65534, 65535, 65536, 65533, 65537]

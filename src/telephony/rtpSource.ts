@@ -52,31 +52,31 @@ export function createRtpSourceStats(): RtpSourceStats {
 
 export interface RtpSourceOptions {
   /** Interface to bind (default 127.0.0.1). */
-  readonly host?: string;
+  readonly host?: string | undefined;
   /** UDP port (default 0: any free port; see `onListening`). */
-  readonly port?: number;
+  readonly port?: number | undefined;
   /** Dynamic payload types, e.g. `{ 96: { codec: 'L16', rate: 16000 }, 97: { codec: 'opus' } }`; may override static ones. */
-  readonly payloadTypes?: Readonly<Record<number, PayloadTypeSpec>>;
+  readonly payloadTypes?: Readonly<Record<number, PayloadTypeSpec>> | undefined;
   /** Longest wait for a missing packet before it is declared lost, ms (default 60). */
-  readonly playoutDelayMs?: number;
+  readonly playoutDelayMs?: number | undefined;
   /** A leg ends after this long without a packet, ms (default 5000). */
-  readonly idleTimeoutMs?: number;
+  readonly idleTimeoutMs?: number | undefined;
   /** Most packets held behind a gap (default 64). */
-  readonly maxHeldPackets?: number;
+  readonly maxHeldPackets?: number | undefined;
   /** Called with the bound address once listening (the port, when port 0 was asked). */
-  readonly onListening?: (address: AddressInfo) => void;
+  readonly onListening?: ((address: AddressInfo) => void) | undefined;
   /** Socket receive buffer, bytes (default: the OS's). Raise it for many calls. */
-  readonly recvBufferSize?: number;
+  readonly recvBufferSize?: number | undefined;
   /** Live counters of the socket. */
-  readonly stats?: RtpSourceStats;
+  readonly stats?: RtpSourceStats | undefined;
   /** ffmpeg binary for payload types that need decoding (G.722, L16 at other rates). */
-  readonly ffmpegPath?: string;
+  readonly ffmpegPath?: string | undefined;
   /** Scheduler for every timer (default `asyncScheduler`). */
-  readonly scheduler?: SchedulerLike;
+  readonly scheduler?: SchedulerLike | undefined;
   /** Called with each datagram's arrival before parsing (instrumentation). */
   readonly onDatagram?: (bytes: Buffer, ssrc: number | undefined) => void;
   /** The socket, for the edge (default `dgram.createSocket('udp4')`). */
-  readonly socketFactory?: () => dgram.Socket;
+  readonly socketFactory?: (() => dgram.Socket) | undefined;
 }
 
 function legAudio(stream: PlayoutStream, codec: RtpCodec, options: RtpSourceOptions): AudioObservable {

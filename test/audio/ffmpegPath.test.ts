@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AudioSourceError } from '../../src/errors.js';
-import { clearFfmpegCache, resolveFfmpeg, verifyFfmpeg } from 'svc-stream';
+import { clearFfmpegCache } from '../../src/internal/ffmpegPath.js';
+import { resolveFfmpeg, verifyFfmpeg } from 'svc-stream';
 
 let dir: string;
 let good1: string;

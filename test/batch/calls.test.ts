@@ -5,16 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { firstValueFrom, lastValueFrom, toArray } from 'rxjs';
 import { ApiError, AudioEventResultSchema, EmotionResultSchema, InputError, SvcError } from 'svc-stream';
-import {
-  analyzeConversationFile,
-  detectAudioEvents,
-  detectAudioEventsAsync,
-  detectEmotionAsync,
-  detectSyntheticVoice,
-  listPresetsAsync,
-  redactPiiPhi,
-  transcribeFile,
-} from 'svc-stream';
+import { analyzeConversationFile, detectAudioEvents, detectAudioEventsAsync, detectEmotionAsync, detectSyntheticVoice, listPresetsAsync, redactPiiPhi, transcribeFile } from 'svc-stream';
 import { audioDir, loggedEmulator, type AudioDir, type LoggedEmulator } from './fixtures.js';
 
 let emu: LoggedEmulator;

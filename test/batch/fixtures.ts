@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startEmulator, type EmulatorOptions, type RunningEmulator } from 'svc-stream';
+import { startEmulator, type EmulatorOptions, type RunningEmulator } from 'svc-stream/emulator';
 
 export const FFMPEG = '/usr/bin/ffmpeg';
 

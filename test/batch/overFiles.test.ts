@@ -3,7 +3,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterEach, beforeAll, afterAll, describe, expect, it } from 'vitest';
 import { from, lastValueFrom, Subject, toArray } from 'rxjs';
-import { LIMIT_DETAILS, sendJson, SvcError, type HttpRoute } from 'svc-stream';
+import { LIMIT_DETAILS, sendJson, type HttpRoute } from 'svc-stream/emulator';
+import { SvcError } from 'svc-stream';
 import { batchLimiter, detectAudioEvents, detectAudioEventsAsync, listPresetsAsync, type FileOutcome } from 'svc-stream';
 import { tagFiles } from 'svc-stream/operators';
 import { emotionFiles } from 'svc-stream/operators';

@@ -2,7 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { defer, throwError, of } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { ApiError, errorFromHttp, InputError, LIMIT_DETAILS } from 'svc-stream';
+import { ApiError, InputError } from 'svc-stream';
+import { errorFromHttp } from '../../src/errors.js';
+import { LIMIT_DETAILS } from 'svc-stream/emulator';
 import { retryByCause, retryClassOf, retryDelay, stopsRun, Semaphore, batchLimiter } from 'svc-stream';
 
 const http = (status: number, detail: string) => errorFromHttp(status, { detail });

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startEmulator, type RunningEmulator } from 'svc-stream';
+import { startEmulator, type RunningEmulator } from 'svc-stream/emulator';
 import { main } from '../../src/cli/main.js';
 import type { CliIo } from '../../src/cli/command.js';
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SvcError, type ServerEvent } from 'svc-stream';
 import { dashboardCommand } from '../../src/cli/commands/dashboard.js';
 import type { CliIo } from '../../src/cli/command.js';
-import { startDashboard } from '../../src/dashboard/index.js';
+import { startDashboard } from '../../src/dashboard/server.js';
 import { browserSkipReason, launchChromium, type LaunchedBrowser } from './browser.js';
 
 // Functions passed to page.evaluate run in the page; this project compiles without DOM

@@ -4,7 +4,9 @@ import { request } from 'node:http';
 import { Observable, Subject } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SvcError, type ServerEvent } from 'svc-stream';
-import { PAGE_CSS, PAGE_HTML, PAGE_JS, parseSse, startDashboard, type RunningDashboard } from '../../src/dashboard/index.js';
+import { PAGE_CSS, PAGE_HTML, PAGE_JS } from '../../src/dashboard/page.js';
+import { parseSse } from '../../src/dashboard/sse.js';
+import { startDashboard, type RunningDashboard } from '../../src/dashboard/server.js';
 import { createSessionStats } from '../../src/session/stats.js';
 import { connectSse, type SseConnection, type SseMessage } from './sseClient.js';
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { initialConversationSnapshot, snapshotReducer, type ServerEvent } from 'svc-stream';
 import { dashboardView, isTerminalPhase, type DashboardStatus } from '../../src/dashboard/view.js';
-import { stateJson } from '../../src/cli/stateJson.js';
+import { stateJson } from '../../src/state/stateJson.js';
 
 const status: DashboardStatus = { version: 3, started: true, phase: 'streaming', error: null, title: 'call.wav', bytesSent: 100, eventsReceived: 4 };
 

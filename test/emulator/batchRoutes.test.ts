@@ -4,7 +4,9 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AudioEventResultSchema, EmotionResultSchema, errorFromHttp, LIMIT_DETAILS, PresetListSchema } from 'svc-stream';
+import { AudioEventResultSchema, EmotionResultSchema, PresetListSchema } from 'svc-stream';
+import { errorFromHttp } from '../../src/errors.js';
+import { LIMIT_DETAILS } from 'svc-stream/emulator';
 import { audioDir, loggedEmulator, type AudioDir, type LoggedEmulator } from '../batch/fixtures.js';
 
 interface CurlReply {

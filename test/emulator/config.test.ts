@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadEmulatorConfig, startEmulator, type RunningEmulator } from 'svc-stream';
+import { loadEmulatorConfig, startEmulator, type RunningEmulator } from 'svc-stream/emulator';
 import { ofType, runSession, sample, SAMPLES, wavBody, wsUrl } from './helpers.js';
 
 const RAW16 = { audio_format: 's16le', sample_rate: 16000, num_channels: 1 };

@@ -3,7 +3,8 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
-import { parseServerEvent, startEmulator, type EmulatorOptions, type RunningEmulator } from 'svc-stream';
+import { parseServerEvent } from 'svc-stream';
+import { startEmulator, type EmulatorOptions, type RunningEmulator } from 'svc-stream/emulator';
 
 export const SAMPLES = fileURLToPath(new URL('../../samples/', import.meta.url));
 export const sample = (name: string): Buffer => readFileSync(SAMPLES + name);

@@ -2,7 +2,7 @@
 // non-normal close preceded by an `error` event, driven by a plain `ws` client.
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { STREAMING_ERRORS } from 'svc-stream';
+import { STREAMING_ERRORS } from 'svc-stream/emulator';
 import { connectionsEnded, ofType, runSession, sample, wavBody, withEmulator, wsUrl, type SessionResult } from './helpers.js';
 
 const PATH = '/api/svc-2-streaming';

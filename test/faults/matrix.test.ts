@@ -10,18 +10,8 @@
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { Observable } from 'rxjs';
-import {
-  analyzeConversation,
-  createSessionStats,
-  SessionError,
-  startEmulator,
-  SvcError,
-  type ErrorCode,
-  type Fault,
-  type RunningEmulator,
-  type ServerEvent,
-  type SessionStats,
-} from 'svc-stream';
+import { analyzeConversation, createSessionStats, SessionError, SvcError, type ErrorCode, type ServerEvent, type SessionStats } from 'svc-stream';
+import { startEmulator, type Fault, type RunningEmulator } from 'svc-stream/emulator';
 
 const KEY = 'sk-fault-matrix-0001';
 const RAW = { audio_format: 's16le', sample_rate: 16000, num_channels: 1 } as const;

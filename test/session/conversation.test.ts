@@ -5,20 +5,8 @@ import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { firstValueFrom, from, lastValueFrom, Observable, Subject, throwError, concat, toArray, take, filter, timer, mergeMap } from 'rxjs';
 import WebSocket from 'ws';
-import {
-  analyzeConversation,
-  createSessionStats,
-  FlowControl,
-  InputError,
-  SessionError,
-  startEmulator,
-  SvcError,
-  withAudioMeta,
-  type RunningEmulator,
-  type ScenarioInput,
-  type ServerEvent,
-  type OrganizationSpec,
-} from 'svc-stream';
+import { analyzeConversation, createSessionStats, FlowControl, InputError, SessionError, SvcError, withAudioMeta, type ServerEvent } from 'svc-stream';
+import { startEmulator, type RunningEmulator, type ScenarioInput, type OrganizationSpec } from 'svc-stream/emulator';
 
 const KEY = 'sk-test-7f3a9c1e-secret';
 const CALL = readFileSync(new URL('../../samples/call.wav', import.meta.url));

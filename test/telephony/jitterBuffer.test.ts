@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { JitterBuffer, SequenceExtender, type JitterPacket, type Playout } from 'svc-stream';
+import { JitterBuffer, type JitterPacket, type Playout } from 'svc-stream';
+import { SequenceExtender } from '../../src/telephony/rtpSequence.js';
 
 const pkt = (seq: number, ts = seq * 160, samples = 160): JitterPacket => ({ seq, timestamp: ts >>> 0, payload: new Uint8Array(samples).fill(seq & 0xff), samples });
 const skip = (seq: number, ts: number): JitterPacket => ({ seq, timestamp: ts, payload: undefined, samples: 0 });

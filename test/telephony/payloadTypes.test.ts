@@ -3,7 +3,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { OggOpusWriter, opusPacketSamples, parsePayloadTypeArg, resolvePayloadType, TrackInterleaver } from 'svc-stream';
+import { OggOpusWriter, parsePayloadTypeArg, resolvePayloadType } from 'svc-stream';
+import { opusPacketSamples } from '../../src/telephony/payloadTypes.js';
+import { TrackInterleaver } from '../../src/telephony/trackInterleaver.js';
 
 describe('resolvePayloadType', () => {
   it.each([

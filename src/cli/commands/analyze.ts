@@ -16,7 +16,7 @@ import { initialConversationSnapshot, snapshotReducer, type ConversationSnapshot
 import { configFlag, printError, readJsonFile, type CliIo, type Command } from '../command.js';
 import { resolveEndpoint } from '../endpoint.js';
 import { eventLine, panel } from '../liveView.js';
-import { stateJson } from '../stateJson.js';
+import { stateJson } from '../../state/stateJson.js';
 
 const USAGE = `Usage: svc-stream analyze [FILE|-] [options]
 

@@ -40,13 +40,10 @@ Environment: SVC_API_KEY, SVC_BASE_URL. With neither set, an embedded emulator i
 Prints the page's URL on stdout. Exit status: 0 when stopped (Ctrl-C) or, with
 --exit-when-done, after done; 1 when the session failed, with "svc-stream: CODE: message".`;
 
-/** A file shipped in the package's samples/ folder, from src/ (tsx) or dist/src/ (built). */
+/** A file shipped in the package's samples/ folder, from src/cli/commands (tsx) or dist/cli/commands (built). */
 function packagedSample(name: string): string | undefined {
-  for (const up of ['../../../samples/', '../../../../samples/']) {
-    const path = fileURLToPath(new URL(`${up}${name}`, import.meta.url));
-    if (existsSync(path)) return path;
-  }
-  return undefined;
+  const path = fileURLToPath(new URL(`../../../samples/${name}`, import.meta.url));
+  return existsSync(path) ? path : undefined;
 }
 
 function numberFlag(value: string | undefined, name: string, fallback: number, ok: (n: number) => boolean): number {

@@ -1,9 +1,7 @@
 // `svc-stream emulator`: run the local emulator in the foreground until interrupted.
 import { parseArgs } from 'node:util';
 import { InputError } from '../../errors.js';
-import { loadEmulatorConfig } from '../../emulator/config.js';
-import { loadScenarioFile } from '../../emulator/scenario.js';
-import { startEmulator, type EmulatorOptions } from '../../emulator/server.js';
+import type { EmulatorOptions } from '../../emulator/server.js';
 import type { CliIo, Command } from '../command.js';
 
 const USAGE = `Usage: svc-stream emulator [--port N] [--host H] [--config FILE] [--scenario FILE] [--log]
@@ -49,6 +47,8 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   }
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InputError('invalid_argument', `--port must be 0-65535, got ${values.port}`, { path: 'port' });
+  // The emulator is loaded only by the command that runs it (its own entry point).
+  const { loadEmulatorConfig, loadScenarioFile, startEmulator } = await import('../../emulator/index.js');
   const fromFile = values.config ? await loading('config', () => loadEmulatorConfig(values.config!)) : {};
   const scenario = values.scenario ? await loading('scenario', () => loadScenarioFile(values.scenario!)) : undefined;
   const options: EmulatorOptions = {

@@ -1,8 +1,8 @@
 import type { OperatorFunction } from 'rxjs';
-import type { ServerEvent, TopicSentiment } from '../src/schema/events.js';
-import type { OrderedMap } from '../src/state/OrderedMap.js';
-import { aggregatesReducer, initialAggregatesState } from '../src/state/aggregates.js';
-import { foldState } from '../src/state/foldInternals.js';
+import type { ServerEvent, TopicSentiment } from '../schema/events.js';
+import type { OrderedMap } from '../state/OrderedMap.js';
+import { aggregatesReducer, initialAggregatesState } from '../state/aggregates.js';
+import { foldState } from '../state/foldInternals.js';
 
 /**
  * The latest sentiment per topic and speaker (ordering rule 6).

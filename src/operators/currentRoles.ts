@@ -1,8 +1,8 @@
 import type { OperatorFunction } from 'rxjs';
-import type { ParticipantRolePick, ServerEvent } from '../src/schema/events.js';
-import type { OrderedMap } from '../src/state/OrderedMap.js';
-import { conversationReducer, initialConversationState } from '../src/state/conversation.js';
-import { foldState } from '../src/state/foldInternals.js';
+import type { ParticipantRolePick, ServerEvent } from '../schema/events.js';
+import type { OrderedMap } from '../state/OrderedMap.js';
+import { conversationReducer, initialConversationState } from '../state/conversation.js';
+import { foldState } from '../state/foldInternals.js';
 
 /**
  * The current participant-role pick of each speaker (ordering rules 3-4).

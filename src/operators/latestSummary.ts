@@ -1,7 +1,7 @@
 import type { OperatorFunction } from 'rxjs';
-import type { ServerEvent } from '../src/schema/events.js';
-import { aggregatesReducer, initialAggregatesState } from '../src/state/aggregates.js';
-import { foldState } from '../src/state/foldInternals.js';
+import type { ServerEvent } from '../schema/events.js';
+import { aggregatesReducer, initialAggregatesState } from '../state/aggregates.js';
+import { foldState } from '../state/foldInternals.js';
 
 /**
  * The latest summary text (ordering rule 6).

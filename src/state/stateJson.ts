@@ -1,6 +1,6 @@
 // The whole derived state as plain JSON: what `analyze --json` prints last and what the
 // dashboard sends to a page. Keys follow the wire names.
-import type { ConversationSnapshot } from '../state/snapshot.js';
+import type { ConversationSnapshot } from './snapshot.js';
 
 export interface StateJson {
   readonly type: 'state';

@@ -1,7 +1,7 @@
 import { filter, type OperatorFunction } from 'rxjs';
-import type { ConversationTypePick, ServerEvent } from '../src/schema/events.js';
-import { conversationReducer, initialConversationState } from '../src/state/conversation.js';
-import { foldState, isSet } from '../src/state/foldInternals.js';
+import type { ConversationTypePick, ServerEvent } from '../schema/events.js';
+import { conversationReducer, initialConversationState } from '../state/conversation.js';
+import { foldState, isSet } from '../state/foldInternals.js';
 
 /**
  * The current conversation-type pick (ordering rule 3).

@@ -1,7 +1,7 @@
 import { filter, type OperatorFunction } from 'rxjs';
-import type { ServerEvent } from '../src/schema/events.js';
-import { aggregatesReducer, initialAggregatesState } from '../src/state/aggregates.js';
-import { foldState, isSet } from '../src/state/foldInternals.js';
+import type { ServerEvent } from '../schema/events.js';
+import { aggregatesReducer, initialAggregatesState } from '../state/aggregates.js';
+import { foldState, isSet } from '../state/foldInternals.js';
 
 /**
  * The latest topics list (ordering rule 6).

@@ -1,7 +1,7 @@
 import type { OperatorFunction } from 'rxjs';
-import { detectEmotion, type EmotionOptions } from '../src/batch/calls.js';
-import { overFiles, type FileOutcome, type FilesOptions } from '../src/batch/overFiles.js';
-import type { EmotionResult } from '../src/schema/batch.js';
+import { detectEmotion, type EmotionOptions } from '../batch/calls.js';
+import { overFiles, type FileOutcome, type FilesOptions } from '../batch/overFiles.js';
+import type { EmotionResult } from '../schema/batch.js';
 
 /**
  * Emotion detection over many files: paths in, tagged results out.

@@ -1,7 +1,7 @@
 import type { OperatorFunction } from 'rxjs';
-import type { ServerEvent } from '../src/schema/events.js';
-import { foldState } from '../src/state/foldInternals.js';
-import { initialConversationSnapshot, snapshotReducer, type ConversationSnapshot } from '../src/state/snapshot.js';
+import type { ServerEvent } from '../schema/events.js';
+import { foldState } from '../state/foldInternals.js';
+import { initialConversationSnapshot, snapshotReducer, type ConversationSnapshot } from '../state/snapshot.js';
 
 /**
  * The whole conversation so far: clips, transcript, type, roles, behaviors, topics,

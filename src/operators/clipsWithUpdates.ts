@@ -1,8 +1,8 @@
 import type { OperatorFunction } from 'rxjs';
-import type { Clip, ServerEvent } from '../src/schema/events.js';
-import type { OrderedMap } from '../src/state/OrderedMap.js';
-import { clipsReducer, initialClipsState } from '../src/state/clips.js';
-import { foldState } from '../src/state/foldInternals.js';
+import type { Clip, ServerEvent } from '../schema/events.js';
+import type { OrderedMap } from '../state/OrderedMap.js';
+import { clipsReducer, initialClipsState } from '../state/clips.js';
+import { foldState } from '../state/foldInternals.js';
 
 /**
  * Final clips with every `clip_update` applied (ordering rules 1-2).

@@ -1,7 +1,7 @@
 import type { OperatorFunction } from 'rxjs';
-import { detectAudioEvents } from '../src/batch/calls.js';
-import { overFiles, type FileOutcome, type FilesOptions } from '../src/batch/overFiles.js';
-import type { AudioEventResult } from '../src/schema/batch.js';
+import { detectAudioEvents } from '../batch/calls.js';
+import { overFiles, type FileOutcome, type FilesOptions } from '../batch/overFiles.js';
+import type { AudioEventResult } from '../schema/batch.js';
 
 /**
  * Audio event detection over many files: paths in, tagged results out.

@@ -1,8 +1,8 @@
 import type { OperatorFunction } from 'rxjs';
-import type { ServerEvent } from '../src/schema/events.js';
-import type { OrderedMap } from '../src/state/OrderedMap.js';
-import { clipsReducer, initialClipsState, type TranscriptEntry } from '../src/state/clips.js';
-import { foldState } from '../src/state/foldInternals.js';
+import type { ServerEvent } from '../schema/events.js';
+import type { OrderedMap } from '../state/OrderedMap.js';
+import { clipsReducer, initialClipsState, type TranscriptEntry } from '../state/clips.js';
+import { foldState } from '../state/foldInternals.js';
 
 /**
  * The live transcript: in-progress partial clips and final clips, one entry per `clip_uuid`.

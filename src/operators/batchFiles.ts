@@ -1,6 +1,6 @@
 import type { OperatorFunction } from 'rxjs';
-import type { BatchOptions } from '../src/batch/request.js';
-import { overFiles, type FileCall, type FileOutcome, type FilesOptions } from '../src/batch/overFiles.js';
+import type { BatchOptions } from '../batch/request.js';
+import { overFiles, type FileCall, type FileOutcome, type FilesOptions } from '../batch/overFiles.js';
 
 /**
  * Any batch call over many files: paths in, tagged results out.

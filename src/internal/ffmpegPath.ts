@@ -9,15 +9,15 @@ import { AudioSourceError } from '../errors.js';
 
 export interface ResolveFfmpegOptions {
   /** An explicit binary, tried first. */
-  readonly ffmpegPath?: string;
+  readonly ffmpegPath?: string | undefined;
   /** Where `FFMPEG_PATH` and `PATH` are read from. Default `process.env`. */
-  readonly env?: NodeJS.ProcessEnv;
+  readonly env?: NodeJS.ProcessEnv | undefined;
   /**
    * npm packages that ship a binary, tried in order after `FFMPEG_PATH`. Each is loaded only if
    * installed; its export is the path (`ffmpeg-static`) or has a `path` (`@ffmpeg-installer/ffmpeg`).
    * Default `['ffmpeg-static', '@ffmpeg-installer/ffmpeg']`.
    */
-  readonly packages?: readonly string[];
+  readonly packages?: readonly string[] | undefined;
 }
 
 /** The binary that will be run, and where it was found. */

@@ -1,8 +1,8 @@
 import type { OperatorFunction } from 'rxjs';
-import type { BehaviorDetection, ServerEvent } from '../src/schema/events.js';
-import type { OrderedMap } from '../src/state/OrderedMap.js';
-import { behaviorsReducer, initialBehaviorsState } from '../src/state/behaviors.js';
-import { foldState } from '../src/state/foldInternals.js';
+import type { BehaviorDetection, ServerEvent } from '../schema/events.js';
+import type { OrderedMap } from '../state/OrderedMap.js';
+import { behaviorsReducer, initialBehaviorsState } from '../state/behaviors.js';
+import { foldState } from '../state/foldInternals.js';
 
 /**
  * Behavior detections, at most one per behavior and speaker (ordering rule 5).

@@ -1,1 +1,0 @@
-export { streamJson, type JsonStreamingOptions } from '../src/session/jsonStreaming.js';

@@ -1,0 +1,1 @@
+export { analyzeConversation, type ConversationOptions } from '../session/conversation.js';

@@ -1,0 +1,1 @@
+export { streamJson, type JsonStreamingOptions } from '../session/jsonStreaming.js';

@@ -1,0 +1,31 @@
+// The public API is a deliberate list: each entry point's export names are compared with a
+// committed snapshot, so every change to the API is a visible diff in review.
+// After a deliberate change: UPDATE_EXPORTS=1 npx vitest run test/package/exports.test.ts
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { expect, it } from 'vitest';
+
+const SNAPSHOT = fileURLToPath(new URL('./exports.snapshot.json', import.meta.url));
+
+export async function exportNames(): Promise<Record<string, string[]>> {
+  const entries = {
+    'svc-stream': await import('../../src/index.js'),
+    'svc-stream/operators': await import('../../src/operators/index.js'),
+    'svc-stream/emulator': await import('../../src/emulator/index.js'),
+  };
+  return Object.fromEntries(Object.entries(entries).map(([name, mod]) => [name, Object.keys(mod).sort()]));
+}
+
+it('each entry point exports exactly the names in exports.snapshot.json', async () => {
+  const names = await exportNames();
+  if (process.env['UPDATE_EXPORTS'] === '1') writeFileSync(SNAPSHOT, `${JSON.stringify(names, null, 2)}\n`);
+  expect(names).toEqual(JSON.parse(readFileSync(SNAPSHOT, 'utf8')));
+});
+
+it('no name says it is internal, and the main entry carries no emulator', async () => {
+  const names = await exportNames();
+  for (const list of Object.values(names)) for (const n of list) expect(n).not.toMatch(/internal|^_/i);
+  for (const n of names['svc-stream']!) expect(n).not.toMatch(/^PAGE_|^oggCrc$|^readField$|^sendJson$|^clearFfmpegCache$|^timestampDelta$/);
+  expect(names['svc-stream']).not.toContain('startEmulator');
+  expect(names['svc-stream/emulator']).toContain('startEmulator');
+});
