@@ -1,5 +1,5 @@
-// Which ffmpeg binary to run: an explicit path, FFMPEG_PATH, ffmpeg-static, @ffmpeg-installer,
-// then PATH. Each candidate must exist, be executable and answer `-version`; results are cached.
+// Which ffmpeg binary to run: an explicit path, FFMPEG_PATH, ffmpeg-static, then the newer of
+// the system ffmpeg and @ffmpeg-installer's. Each must answer `-version`; results are cached.
 import { execFile } from 'node:child_process';
 import { constants as fsConstants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
@@ -15,9 +15,15 @@ export interface ResolveFfmpegOptions {
   /**
    * npm packages that ship a binary, tried in order after `FFMPEG_PATH`. Each is loaded only if
    * installed; its export is the path (`ffmpeg-static`) or has a `path` (`@ffmpeg-installer/ffmpeg`).
-   * Default `['ffmpeg-static', '@ffmpeg-installer/ffmpeg']`.
+   * Default `['ffmpeg-static']` (an optional extra: its install script downloads the binary).
    */
   readonly packages?: readonly string[] | undefined;
+  /**
+   * Bundled packages that are the fallback: one is used only when `ffmpeg` on `PATH` is not
+   * newer (by the release year its `-version` prints) or does not work. Default
+   * `['@ffmpeg-installer/ffmpeg']`, a dependency whose binary is a 2018 build.
+   */
+  readonly fallbackPackages?: readonly string[] | undefined;
 }
 
 /** The binary that will be run, and where it was found. */
@@ -29,18 +35,29 @@ export interface ResolvedFfmpeg {
   readonly version: string;
 }
 
-export const DEFAULT_FFMPEG_PACKAGES: readonly string[] = ['ffmpeg-static', '@ffmpeg-installer/ffmpeg'];
+export const DEFAULT_FFMPEG_PACKAGES: readonly string[] = ['ffmpeg-static'];
+export const DEFAULT_FFMPEG_FALLBACK_PACKAGES: readonly string[] = ['@ffmpeg-installer/ffmpeg'];
 
 const VERSION_TIMEOUT_MS = 10_000;
-const verified = new Map<string, Promise<string>>();
+interface FfmpegInfo {
+  /** The first line of `-version`. */
+  readonly version: string;
+  /** The last year of its copyright line (its release year), if it prints one. */
+  readonly year: number | undefined;
+}
+const verified = new Map<string, Promise<FfmpegInfo>>();
 const requireHere = createRequire(import.meta.url);
 
 /**
  * Find a working ffmpeg, in this order: `options.ffmpegPath`, env `FFMPEG_PATH`, the
- * `ffmpeg-static` package, the `@ffmpeg-installer/ffmpeg` package, `ffmpeg` on `PATH`.
+ * `ffmpeg-static` package (if installed), then `ffmpeg` on `PATH` when it is newer than the
+ * bundled `@ffmpeg-installer/ffmpeg` binary (a 2018 build), else the bundled one, and `PATH`
+ * as the last resort.
  *
  * - A candidate is accepted when the file exists, is executable and `<path> -version` exits 0
  *   printing `ffmpeg version`; that check runs once per path per process (cached).
+ * - "Newer" compares the release year each binary prints in its copyright line; a binary that
+ *   prints none is not taken to be newer.
  * - Packages are optional: a package that is not installed is skipped (and listed as tried).
  * - Rejects with `AudioSourceError('ffmpeg_not_found')` whose message lists every place tried
  *   and why each was refused.
@@ -56,10 +73,10 @@ const requireHere = createRequire(import.meta.url);
 export async function resolveFfmpeg(options: ResolveFfmpegOptions = {}): Promise<ResolvedFfmpeg> {
   const env = options.env ?? process.env;
   const tried: string[] = [];
-  const attempt = async (path: string, source: string): Promise<ResolvedFfmpeg | undefined> => {
+  const attempt = async (path: string, source: string): Promise<(ResolvedFfmpeg & { year: number | undefined }) | undefined> => {
     try {
-      const version = await verifyFfmpeg(path);
-      return { path, source, version };
+      const { version, year } = await ffmpegInfo(path);
+      return { path, source, version, year };
     } catch (err) {
       tried.push(`${source}: ${path} (${err instanceof Error ? err.message : String(err)})`);
       return undefined;
@@ -68,7 +85,7 @@ export async function resolveFfmpeg(options: ResolveFfmpegOptions = {}): Promise
 
   if (options.ffmpegPath !== undefined) {
     const found = await attempt(options.ffmpegPath, 'option');
-    if (found) return found;
+    if (found) return strip(found);
   } else {
     tried.push('option: not given');
   }
@@ -76,21 +93,27 @@ export async function resolveFfmpeg(options: ResolveFfmpegOptions = {}): Promise
   const fromEnv = env['FFMPEG_PATH'];
   if (fromEnv) {
     const found = await attempt(fromEnv, 'env FFMPEG_PATH');
-    if (found) return found;
+    if (found) return strip(found);
   } else {
     tried.push('env FFMPEG_PATH: not set');
   }
 
-  for (const pkg of options.packages ?? DEFAULT_FFMPEG_PACKAGES) {
-    const path = packageBinary(pkg);
-    if (typeof path !== 'string') {
-      tried.push(`package ${pkg}: ${path.reason}`);
-      continue;
+  const fromPackages = async (pkgs: readonly string[]) => {
+    for (const pkg of pkgs) {
+      const path = packageBinary(pkg);
+      if (typeof path !== 'string') {
+        tried.push(`package ${pkg}: ${path.reason}`);
+        continue;
+      }
+      const found = await attempt(path, `package ${pkg}`);
+      if (found) return found;
     }
-    const found = await attempt(path, `package ${pkg}`);
-    if (found) return found;
-  }
+    return undefined;
+  };
+  const preferred = await fromPackages(options.packages ?? DEFAULT_FFMPEG_PACKAGES);
+  if (preferred) return strip(preferred);
 
+  const bundled = await fromPackages(options.fallbackPackages ?? DEFAULT_FFMPEG_FALLBACK_PACKAGES);
   const dirs = (env['PATH'] ?? '').split(delimiter).filter((d) => d.length > 0);
   const names = process.platform === 'win32' ? ['ffmpeg.exe'] : ['ffmpeg'];
   let onPath = false;
@@ -100,10 +123,17 @@ export async function resolveFfmpeg(options: ResolveFfmpegOptions = {}): Promise
       if (!(await isFile(path))) continue;
       onPath = true;
       const found = await attempt(path, 'PATH');
-      if (found) return found;
+      if (!found) continue;
+      // The system binary wins only when it is newer than the bundled one (or that one failed).
+      if (bundled && !(found.year !== undefined && (bundled.year === undefined || found.year > bundled.year))) {
+        tried.push(`PATH: ${path} (not newer than ${bundled.source})`);
+        return strip(bundled);
+      }
+      return strip(found);
     }
   }
   if (!onPath) tried.push(`PATH: no ffmpeg in ${dirs.length > 0 ? dirs.join(delimiter) : '(empty PATH)'}`);
+  if (bundled) return strip(bundled);
 
   throw new AudioSourceError(
     'ffmpeg_not_found',
@@ -121,7 +151,15 @@ export function clearFfmpegCache(): void {
  * Check one binary: exists, executable, and `-version` says ffmpeg. Resolves with the first
  * line of the version output; rejects with the reason. Cached per path.
  */
-export function verifyFfmpeg(path: string): Promise<string> {
+export async function verifyFfmpeg(path: string): Promise<string> {
+  return (await ffmpegInfo(path)).version;
+}
+
+function strip({ path, source, version }: ResolvedFfmpeg): ResolvedFfmpeg {
+  return { path, source, version };
+}
+
+function ffmpegInfo(path: string): Promise<FfmpegInfo> {
   let check = verified.get(path);
   if (!check) {
     check = runVersion(path);
@@ -132,7 +170,7 @@ export function verifyFfmpeg(path: string): Promise<string> {
   return check;
 }
 
-async function runVersion(path: string): Promise<string> {
+async function runVersion(path: string): Promise<FfmpegInfo> {
   try {
     await access(path, fsConstants.X_OK);
   } catch (err) {
@@ -150,7 +188,8 @@ async function runVersion(path: string): Promise<string> {
   });
   const first = output.split('\n', 1)[0]?.trim() ?? '';
   if (!/^ffmpeg version/i.test(first)) throw new Error(`-version did not print "ffmpeg version" (got ${JSON.stringify(first.slice(0, 80))})`);
-  return first;
+  const year = /Copyright \(c\) (?:\d{4}-)?(\d{4})/i.exec(output)?.[1];
+  return { version: first, year: year === undefined ? undefined : Number(year) };
 }
 
 function packageBinary(pkg: string): string | { reason: string } {

@@ -53,12 +53,39 @@ describe('resolveFfmpeg', () => {
   });
 
   it('skips ffmpeg-static when it is not installed and uses PATH last', async () => {
-    const r = await resolveFfmpeg({ env: { PATH: `${join(dir, 'empty')}:${pathDir}` }, packages: ['ffmpeg-static'] });
+    const r = await resolveFfmpeg({ env: { PATH: `${join(dir, 'empty')}:${pathDir}` }, packages: ['ffmpeg-static'], fallbackPackages: [] });
     expect(r).toMatchObject({ path: join(pathDir, 'ffmpeg'), source: 'PATH', version: 'ffmpeg version on-path Copyright' });
   });
 
+  it('prefers a system ffmpeg on PATH that is newer than the bundled one', async () => {
+    const newer = join(dir, 'newer');
+    await mkdir(newer);
+    await script(join(newer, 'ffmpeg'), 'echo "ffmpeg version 9.0 Copyright (c) 2000-2099 the FFmpeg developers"');
+    const r = await resolveFfmpeg({ env: { PATH: newer } });
+    expect(r).toMatchObject({ path: join(newer, 'ffmpeg'), source: 'PATH' });
+  });
+
+  it('keeps the bundled ffmpeg over an older system one, or one that prints no release year', async () => {
+    const older = join(dir, 'older');
+    await mkdir(older);
+    await script(join(older, 'ffmpeg'), 'echo "ffmpeg version 3.0 Copyright (c) 2000-2016 the FFmpeg developers"');
+    expect((await resolveFfmpeg({ env: { PATH: older } })).source).toBe('package @ffmpeg-installer/ffmpeg');
+    expect((await resolveFfmpeg({ env: { PATH: pathDir } })).source).toBe('package @ffmpeg-installer/ffmpeg');
+  });
+
+  it('uses the system ffmpeg when the bundled package is not there, whatever its age', async () => {
+    const r = await resolveFfmpeg({ env: { PATH: pathDir }, fallbackPackages: ['no-such-ffmpeg-package'] });
+    expect(r).toMatchObject({ path: join(pathDir, 'ffmpeg'), source: 'PATH' });
+  });
+
+  it('ffmpeg-static, when installed, comes before both', async () => {
+    // Not installed here (its install script downloads): it is listed as tried, then skipped.
+    const r = await resolveFfmpeg({ env: { PATH: join(dir, 'empty') } });
+    expect(r.source).toBe('package @ffmpeg-installer/ffmpeg');
+  });
+
   it('lists every place tried, with the reason, when none works', async () => {
-    const err = await resolveFfmpeg({ ffmpegPath: bad, env: { FFMPEG_PATH: notExec, PATH: join(dir, 'empty') }, packages: ['ffmpeg-static', 'no-such-ffmpeg-package'] }).catch((e: unknown) => e);
+    const err = await resolveFfmpeg({ ffmpegPath: bad, env: { FFMPEG_PATH: notExec, PATH: join(dir, 'empty') }, packages: ['ffmpeg-static', 'no-such-ffmpeg-package'], fallbackPackages: [] }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AudioSourceError);
     const e = err as AudioSourceError;
     expect(e.code).toBe('ffmpeg_not_found');
