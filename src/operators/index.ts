@@ -1,4 +1,5 @@
 // Operators: the thin public layer over src/. One operator per file.
+/// <reference types="node" preserve="true" />
 // Sessions
 export * from './analyzeConversation.js';
 export * from './streamJson.js';

@@ -1,0 +1,166 @@
+// The package as a user meets it: `npm pack`, then the tarball installed into fresh projects
+// (CommonJS as `npm init -y` makes it, ESM, and TypeScript with today's `tsc --init` defaults
+// made strict with skipLibCheck off), run on Node 20, 22 and 24. Checks the export list of
+// every entry point against test/package/exports.snapshot.json, a real session against the
+// packaged emulator from each module system, the README's examples compiling as written, and
+// what the tarball ships. Run: npm run test:package (CI runs it after npm test).
+import { execFileSync, type ExecFileSyncOptions } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const snapshot = JSON.parse(readFileSync(join(root, 'test/package/exports.snapshot.json'), 'utf8')) as Record<string, string[]>;
+const NODES = (process.env['SVC_CONSUMER_NODES'] ?? '20,22,24').split(',').map((v) => v.trim());
+const work = mkdtempSync(join(tmpdir(), 'svc-consumer-'));
+let failures = 0;
+let passes = 0;
+
+function run(cmd: string, args: readonly string[], options: ExecFileSyncOptions = {}): string {
+  return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 300_000, ...options }) as string;
+}
+
+function check(name: string, fn: () => void): void {
+  const t0 = Date.now();
+  try {
+    fn();
+    passes++;
+    console.log(`  ✓ ${name} (${Date.now() - t0} ms)`);
+  } catch (err) {
+    failures++;
+    const e = err as { message?: string; stdout?: string; stderr?: string };
+    console.log(`  × ${name}\n${[e.message, e.stdout, e.stderr].filter(Boolean).join('\n').split('\n').slice(0, 40).map((l) => `      ${l}`).join('\n')}`);
+  }
+}
+
+/** The node binary of a major version: this one, or the registry's `node@N` package through npx. */
+function nodeCommand(major: string): readonly string[] {
+  if (process.versions.node.split('.')[0] === major) return [process.execPath];
+  return ['npx', '-y', `node@${major}`];
+}
+
+function runNode(major: string, cwd: string, file: string): string {
+  const [cmd, ...pre] = nodeCommand(major);
+  return run(cmd!, [...pre, file], { cwd, env: { ...process.env, NODE_NO_WARNINGS: '1' } });
+}
+
+// A program each module system runs: lists the entry points' exports, then streams one second
+// of audio through a real session against the packaged emulator.
+const program = (load: (spec: string) => string): string => `
+const main = ${load('svc-stream')};
+const operators = ${load('svc-stream/operators')};
+const emulator = ${load('svc-stream/emulator')};
+const { lastValueFrom, toArray } = ${load('rxjs')};
+(async () => {
+  const names = {
+    'svc-stream': Object.keys(main).sort(),
+    'svc-stream/operators': Object.keys(operators).sort(),
+    'svc-stream/emulator': Object.keys(emulator).sort(),
+  };
+  const emu = await emulator.startEmulator();
+  try {
+    const audio = main.fromAsyncIterable((async function* () { for (let i = 0; i < 50; i++) yield Buffer.alloc(640); })());
+    const events = await lastValueFrom(audio.pipe(
+      main.analyzeConversation({ apiKey: emu.apiKey, baseUrl: emu.baseUrl, config: 'default', format: { audio_format: 'pcm_s16le', sample_rate: 16000, num_channels: 1 } }),
+      toArray(),
+    ));
+    let typed = false;
+    try { await lastValueFrom(audio.pipe(main.analyzeConversation({ apiKey: 'wrong', baseUrl: emu.baseUrl, config: 'default', format: { audio_format: 'pcm_s16le', sample_rate: 16000, num_channels: 1 } }))); }
+    catch (err) { typed = err instanceof main.SvcError && err.code === 'invalid_api_key'; }
+    console.log(JSON.stringify({ names, last: events[events.length - 1].type, typed }));
+  } finally {
+    await emu.close();
+  }
+})().catch((err) => { console.error(err); process.exit(1); });
+`;
+
+function verifyOutput(out: string): void {
+  const line = out.trim().split('\n').pop()!;
+  const result = JSON.parse(line) as { names: Record<string, string[]>; last: string; typed: boolean };
+  for (const [entry, names] of Object.entries(snapshot)) {
+    const got = result.names[entry];
+    const missing = names.filter((n) => !got?.includes(n));
+    const extra = (got ?? []).filter((n) => !names.includes(n));
+    if (missing.length || extra.length) throw new Error(`${entry}: missing [${missing.join(', ')}], not in the snapshot [${extra.join(', ')}]`);
+  }
+  if (result.last !== 'done') throw new Error(`the session ended with '${result.last}', not 'done'`);
+  if (!result.typed) throw new Error('a refused key did not arrive as SvcError invalid_api_key');
+}
+
+function npmInstall(dir: string, specs: readonly string[]): void {
+  run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', ...specs], { cwd: dir });
+}
+
+console.log(`consumer test in ${work}`);
+try {
+  // 1. The tarball, and what it ships.
+  run('npm', ['pack', '--pack-destination', work, '--loglevel=error'], { cwd: root });
+  const tarball = join(work, readdirSync(work).find((f) => f.endsWith('.tgz'))!);
+  const listing = run('tar', ['-tzf', tarball]).split('\n').filter(Boolean);
+  check('the tarball ships dist, bin and the sample the dashboard plays, nothing else', () => {
+    const outside = listing.filter((f) => !/^package\/(dist\/|bin\/|samples\/call\.(wav|config\.json|scenario\.json)$|README\.md$|package\.json$|LICENSE)/.test(f));
+    if (outside.length) throw new Error(`unexpected files: ${outside.slice(0, 10).join(', ')}`);
+    for (const entry of ['dist/index.js', 'dist/index.d.ts', 'dist/operators/index.js', 'dist/emulator/index.js']) {
+      if (!listing.includes(`package/${entry}`)) throw new Error(`missing ${entry}`);
+    }
+  });
+  check('source maps embed their sources (src/ is not shipped)', () => {
+    const dir = join(work, 'unpacked');
+    mkdirSync(dir);
+    run('tar', ['-xzf', tarball, '-C', dir]);
+    const maps = listing.filter((f) => f.endsWith('.js.map'));
+    if (maps.length === 0) throw new Error('no source maps');
+    for (const m of maps) {
+      const map = JSON.parse(readFileSync(join(dir, m), 'utf8')) as { sources: string[]; sourcesContent?: Array<string | null> };
+      if (!map.sourcesContent || map.sourcesContent.length !== map.sources.length || map.sourcesContent.some((c) => typeof c !== 'string')) {
+        throw new Error(`${m} points at ${map.sources.join(', ')} without embedding it`);
+      }
+    }
+  });
+
+  // 2. CommonJS, as `npm init -y` makes a project.
+  const cjs = join(work, 'cjs');
+  mkdirSync(cjs);
+  run('npm', ['init', '-y'], { cwd: cjs });
+  npmInstall(cjs, [tarball, 'rxjs']);
+  writeFileSync(join(cjs, 'index.js'), program((s) => `require(${JSON.stringify(s)})`));
+
+  // 3. ESM.
+  const esm = join(work, 'esm');
+  mkdirSync(esm);
+  writeFileSync(join(esm, 'package.json'), JSON.stringify({ name: 'esm-consumer', version: '1.0.0', type: 'module' }));
+  npmInstall(esm, [tarball, 'rxjs']);
+  writeFileSync(join(esm, 'index.mjs'), program((s) => `await import(${JSON.stringify(s)})`).replace('(async () => {', 'await (async () => {').replace(/^const (\w+) = await import/gm, 'const $1 = await import'));
+
+  for (const major of NODES) {
+    check(`Node ${major}: require('svc-stream'), '/operators', '/emulator' from CommonJS; a session runs`, () => verifyOutput(runNode(major, cjs, 'index.js')));
+    check(`Node ${major}: import from ESM; a session runs`, () => verifyOutput(runNode(major, esm, 'index.mjs')));
+  }
+
+  // 4. TypeScript with today's `tsc --init` defaults (strict, exactOptionalPropertyTypes,
+  // verbatimModuleSyntax, types: []), skipLibCheck off; the README's examples as written.
+  const ts = join(work, 'ts');
+  mkdirSync(ts);
+  writeFileSync(join(ts, 'package.json'), JSON.stringify({ name: 'ts-consumer', version: '1.0.0', type: 'module' }));
+  const tsVersion = (JSON.parse(readFileSync(join(root, 'node_modules/typescript/package.json'), 'utf8')) as { version: string }).version;
+  npmInstall(ts, [tarball, `typescript@${tsVersion}`]);
+  run(join(ts, 'node_modules/.bin/tsc'), ['--init'], { cwd: ts });
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!);
+  blocks.forEach((b, i) => writeFileSync(join(ts, `readme${i}.ts`), `${b}\nexport {};\n`));
+  writeFileSync(
+    join(ts, 'entries.ts'),
+    `import type { ServerEvent } from 'svc-stream';\nimport { currentRoles } from 'svc-stream/operators';\nimport { startEmulator, type EmulatorOptions } from 'svc-stream/emulator';\n` +
+      `const o: EmulatorOptions = { port: undefined };\nexport const x: [typeof currentRoles, typeof startEmulator, ServerEvent | undefined, EmulatorOptions] = [currentRoles, startEmulator, undefined, o];\n`,
+  );
+  check(`TypeScript ${tsVersion} with tsc --init defaults and skipLibCheck: false compiles the README examples and every entry point`, () => {
+    const config = readFileSync(join(ts, 'tsconfig.json'), 'utf8');
+    if (!/"exactOptionalPropertyTypes": true/.test(config) || !/"strict": true/.test(config)) throw new Error(`tsc --init no longer writes strict + exactOptionalPropertyTypes:\n${config}`);
+    run(join(ts, 'node_modules/.bin/tsc'), ['-p', '.', '--noEmit', '--skipLibCheck', 'false'], { cwd: ts });
+  });
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
+console.log(`${passes} passed, ${failures} failed`);
+process.exitCode = failures > 0 ? 1 : 0;
