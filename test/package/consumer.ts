@@ -62,11 +62,11 @@ const { lastValueFrom, toArray } = ${load('rxjs')};
   try {
     const audio = main.fromAsyncIterable((async function* () { for (let i = 0; i < 50; i++) yield Buffer.alloc(640); })());
     const events = await lastValueFrom(audio.pipe(
-      main.analyzeConversation({ apiKey: emu.apiKey, baseUrl: emu.baseUrl, config: 'default', format: { audio_format: 'pcm_s16le', sample_rate: 16000, num_channels: 1 } }),
+      main.analyzeConversation({ apiKey: emu.apiKey, baseUrl: emu.baseUrl, config: 'default', format: { audio_format: 's16le', sample_rate: 16000, num_channels: 1 } }),
       toArray(),
     ));
     let typed = false;
-    try { await lastValueFrom(audio.pipe(main.analyzeConversation({ apiKey: 'wrong', baseUrl: emu.baseUrl, config: 'default', format: { audio_format: 'pcm_s16le', sample_rate: 16000, num_channels: 1 } }))); }
+    try { await lastValueFrom(audio.pipe(main.analyzeConversation({ apiKey: 'wrong', baseUrl: emu.baseUrl, config: 'default', format: { audio_format: 's16le', sample_rate: 16000, num_channels: 1 } }))); }
     catch (err) { typed = err instanceof main.SvcError && err.code === 'invalid_api_key'; }
     console.log(JSON.stringify({ names, last: events[events.length - 1].type, typed }));
   } finally {
