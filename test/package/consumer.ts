@@ -60,14 +60,14 @@ const { lastValueFrom, toArray } = ${load('rxjs')};
   };
   const emu = await emulator.startEmulator();
   try {
-    const audio = main.fromAsyncIterable((async function* () { for (let i = 0; i < 50; i++) yield Buffer.alloc(640); })());
-    const events = await lastValueFrom(audio.pipe(
+    const audio = () => main.fromAsyncIterable((async function* () { for (let i = 0; i < 50; i++) yield Buffer.alloc(640); })());
+    const events = await lastValueFrom(audio().pipe(
       main.analyzeConversation({ apiKey: emu.apiKey, baseUrl: emu.baseUrl, config: 'default', format: { audio_format: 's16le', sample_rate: 16000, num_channels: 1 } }),
       toArray(),
     ));
-    let typed = false;
-    try { await lastValueFrom(audio.pipe(main.analyzeConversation({ apiKey: 'wrong', baseUrl: emu.baseUrl, config: 'default', format: { audio_format: 's16le', sample_rate: 16000, num_channels: 1 } }))); }
-    catch (err) { typed = err instanceof main.SvcError && err.code === 'invalid_api_key'; }
+    let typed = 'no error';
+    try { await lastValueFrom(audio().pipe(main.analyzeConversation({ apiKey: 'wrong', baseUrl: emu.baseUrl, config: 'default', format: { audio_format: 's16le', sample_rate: 16000, num_channels: 1 } }))); }
+    catch (err) { typed = err instanceof main.SvcError && err.code === 'invalid_api_key' ? true : String(err); }
     console.log(JSON.stringify({ names, last: events[events.length - 1].type, typed }));
   } finally {
     await emu.close();
@@ -77,7 +77,7 @@ const { lastValueFrom, toArray } = ${load('rxjs')};
 
 function verifyOutput(out: string): void {
   const line = out.trim().split('\n').pop()!;
-  const result = JSON.parse(line) as { names: Record<string, string[]>; last: string; typed: boolean };
+  const result = JSON.parse(line) as { names: Record<string, string[]>; last: string; typed: true | string };
   for (const [entry, names] of Object.entries(snapshot)) {
     const got = result.names[entry];
     const missing = names.filter((n) => !got?.includes(n));
@@ -85,7 +85,7 @@ function verifyOutput(out: string): void {
     if (missing.length || extra.length) throw new Error(`${entry}: missing [${missing.join(', ')}], not in the snapshot [${extra.join(', ')}]`);
   }
   if (result.last !== 'done') throw new Error(`the session ended with '${result.last}', not 'done'`);
-  if (!result.typed) throw new Error('a refused key did not arrive as SvcError invalid_api_key');
+  if (result.typed !== true) throw new Error(`a refused key did not arrive as SvcError invalid_api_key: ${result.typed}`);
 }
 
 function npmInstall(dir: string, specs: readonly string[]): void {
@@ -99,7 +99,7 @@ try {
   const tarball = join(work, readdirSync(work).find((f) => f.endsWith('.tgz'))!);
   const listing = run('tar', ['-tzf', tarball]).split('\n').filter(Boolean);
   check('the tarball ships dist, bin and the sample the dashboard plays, nothing else', () => {
-    const outside = listing.filter((f) => !/^package\/(dist\/|bin\/|samples\/call\.(wav|config\.json|scenario\.json)$|README\.md$|package\.json$|LICENSE)/.test(f));
+    const outside = listing.filter((f) => !/^package\/(dist\/|bin\/|samples\/(call\.(wav|config\.json|scenario\.json)|README\.md)$|README\.md$|package\.json$|LICENSE)/.test(f));
     if (outside.length) throw new Error(`unexpected files: ${outside.slice(0, 10).join(', ')}`);
     for (const entry of ['dist/index.js', 'dist/index.d.ts', 'dist/operators/index.js', 'dist/emulator/index.js']) {
       if (!listing.includes(`package/${entry}`)) throw new Error(`missing ${entry}`);
