@@ -2,7 +2,7 @@
 // committed snapshot, so every change to the API is a visible diff in review.
 // After a deliberate change: UPDATE_EXPORTS=1 npx vitest run test/package/exports.test.ts
 import { readFileSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { expect, it } from 'vitest';
 
 const SNAPSHOT = fileURLToPath(new URL('./exports.snapshot.json', import.meta.url));
@@ -28,4 +28,30 @@ it('no name says it is internal, and the main entry carries no emulator', async 
   for (const n of names['svc-stream']!) expect(n).not.toMatch(/^PAGE_|^oggCrc$|^readField$|^sendJson$|^clearFfmpegCache$|^timestampDelta$/);
   expect(names['svc-stream']).not.toContain('startEmulator');
   expect(names['svc-stream/emulator']).toContain('startEmulator');
+});
+
+/** Every module a file loads through static relative imports (not `import()`, not `import type`). */
+function staticGraph(entry: string): Set<string> {
+  const seen = new Set<string>();
+  const stack = [entry];
+  while (stack.length > 0) {
+    const file = stack.pop()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    const text = readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/^\s*(?:import|export)\s+(?!type\s)[^;]*?from\s+'(\.[^']+)'/gm)) {
+      stack.push(fileURLToPath(new URL(m[1]!.replace(/\.js$/, '.ts'), pathToFileURL(file))));
+    }
+  }
+  return seen;
+}
+
+it('the client entries never load the emulator or the CLI (the CLI loads the emulator lazily)', () => {
+  for (const entry of ['../../src/index.ts', '../../src/operators/index.ts']) {
+    const reached = [...staticGraph(fileURLToPath(new URL(entry, import.meta.url)))].map((f) => f.replace(/^.*\/src\//, 'src/'));
+    expect(reached.filter((f) => f.startsWith('src/emulator/') || f.startsWith('src/cli/'))).toEqual([]);
+  }
+  const reach = (entry: string) => [...staticGraph(fileURLToPath(new URL(entry, import.meta.url)))].map((f) => f.replace(/^.*\/src\//, 'src/'));
+  expect(reach('../../src/cli/main.ts').filter((f) => f.startsWith('src/emulator/'))).toEqual([]);
+  expect(reach('../../src/dashboard/server.ts').filter((f) => f.startsWith('src/cli/'))).toEqual([]);
 });
