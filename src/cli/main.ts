@@ -7,6 +7,7 @@ import { dashboardCommands } from './commands/dashboard.js';
 import { emulatorCommand } from './commands/emulator.js';
 import { jobCommands } from './commands/job.js';
 import { rtpCommands } from './commands/rtp.js';
+import { argsErrorMessage, suggestOption, usageHint } from './usage.js';
 
 export const COMMANDS: readonly Command[] = [analyzeCommand, ...dashboardCommands, ...batchCommands, ...jobCommands, ...rtpCommands, emulatorCommand];
 
@@ -46,13 +47,19 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   }
   const command = COMMANDS.find((c) => c.name === name);
   if (!command) {
-    io.stderr.write(`svc-stream: unknown command '${name}'\n${help()}\n`);
+    const suggestion = COMMANDS.map((c) => c.name).find((n) => suggestOption(`--${name}`, [`--${n}`]) !== undefined);
+    io.stderr.write(`svc-stream: unknown command '${name}'${suggestion ? ` (did you mean '${suggestion}'?)` : ''}\n${help()}\n`);
     return 2;
   }
   try {
     return await command.run(rest, io);
   } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (code === 'invalid_argument' || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'))) {
+      io.stderr.write(`svc-stream: invalid_argument: ${argsErrorMessage(err, command.usage).split('\n')[0]}\n${usageHint(command.name, command.usage)}\n`);
+      return 2;
+    }
     printError(io, err);
-    return (err as { code?: string }).code === 'invalid_argument' || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? 2 : 1;
+    return 1;
   }
 }

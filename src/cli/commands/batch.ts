@@ -9,6 +9,7 @@ import { MAX_BATCH_CONCURRENCY } from '../../batch/semaphore.js';
 import { InputError } from '../../errors.js';
 import { printError, type CliIo, type Command } from '../command.js';
 import { resolveEndpoint, type ModelsEndpoint } from '../endpoint.js';
+import { argsErrorMessage, usageHint } from '../usage.js';
 
 const COMMON_OPTIONS = {
   'base-url': { type: 'string' },
@@ -43,7 +44,8 @@ function outcomeLine(o: FileOutcome<unknown>): string {
 }
 
 function usageError(io: CliIo, message: string, name: string): number {
-  io.stderr.write(`svc-stream ${name}: ${message}\nRun 'svc-stream ${name} --help' for usage.\n`);
+  const usage = name === 'presets' ? presetsUsage : filesUsage(name, '');
+  io.stderr.write(`svc-stream: invalid_argument: ${message}\n${usageHint(name, usage)}\n`);
   return 2;
 }
 
@@ -73,7 +75,7 @@ function filesCommand(name: string, summary: string, what: string, call: (path: 
           strict: true,
         });
       } catch (err) {
-        return usageError(io, (err as Error).message, name);
+        return usageError(io, argsErrorMessage(err, usage), name);
       }
       const { values, positionals } = parsed;
       if (values.help) {
@@ -163,7 +165,7 @@ const presetsCommand: Command = {
     try {
       parsed = parseArgs({ args: [...argv], options: { ...COMMON_OPTIONS, from: { type: 'string' } }, allowPositionals: false, strict: true });
     } catch (err) {
-      return usageError(io, (err as Error).message, 'presets');
+      return usageError(io, argsErrorMessage(err, presetsUsage), 'presets');
     }
     const { values } = parsed;
     if (values.help) {

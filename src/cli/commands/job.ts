@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import { lastValueFrom, tap } from 'rxjs';
 import { InputError } from '../../errors.js';
+import { argsErrorMessage, usageHint } from '../usage.js';
 import { PlatformClient } from '../../platform/PlatformClient.js';
 import { JobError } from '../../platform/errors.js';
 import { JOB_FAILED_STATES } from '../../platform/schema.js';
@@ -115,7 +116,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     const deadlineMs = positiveInt(values['timeout-ms'] as string | undefined, '--timeout-ms');
     poll = { ...(intervalMs !== undefined ? { intervalMs } : {}), ...(deadlineMs !== undefined ? { deadlineMs } : {}), ...(io.signal ? { signal: io.signal } : {}) };
   } catch (err) {
-    printError(io, err);
+    io.stderr.write(`svc-stream: invalid_argument: ${argsErrorMessage(err, USAGE).split('\n')[0]}\n${usageHint('job', USAGE)}\n`);
     return 2;
   }
 
