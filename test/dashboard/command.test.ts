@@ -91,4 +91,15 @@ describe('svc-stream dashboard', () => {
     expect(final).toMatchObject({ phase: 'error', error: { code: expect.any(String) }, server_error: 'engine crashed' });
     expect(t.stderr.text()).toContain(`svc-stream: ${final.error.code}: `);
   });
+
+  it('without --no-open, where no browser can be opened (no display), says so and prints the URL', async () => {
+    const t = cli();
+    const exit = dashboardCommand.run(['--speed', '20'], t.io);
+    const url = await urlOf(t.stdout);
+    const deadline = Date.now() + 10_000;
+    while (!t.stderr.text().includes('no browser could be opened') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(t.stderr.text()).toContain(`svc-stream: no browser could be opened from here; open ${url} in yours`);
+    t.controller.abort();
+    expect(await exit).toBe(0);
+  });
 });

@@ -105,7 +105,9 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       io.stderr.write(
         `svc-stream: ${values['start-now'] ? 'the session has started' : 'the session starts when the page loads'} (${speed}x live pace); ${values['exit-when-done'] ? 'exits when done' : 'Ctrl-C to stop'}\n`,
       );
-      if (!values['no-open'] && !(await openBrowser(dashboard.url))) io.stderr.write(`svc-stream: could not open a browser; open ${dashboard.url}\n`);
+      if (!values['no-open'] && !(await openBrowser(dashboard.url, process.platform, io.env))) {
+        io.stderr.write(`svc-stream: no browser could be opened from here; open ${dashboard.url} in yours\n`);
+      }
       void dashboard.session.ended.then((view) => {
         final = view;
         if (view.phase === 'error') io.stderr.write(`svc-stream: ${view.error?.code ?? 'error'}: ${view.error?.message ?? 'session failed'}\n`);
