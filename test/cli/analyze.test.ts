@@ -93,13 +93,13 @@ describe('svc-stream analyze', () => {
     expect(r.stdout.trim().split('\n').at(-1)).toBe('done: 38.5 s of audio');
   });
 
-  it('on a terminal, it redraws a panel and ends on the final state', async () => {
+  it('on a terminal, it never clears the screen and ends on the complete transcript and summary', async () => {
     const r = await run(['analyze', sample('call.wav'), '--config', sample('call.config.json')], { tty: true });
     expect(r.code).toBe(0);
-    const last = r.stdout.split('\x1b[H\x1b[2J').at(-1)!;
-    expect(last).toContain('svc-stream analyze — done');
-    expect(last).toContain('roles:     1=Agent  2=Customer');
-    expect(last).toContain('duration:  38.5 s');
+    expect(r.stdout).not.toContain('\x1b[2J');
+    const end = r.stdout.split('── transcript (10 clips)').at(-1)!;
+    expect(end).toContain('roles      1=Agent  2=Customer');
+    expect(end).toMatch(/session\s+done, 0:38\.5 of audio/);
   });
 
   it('reads raw audio from stdin with --format/--rate/--channels', async () => {

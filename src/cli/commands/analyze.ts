@@ -1,21 +1,24 @@
 // `svc-stream analyze [FILE|-]`: stream a file or stdin through conversation analysis and
 // show the derived state live, as plain lines, or as NDJSON.
 import { existsSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { lastValueFrom, Observable, scan, tap } from 'rxjs';
 import { fileSource } from '../../audio/fileSource.js';
 import { fromReadable } from '../../audio/fromReadable.js';
-import type { AudioObservable } from '../../audio/meta.js';
+import { audioMetaOf, type AudioObservable } from '../../audio/meta.js';
 import { InputError, SvcError } from '../../errors.js';
-import type { AudioFormat } from '../../schema/audio.js';
+import { bytesToMs, isRawFormat, type AudioFormat } from '../../schema/audio.js';
 import type { ServerEvent } from '../../schema/events.js';
 import { conversationSession } from '../../session/conversation.js';
 import { createSessionStats } from '../../session/stats.js';
 import { initialConversationSnapshot, snapshotReducer, type ConversationSnapshot } from '../../state/snapshot.js';
 import { configFlag, printError, readJsonFile, type CliIo, type Command } from '../command.js';
 import { resolveEndpoint } from '../endpoint.js';
-import { eventLine, panel } from '../liveView.js';
+import { eventLine } from '../liveView.js';
+import { mediaDurationMs } from '../mediaDuration.js';
+import { colorEnabled, TerminalView, type AudioProgress } from '../terminalView.js';
 import { stateJson } from '../../state/stateJson.js';
 
 const USAGE = `Usage: svc-stream analyze [FILE|-] [options]
@@ -100,15 +103,20 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   if (endpoint.emulator && scenarioPath) io.stderr.write(`svc-stream: the emulator plays ${scenarioPath}\n`);
   const stats = createSessionStats();
   const live = !values.json && io.stdout.isTTY === true;
-  let lastDraw = 0;
-  let drawn: ConversationSnapshot | undefined;
-  const draw = (s: ConversationSnapshot, force = false): void => {
-    const now = Date.now();
-    if (!force && (s === drawn || now - lastDraw < 50)) return;
-    lastDraw = now;
-    drawn = s;
-    io.stdout.write(`\x1b[H\x1b[2J${panel(s, stats, io.stdout.columns ?? 100)}\n`);
-  };
+  const view = live ? new TerminalView(io.stdout, colorEnabled(io.stdout, io.env)) : undefined;
+  // Progress on a terminal: the duration from the file, the position from the bytes sent.
+  const durationMs = live && file !== undefined && file !== '-' ? await mediaDurationMs(file, format) : undefined;
+  const fileSize = live && file !== undefined && file !== '-' ? await stat(file).then((st) => st.size, () => undefined) : undefined;
+  const sentFormat = audioMetaOf(audio)?.format ?? format;
+  const startedAt = Date.now();
+  const progress = (): AudioProgress => ({
+    positionMs:
+      sentFormat && isRawFormat(sentFormat)
+        ? bytesToMs(sentFormat, stats.bytesSent)
+        : durationMs !== undefined && fileSize ? (durationMs * stats.bytesSent) / fileSize : undefined,
+    durationMs,
+    elapsedMs: Date.now() - startedAt,
+  });
 
   try {
     const events$ = conversationSession(audio, {
@@ -136,7 +144,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
         scan((s: ConversationSnapshot, e: ServerEvent) => {
           const next = snapshotReducer(s, e);
           if (values.json) io.stdout.write(`${JSON.stringify(e)}\n`);
-          else if (live) draw(next);
+          else if (view) view.update(e, next, stats, progress());
           else {
             const line = eventLine(e, next);
             if (line !== undefined) io.stdout.write(`${line}\n`);
@@ -144,12 +152,12 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
           latest = next;
           return next;
         }, initialConversationSnapshot),
-        tap({ error: () => (live ? draw(latest, true) : undefined) }),
+        tap({ error: () => view?.finish(latest, stats, progress()) }),
       ),
       { defaultValue: initialConversationSnapshot },
     );
     if (values.json) io.stdout.write(`${JSON.stringify(stateJson(final))}\n`);
-    else if (live) draw(final, true);
+    else view?.finish(final, stats, progress());
     return 0;
   } catch (err) {
     printError(io, err);
