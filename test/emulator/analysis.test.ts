@@ -4,6 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { from, lastValueFrom, toArray } from 'rxjs';
 import { analyzeConversation, ServerEventSchema, withAudioMeta, type ServerEvent } from 'svc-stream';
+import { BUILTIN_DEFAULT_CONVERSATION_TYPE } from '../../src/emulator/catalog.js';
+import { clipRefs, resolveRolePick, resolveTypePick, substitute, TimelineFieldError } from '../../src/emulator/timeline.js';
 import {
   ALL_PRESETS_CONFIG,
   CALL_SCENARIO,
@@ -260,5 +262,39 @@ describe('timeline fields of the wrong type', () => {
       'timeline: behavior_detection not sent: detected has the wrong type',
       'timeline: clip_update not sent: emotion has the wrong type',
     ]);
+  });
+});
+
+describe('timeline resolution, step by step', () => {
+  const call = { conversation_type_uuid: '11111111-1111-4111-8111-111111111111', name: 'Call' };
+  const sales = { conversation_type_uuid: '22222222-2222-4222-8222-222222222222', name: 'Sales' };
+  it.each([
+    ['a name among several candidates', { conversation_types: [call, sales] }, { name: 'sales' }, { ...sales, selection_source: 'inferred' }],
+    ['the only candidate, whatever the name', { conversation_types: [call] }, { name: 'Nope' }, { ...call, selection_source: 'auto_selected_single_option' }],
+    ['an unknown name: the built-in default', { conversation_types: [call, sales] }, { name: 'Nope' }, { conversation_type_uuid: BUILTIN_DEFAULT_CONVERSATION_TYPE.conversation_type_uuid, selection_source: 'default' }],
+    ['no candidate and no default: nothing', { conversation_types: [], default_conversation_type: null }, { name: 'Sales' }, undefined],
+  ])('conversation type: %s', (_why, cfg, pick, want) => {
+    const got = resolveTypePick(cfg, pick);
+    if (want === undefined) expect(got).toBeUndefined();
+    else expect(got).toMatchObject({ confidence: 0.8, detail: null, reasoning: null, ...want });
+  });
+
+  it('participant role: needs a speaker, keeps given fields, refuses a mistyped one', () => {
+    expect(resolveRolePick({}, undefined, { name: 'Agent' })).toBeUndefined();
+    expect(resolveRolePick({}, undefined, { speaker_label: '1', name: 'agent', confidence: 0.5, reasoning: 'greets' })).toMatchObject({
+      speaker_label: '1',
+      name: 'Agent',
+      confidence: 0.5,
+      selection_source: 'inferred',
+      detail: null,
+      reasoning: 'greets',
+    });
+    expect(() => resolveRolePick({}, undefined, { speaker_label: '1', name: 'Agent', detail: 3 })).toThrow(TimelineFieldError);
+  });
+
+  it('"$clip:N" references: found anywhere, replaced by UUIDs, missing ones dropped from arrays and nulled elsewhere', () => {
+    const ev = { type: 'behavior_detection', detection: { evidence_clip_uuids: ['$clip:0', '$clip:2'], definitive_clip_uuid: '$clip:2' } };
+    expect([...clipRefs(ev)].sort()).toEqual([0, 2]);
+    expect(substitute(ev, ['u0'])).toEqual({ type: 'behavior_detection', detection: { evidence_clip_uuids: ['u0'], definitive_clip_uuid: null } });
   });
 });
