@@ -3,8 +3,10 @@
 // function, the close code each handshake refusal gets (§7.2, §7.3).
 import type { BatchConfig } from '../schema/config.js';
 import type { LimitCause, Model } from './accounts.js';
-import { ConversationEngine, SyntheticVoiceEngine, type Engine, type EngineOutput } from './analysis.js';
+import { ConversationEngine } from './conversationEngine.js';
+import type { Engine, EngineOutput } from './engine.js';
 import type { Scenario } from './scenario.js';
+import { SyntheticVoiceEngine } from './syntheticVoiceEngine.js';
 
 /** Why a handshake is refused. */
 export type RefusalCause = 'invalid_key' | 'no_access' | LimitCause;

@@ -6,7 +6,12 @@ import { z } from 'zod';
 const Json = z.record(z.string(), z.unknown());
 const Ms = z.number().min(0);
 
-/** One scripted server event, sent verbatim (the original, low-level form). */
+/**
+ * One scripted server event, sent verbatim (the original, low-level form). Untyped on purpose,
+ * like the faults' frames: steps script arbitrary, unknown or malformed frames for protocol
+ * tests, so they are never checked against the client's schemas (the engine's events are:
+ * see engineEvents.ts).
+ */
 export const ScenarioStepSchema = z.strictObject({
   /** Emit once this much audio (ms) has been received. Default 0. */
   at_ms: Ms.optional(),
@@ -63,7 +68,8 @@ export type TranscriptTurn = z.infer<typeof TranscriptTurnSchema>;
  * what is missing (UUIDs from names, confidence, null detail/reasoning), replaces every
  * string `"$clip:N"` by the UUID of detected clip N (0-based), and drops what the config
  * turns off. Entries fire in list order, each once its trigger holds and every clip it
- * names has been sent.
+ * names has been sent. Known types come out as the client's typed events (a field of the
+ * wrong type drops the entry, with a log line); other types are sent as written.
  */
 export const TimelineEntrySchema = z
   .strictObject({

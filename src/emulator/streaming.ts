@@ -5,7 +5,8 @@ import WebSocket from 'ws';
 import { AudioParamsSchema, RAW_FORMATS, CONTAINER_FORMATS, type AudioFormat, type RawAudioFormat } from '../schema/audio.js';
 import { BatchConfigSchema, type BatchConfig } from '../schema/config.js';
 import type { AccountBook, Model, Organization } from './accounts.js';
-import type { Engine } from './analysis.js';
+import type { Engine } from './engine.js';
+import type { DoneWireEvent, ErrorWireEvent } from './engineEvents.js';
 import { findStreamingEndpoint, handshakeCloseCode, type StreamingEndpoint } from './endpoints.js';
 import { AudioIntake, IntakeError } from './intake.js';
 import type { PcmBlock } from './pcm.js';
@@ -235,12 +236,12 @@ export class StreamingConnection {
     if (this.phase !== 'finishing') return;
     if (this.strike('end')) return;
     if (!this.ctx.scenario.done) return;
-    this.send(JSON.stringify({ type: 'done', duration_ms: Math.round(this.audioMs) }));
+    this.send(JSON.stringify({ type: 'done', duration_ms: Math.round(this.audioMs) } satisfies DoneWireEvent));
     if (this.strike('done')) return;
     this.close(1000, '');
   }
 
-  /** Emit the next scripted steps, in order, while `ready` allows. */
+  /** Emit the next scripted steps, in order, while `ready` allows (verbatim and untyped on purpose: see ScenarioStepSchema). */
   private play(ready: (s: ScenarioStep) => boolean): void {
     const steps = this.ctx.scenario.steps;
     while (this.nextStep < steps.length && !this.stalled && this.phase !== 'closed') {
@@ -265,7 +266,7 @@ export class StreamingConnection {
       case 'close': {
         const code = fault.code ?? 1011;
         const error = fault.error === undefined ? (code === 1000 ? null : STREAMING_ERRORS.internal) : fault.error;
-        if (error !== null) this.send(JSON.stringify({ type: 'error', error }));
+        if (error !== null) this.send(JSON.stringify({ type: 'error', error } satisfies ErrorWireEvent));
         this.close(code, fault.reason ?? '');
         break;
       }
@@ -304,7 +305,7 @@ export class StreamingConnection {
   /** Send an `error` event, then close with `code` (§6 rule 3: an error precedes every non-normal close). */
   private reject(code: number, error: string): void {
     if (this.phase === 'closed') return;
-    this.send(JSON.stringify({ type: 'error', error }));
+    this.send(JSON.stringify({ type: 'error', error } satisfies ErrorWireEvent));
     this.close(code, '');
   }
 

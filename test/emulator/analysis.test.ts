@@ -3,7 +3,9 @@
 // scenario's orderings; with a plain ws client and with analyzeConversation.
 import { describe, expect, it } from 'vitest';
 import { from, lastValueFrom, toArray } from 'rxjs';
-import { analyzeConversation, withAudioMeta, type ServerEvent } from 'svc-stream';
+import { analyzeConversation, ServerEventSchema, withAudioMeta, type ServerEvent } from 'svc-stream';
+import { BUILTIN_DEFAULT_CONVERSATION_TYPE } from '../../src/emulator/catalog.js';
+import { clipRefs, resolveRolePick, resolveTypePick, substitute, TimelineFieldError } from '../../src/emulator/timeline.js';
 import {
   ALL_PRESETS_CONFIG,
   CALL_SCENARIO,
@@ -134,6 +136,30 @@ describe('the sample call scenario', () => {
     expect(frames.at(-1)?.type).toBe('done');
   });
 
+  it('sends only events the client schema parses as sent, none unknown, for every config and on the STT path', async () => {
+    const configs = [
+      'default',
+      JSON.stringify({ ...JSON.parse(ALL_PRESETS_CONFIG), stt: { emotion_signal: true, accent_signal: true, deepfake_signal: true } }),
+      JSON.stringify({ produce_topics: false, produce_summary: false, produce_topic_sentiments: false, stt: { speaker_diarization: false } }),
+      JSON.stringify({ conversation_types: [{ conversation_type_uuid: '11111111-1111-4111-8111-111111111111', name: 'Call' }], behaviors: ['preset:greeting'] }),
+    ];
+    await withEmulator({ scenario: CALL_SCENARIO as never }, async (emu) => {
+      for (const path of [PATH, '/api/svc-2-stt-streaming']) {
+        for (const config of configs) {
+          const r = await runSession(wsUrl(emu, path), { config, audio: sample('call.wav') });
+          expect(r.rawFrames).toEqual([]);
+          expect(r.frames.at(-1)?.type, `${path} ${config}`).toBe('done');
+          for (const frame of r.frames) {
+            // The nested form exactly as sent, not the client's normalisation of it.
+            const parsed = ServerEventSchema.safeParse(frame);
+            expect(parsed.success ? [] : parsed.error.issues, `${path} ${config}: ${JSON.stringify(frame)}`).toEqual([]);
+            expect(wireProblems(frame), JSON.stringify(frame)).toEqual([]);
+          }
+        }
+      }
+    });
+  });
+
   it('keeps the ordering rules: updates after their clip and interleaved, a type change that discards roles, behaviors after the end of audio', async () => {
     const frames = await run(ALL_PRESETS_CONFIG);
     const at = (pred: (f: Frame) => boolean) => frames.findIndex(pred);
@@ -204,5 +230,71 @@ describe('the sample call scenario', () => {
       const summary = events.filter((e) => e.type === 'summary').at(-1);
       expect(summary).toMatchObject({ type: 'summary', text: expect.stringContaining('Northwind Bank') });
     });
+  });
+});
+
+describe('timeline fields of the wrong type', () => {
+  it('are not sent as events the client would refuse: the entry is dropped with a log line naming the field', async () => {
+    const scenario = {
+      timeline: [
+        { after_end: true, event: { type: 'topic_sentiment', topic_sentiment: { speaker_label: '2', sentiment_score: -0.5 } } },
+        { after_end: true, event: { type: 'topics', topics: ['billing', 7] } },
+        { after_end: true, event: { type: 'summary', text: 42 } },
+        { after_end: true, event: { type: 'conversation_type', pick: { name: 'Billing dispute', selection_source: 'guessed' } } },
+        { after_end: true, event: { type: 'participant_role', pick: { speaker_label: '1', name: 'Agent', confidence: 'high' } } },
+        { after_end: true, event: { type: 'behavior_detection', detection: { behavior: 'preset:greeting', speaker_label: '1', detected: 'yes' } } },
+        { after_end: true, event: { type: 'clip_update', clip_update: { clip_uuid: '$clip:0', emotion: 3 } } },
+        { after_end: true, event: { type: 'summary', text: 'A billing call.' } },
+      ],
+    };
+    const logs: string[] = [];
+    const config = JSON.stringify({ stt: { emotion_signal: true }, behaviors: ['preset:greeting'] });
+    const r = await withEmulator({ scenario: scenario as never, log: (l) => logs.push(l) }, (emu) => runSession(wsUrl(emu, PATH), { config, audio: sample('call.wav') }));
+    for (const frame of r.frames) expect(ServerEventSchema.safeParse(frame).success, JSON.stringify(frame)).toBe(true);
+    const late = r.frames.filter((f) => !['partial_clip', 'clip', 'done'].includes(f.type));
+    expect(late).toEqual([{ type: 'summary', text: 'A billing call.' }]);
+    expect(logs.filter((l) => l.startsWith('timeline:'))).toEqual([
+      'timeline: topic_sentiment not sent: topic and speaker_label are required',
+      'timeline: topics not sent: topics has the wrong type',
+      'timeline: summary not sent: text has the wrong type',
+      'timeline: conversation_type not sent: selection_source has the wrong type',
+      'timeline: participant_role not sent: confidence has the wrong type',
+      'timeline: behavior_detection not sent: detected has the wrong type',
+      'timeline: clip_update not sent: emotion has the wrong type',
+    ]);
+  });
+});
+
+describe('timeline resolution, step by step', () => {
+  const call = { conversation_type_uuid: '11111111-1111-4111-8111-111111111111', name: 'Call' };
+  const sales = { conversation_type_uuid: '22222222-2222-4222-8222-222222222222', name: 'Sales' };
+  it.each([
+    ['a name among several candidates', { conversation_types: [call, sales] }, { name: 'sales' }, { ...sales, selection_source: 'inferred' }],
+    ['the only candidate, whatever the name', { conversation_types: [call] }, { name: 'Nope' }, { ...call, selection_source: 'auto_selected_single_option' }],
+    ['an unknown name: the built-in default', { conversation_types: [call, sales] }, { name: 'Nope' }, { conversation_type_uuid: BUILTIN_DEFAULT_CONVERSATION_TYPE.conversation_type_uuid, selection_source: 'default' }],
+    ['no candidate and no default: nothing', { conversation_types: [], default_conversation_type: null }, { name: 'Sales' }, undefined],
+  ])('conversation type: %s', (_why, cfg, pick, want) => {
+    const got = resolveTypePick(cfg, pick);
+    if (want === undefined) expect(got).toBeUndefined();
+    else expect(got).toMatchObject({ confidence: 0.8, detail: null, reasoning: null, ...want });
+  });
+
+  it('participant role: needs a speaker, keeps given fields, refuses a mistyped one', () => {
+    expect(resolveRolePick({}, undefined, { name: 'Agent' })).toBeUndefined();
+    expect(resolveRolePick({}, undefined, { speaker_label: '1', name: 'agent', confidence: 0.5, reasoning: 'greets' })).toMatchObject({
+      speaker_label: '1',
+      name: 'Agent',
+      confidence: 0.5,
+      selection_source: 'inferred',
+      detail: null,
+      reasoning: 'greets',
+    });
+    expect(() => resolveRolePick({}, undefined, { speaker_label: '1', name: 'Agent', detail: 3 })).toThrow(TimelineFieldError);
+  });
+
+  it('"$clip:N" references: found anywhere, replaced by UUIDs, missing ones dropped from arrays and nulled elsewhere', () => {
+    const ev = { type: 'behavior_detection', detection: { evidence_clip_uuids: ['$clip:0', '$clip:2'], definitive_clip_uuid: '$clip:2' } };
+    expect([...clipRefs(ev)].sort()).toEqual([0, 2]);
+    expect(substitute(ev, ['u0'])).toEqual({ type: 'behavior_detection', detection: { evidence_clip_uuids: ['u0'], definitive_clip_uuid: null } });
   });
 });
