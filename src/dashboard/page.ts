@@ -20,6 +20,7 @@ export const PAGE_HTML = `<!doctype html>
   <span id="phase" class="phase" data-phase="connecting">connecting</span>
 </header>
 <div id="error" class="error" role="alert" hidden></div>
+<div id="note" class="note" role="status" hidden></div>
 <main class="grid">
   <section class="card transcript-card" aria-labelledby="h-transcript">
     <div class="card-head"><h2 id="h-transcript">Transcript</h2><span class="muted" id="clip-count"></span></div>
@@ -88,6 +89,8 @@ body { margin: 0; background: var(--bg); font-size: 14px; line-height: 1.45; }
 h2 { margin: 0; font-size: 11px; text-transform: uppercase; letter-spacing: .08em; color: var(--muted); font-weight: 700; }
 .muted { color: var(--muted); font-size: 12px; }
 .empty { color: #94a3b8; margin: 4px 0; font-size: 13px; }
+.note { margin: 16px 24px 0; padding: 10px 14px; border: 1px solid #bfdbfe; background: #eff6ff; color: #1e3a8a; border-radius: 10px; }
+.text.none { color: var(--muted); font-size: 13px; }
 .transcript-card { position: sticky; top: 66px; }
 .scroll { max-height: calc(100vh - 140px); overflow-y: auto; padding-right: 4px; }
 .transcript { list-style: none; margin: 0; padding: 0; display: flex; flex-direction: column; gap: 8px; }
@@ -238,13 +241,17 @@ export const PAGE_JS = `(function () {
       if (c.accent) who.appendChild(el('span', 'tag accent', c.accent));
       who.appendChild(el('span', 'time', clock(c.start_ms)));
       li.appendChild(who);
-      li.appendChild(el('p', 'text', c.text ? c.text : '…'));
+      // A final clip without text is finished (its timing and speaker stand); only a partial is '…'.
+      if (c.text) li.appendChild(el('p', 'text', c.text));
+      else if (entry.status === 'partial') li.appendChild(el('p', 'text', '…'));
+      else li.appendChild(el('p', 'text none', 'no transcript' + (typeof c.duration_ms === 'number' ? ' · ' + (c.duration_ms / 1000).toFixed(1) + ' s' : '')));
       if (list.children[index] !== li) list.insertBefore(li, list.children[index] || null);
     });
     lines.forEach(function (li, uuid) {
       if (!seen.has(uuid)) { li.remove(); lines.delete(uuid); }
     });
     byId('transcript-empty').hidden = view.transcript.length > 0;
+    byId('transcript-empty').textContent = ended(view) ? 'No speech was detected' : 'Waiting for speech…';
     var partials = view.transcript.length - finals;
     byId('clip-count').textContent = view.transcript.length ? finals + ' final' + (partials ? ', ' + partials + ' in progress' : '') : '';
     if (stick) scroller.scrollTop = scroller.scrollHeight;
@@ -261,7 +268,7 @@ export const PAGE_JS = `(function () {
     var type = view.conversation_type;
     var box = byId('conv-type');
     box.className = 'conv-type' + (type ? '' : ' none');
-    box.textContent = type ? (type.name || type.conversation_type_uuid) : 'No conversation type yet';
+    box.textContent = type ? (type.name || type.conversation_type_uuid) : ended(view) ? 'No conversation type was detected' : 'No conversation type yet';
     byId('conv-source').textContent = type ? type.selection_source.replace(/_/g, ' ') + (typeof type.confidence === 'number' ? ' · ' + percent(type.confidence) : '') : '';
     var list = byId('roles');
     clear(list);
@@ -283,14 +290,14 @@ export const PAGE_JS = `(function () {
     var list = byId('topics');
     clear(list);
     view.topics.forEach(function (t) { list.appendChild(el('li', 'chip', t)); });
-    if (!view.topics.length) list.appendChild(el('li', 'empty', 'No topics yet'));
+    if (!view.topics.length) list.appendChild(el('li', 'empty', ended(view) ? 'No topics' : 'No topics yet'));
   }
 
   function renderSentiment(view) {
     var box = byId('sentiment');
     clear(box);
     var items = view.topic_sentiments;
-    if (!items.length) { box.appendChild(el('p', 'empty', 'No sentiment yet')); return; }
+    if (!items.length) { box.appendChild(el('p', 'empty', ended(view) ? 'No sentiment' : 'No sentiment yet')); return; }
     var topics = [];
     items.forEach(function (t) { if (topics.indexOf(t.topic) < 0) topics.push(t.topic); });
     var W = 380, X0 = 112, X1 = W - 44, MID = (X0 + X1) / 2, HALF = (X1 - X0) / 2;
@@ -348,13 +355,16 @@ export const PAGE_JS = `(function () {
       li.appendChild(el('span', 'name', b.behavior_name || b.behavior_uuid));
       var role = roleName(view, b.speaker_label);
       li.appendChild(el('span', 'by', b.speaker_label ? speakerText(b.speaker_label) + (role ? ' · ' + role : '') : 'no speaker'));
-      var at = b.definitive_clip_uuid ? starts.get(b.definitive_clip_uuid) : undefined;
+      // When it happened: the start of its definitive clip, else of its first evidence clip.
+      var clip = b.definitive_clip_uuid || (b.evidence_clip_uuids && b.evidence_clip_uuids[0]);
+      var at = clip ? starts.get(clip) : undefined;
       if (typeof at === 'number') li.appendChild(el('span', 'at', clock(at)));
       if (list.children[index] !== li) list.insertBefore(li, list.children[index] || null);
     });
     behaviorItems.forEach(function (li, key) { if (!seen.has(key)) { li.remove(); behaviorItems.delete(key); } });
     var empty = list.querySelector('.empty');
-    if (!view.behaviors.length && !empty) list.appendChild(el('li', 'empty', 'None detected yet'));
+    if (empty) empty.textContent = ended(view) ? 'None detected' : 'None detected yet';
+    if (!view.behaviors.length && !empty) list.appendChild(el('li', 'empty', ended(view) ? 'None detected' : 'None detected yet'));
     if (view.behaviors.length && empty) empty.remove();
     byId('behavior-count').textContent = view.behaviors.length ? String(view.behaviors.length) : '';
   }
@@ -362,7 +372,26 @@ export const PAGE_JS = `(function () {
   function renderSummary(view) {
     var p = byId('summary');
     p.className = 'summary' + (view.summary ? '' : ' none');
-    p.textContent = view.summary || 'No summary yet';
+    p.textContent = view.summary || (ended(view) ? 'No summary' : 'No summary yet');
+  }
+
+  function ended(view) {
+    return view.phase === 'done' || view.phase === 'error' || view.phase === 'closed';
+  }
+
+  // Why the fields are empty, once the session is done: a server that does not transcribe
+  // (the emulator without a scenario) sends clips with timing and speakers but no text.
+  function renderNote(view) {
+    var note = byId('note');
+    var finals = view.clips.length;
+    var silent = finals > 0 && view.clips.every(function (c) { return !c.text; });
+    if (view.phase === 'done') {
+      note.textContent = 'The session is done: ' + finals + (finals === 1 ? ' clip' : ' clips') + (typeof view.duration_ms === 'number' ? ' in ' + clock(view.duration_ms) + ' of audio' : '') + '.' +
+        (silent ? ' No clip has text and nothing was inferred from it: the local emulator does not transcribe your audio. Give it a scenario file (--scenario) for a scripted conversation, or set SVC_BASE_URL and SVC_API_KEY for the real service.' : '');
+      note.hidden = false;
+    } else {
+      note.hidden = true;
+    }
   }
 
   function render(view) {
@@ -374,6 +403,7 @@ export const PAGE_JS = `(function () {
     renderSentiment(view);
     renderBehaviors(view);
     renderSummary(view);
+    renderNote(view);
     firstRender = false;
     states++;
     document.body.dataset.states = String(states);

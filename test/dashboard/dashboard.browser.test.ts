@@ -1,7 +1,9 @@
 // The dashboard in headless Chromium: the sample call through the embedded emulator as a
 // person would watch it (transcript, roles, topics, done), a reload mid-session, a
 // screenshot; and untrusted text shown as text.
-import { mkdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { Observable, Subject } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -109,6 +111,43 @@ describe.skipIf(skip !== undefined)('dashboard in Chromium', () => {
       controller.abort();
       await exit.catch(() => undefined);
       await page.close();
+    }
+  }, 30_000);
+
+  it("with a person's own audio (no scenario: the emulator does not transcribe), finished lines look finished and the end says why fields are empty", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-own-audio-'));
+    const own = join(dir, 'my-call.wav');
+    copyFileSync('samples/call.wav', own);
+    const stdout = capture();
+    const controller = new AbortController();
+    const io: CliIo = { stdout, stderr: capture(), stdin: new PassThrough(), env: {}, signal: controller.signal };
+    const exit = dashboardCommand.run([own, '--speed', '20', '--no-open', '--exit-when-done'], io);
+    const page = await chromium.context.newPage();
+    try {
+      const url = await until('the URL', () => /svc-stream dashboard: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(stdout.text())?.[1]);
+      await page.goto(url);
+      await page.locator('#phase[data-phase="done"]').waitFor({ timeout: 15_000 });
+      const finals = await page.locator('#transcript .line.final').count();
+      expect(finals).toBeGreaterThan(0);
+      // No '…' (the mark of a line in progress) on a finished line: it says it has no transcript.
+      const texts = await page.locator('#transcript .line.final .text').allTextContents();
+      expect(texts.every((t) => /^no transcript · \d+\.\d s$/.test(t))).toBe(true);
+      expect(await page.locator('#transcript .line.final .time').first().textContent()).toMatch(/^\d+:\d{2}\.\d$/);
+      expect(await page.locator('#conv-type').textContent()).toBe('No conversation type was detected');
+      expect(await page.locator('#topics').textContent()).toBe('No topics');
+      expect(await page.locator('#summary').textContent()).toBe('No summary');
+      const note = await page.locator('#note').textContent();
+      expect(note).toMatch(/^The session is done: \d+ clips in 0:38\.5 of audio\./);
+      expect(note).toContain('the local emulator does not transcribe your audio');
+      expect(note).toContain('--scenario');
+      mkdirSync('test/artifacts', { recursive: true });
+      await page.screenshot({ path: 'test/artifacts/dashboard-own-audio.png', fullPage: true });
+      expect(await exit).toBe(0);
+    } finally {
+      controller.abort();
+      await exit.catch(() => undefined);
+      await page.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   }, 30_000);
 
