@@ -167,7 +167,7 @@ describe('audio event detection over curl', () => {
 });
 
 describe('emotion detection over curl', () => {
-  it('windows are 15 s and consecutive; none for a short file', async () => {
+  it('windows are 15 s and consecutive, whole windows only (38.5 s: two, the last 8.5 s in the whole-file label); none for a short file', async () => {
     const r = await post('/api/svc-2-emotion-batch', 'k', 'upload_file=@samples/call.wav', 'training_permitted=false', 'use_ensemble=true');
     expect(r.status).toBe(200);
     const e = EmotionResultSchema.parse(r.body);
