@@ -69,7 +69,7 @@ export type Admission = { readonly ok: true } | { readonly ok: false; readonly c
 
 /** Concurrent requests or connections per model when an organization sets none (3, §8). */
 export const DEFAULT_CONCURRENCY = 3;
-/** Highest concurrency an organization may set per model without operator approval (25, §8). */
+/** Highest per-model concurrency the emulator accepts (25: what an organization may set itself; above it the service needs operator approval, §8). */
 export const MAX_CONCURRENCY = 25;
 
 function zeroes(): Record<Model, number> {

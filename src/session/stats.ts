@@ -3,8 +3,8 @@
 
 /**
  * Where a streaming session is (§3, client side): `connecting` (handshake), `streaming`
- * (config sent, audio flowing), `finishing` (end of audio sent, waiting for `done`), then
- * `done`, `error`, or `closed` (unsubscribed before the end).
+ * (socket open, config sent, audio flowing), `finishing` (end of audio sent, waiting for
+ * `done`), then `done`, `error`, or `closed` (unsubscribed before the end).
  */
 export type SessionPhase = 'connecting' | 'streaming' | 'finishing' | 'done' | 'error' | 'closed';
 
