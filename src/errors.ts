@@ -59,6 +59,7 @@ export const ERROR_CODES = [
   'job_unknown_state',
   'poll_deadline',
 ] as const;
+/** A stable error code, one of {@link ERROR_CODES}; branch on `err.code`, not on the message. */
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /** Audio accounting attached to a session failure: every byte read is sent or reported unsent. */
@@ -71,6 +72,7 @@ export interface AudioAccount {
   readonly unsent: number;
 }
 
+/** What an {@link SvcError} carries besides its code and message: HTTP status or close code, the server's `detail`, `retryable`, the cause and the audio account. */
 export interface SvcErrorOptions {
   readonly status?: number | undefined;
   readonly closeCode?: number | undefined;

@@ -141,7 +141,7 @@ export {
 export { redactUrl } from './internal/redact.js';
 
 // Audio sources: files, Node streams, async iterables, ffmpeg, framing, pacing, G.711.
-export { audioMetaOf, withAudioMeta, type AudioChunk, type AudioObservable, type AudioSourceMeta } from './audio/meta.js';
+export { audioMetaOf, withAudioMeta, type AudioChunk, type AudioObservable, type AudioSourceMeta, type FlowSlot } from './audio/meta.js';
 export { fileSource, type FileSourceOptions } from './audio/fileSource.js';
 export { FILE_EXTENSIONS, FILE_FORMATS, type FileHandling } from './audio/fileFormats.js';
 export { probeAudioFile, type ProbeOptions, type ProbeResult } from './audio/probeAudioFile.js';
@@ -191,7 +191,7 @@ export { initialConversationSnapshot, snapshotReducer, type ConversationSnapshot
 export { splitSession, type SessionStreams } from './state/splitSession.js';
 
 // Batch calls.
-export type { BatchEndpointName, BatchModel } from './batch/endpoints.js';
+export { BATCH_ENDPOINTS, type BatchEndpointName, type BatchModel } from './batch/endpoints.js';
 export { BATCH_FILE_EXTENSIONS, MAX_UPLOAD_BYTES, checkUploadFile, type CheckedFile } from './batch/files.js';
 export {
   Semaphore,
@@ -281,6 +281,7 @@ export {
   type RtpCodecName,
 } from './telephony/payloadTypes.js';
 export { OggOpusWriter } from './telephony/oggOpus.js';
+export type { StreamStats } from './telephony/playoutStream.js';
 export { rtpSource, createRtpSourceStats, type CallLeg, type RtpSourceOptions, type RtpSourceStats } from './telephony/rtpSource.js';
 export {
   MEDIA_STREAM_PRESETS,

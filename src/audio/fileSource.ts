@@ -14,6 +14,7 @@ import { probeAudioFile } from './probeAudioFile.js';
 import { transcodeSource, transcodeTarget, type TranscodeTarget } from './transcode.js';
 import { withAudioMeta, type AudioChunk, type AudioObservable, type FlowSlot } from './meta.js';
 
+/** Options of {@link fileSource}: transcoding, live-pace release, the decode check, the ffmpeg binary, read size and flow control. */
 export interface FileSourceOptions {
   /**
    * Transcode to raw PCM even when the endpoint would take the file as it is: `true` for the

@@ -5,6 +5,7 @@ import { bytesPerFrame, isRawFormat, type RawAudioFormat } from '../schema/audio
 import { forwardFlow } from './audioInternals.js';
 import { audioMetaOf, withAudioMeta, type AudioChunk, type FlowSlot } from './meta.js';
 
+/** Options of {@link frame}: the frame duration and, when upstream does not carry it, the raw format. */
 export interface FrameOptions {
   /** Duration of each frame in milliseconds (default 100; 20 for low latency). */
   readonly ms?: number | undefined;

@@ -7,6 +7,7 @@ import type { FlowControl } from '../internal/flow.js';
 import { pullIterator, sourceError, takeFlow } from './audioInternals.js';
 import { withAudioMeta, type AudioChunk, type AudioObservable, type FlowSlot } from './meta.js';
 
+/** Options of {@link fromAsyncIterable}: the audio format of the bytes and an optional shared flow-control gate. */
 export interface FromAsyncIterableOptions {
   /** What the bytes are, so the session need not be told again. */
   readonly format?: AudioFormat | undefined;

@@ -8,6 +8,7 @@ import type { FlowControl } from '../internal/flow.js';
 import { pullIterator, takeFlow } from './audioInternals.js';
 import { withAudioMeta, type AudioChunk, type AudioObservable, type FlowSlot } from './meta.js';
 
+/** Options of {@link fromReadable}: the audio format of the bytes and an optional shared flow-control gate. */
 export interface FromReadableOptions {
   /** What the bytes are, so the session need not be told again. */
   readonly format?: AudioFormat | undefined;

@@ -17,6 +17,7 @@ export interface FlowSlot {
   current: FlowControl | undefined;
 }
 
+/** What an {@link AudioObservable} says about itself: its format (so the session need not be told again) and, on pull-capable sources, a flow-control slot. */
 export interface AudioSourceMeta {
   /** The format of the bytes, when the source knows it. */
   readonly format?: AudioFormat | undefined;

@@ -6,6 +6,7 @@ import { bytesPerSecond, bytesToMs, isRawFormat, type RawAudioFormat } from '../
 import { FlowControl } from '../internal/flow.js';
 import { audioMetaOf, withAudioMeta, type AudioChunk } from './meta.js';
 
+/** Options of {@link pace}: playback rate, the raw format when upstream does not carry it, the scheduler, and how much audio to buffer before pausing upstream. */
 export interface PaceOptions {
   /** Playback speed: 1 is real time, 2 twice as fast (default 1). */
   readonly rate?: number | undefined;

@@ -7,6 +7,7 @@ import { AudioSourceError, InputError } from '../errors.js';
 import { resolveFfmpeg } from '../internal/ffmpegPath.js';
 import { demuxerMatches, FILE_EXTENSIONS, FILE_FORMATS, type FileHandling } from './fileFormats.js';
 
+/** Options of {@link probeAudioFile}: the ffmpeg binary, whether to run the decode check and its timeout, and whether the caller transcodes. */
 export interface ProbeOptions {
   readonly ffmpegPath?: string | undefined;
   /** Run the decode check (default true). Existence and size are always checked. */
@@ -20,6 +21,7 @@ export interface ProbeOptions {
   readonly timeoutMs?: number | undefined;
 }
 
+/** What {@link probeAudioFile} found: path, size, extension and how §2.1 handles it, and ffmpeg's demuxer when the decode check ran. */
 export interface ProbeResult {
   readonly path: string;
   readonly size: number;

@@ -13,6 +13,7 @@ import { batchCall, batchGet, type BatchOptions } from './request.js';
  * every field kept as sent.
  */
 export const BatchJsonResultSchema = z.looseObject({});
+/** Any JSON object returned by an endpoint whose response shape is not shown (§4.4), fields kept as sent. */
 export type BatchJsonResult = z.infer<typeof BatchJsonResultSchema>;
 
 /**
@@ -140,6 +141,7 @@ export function analyzeConversationFile(path: string, options: ConversationBatch
   return defer(() => batchCall(path, { endpoint: 'conversation', schema: BatchJsonResultSchema, fields: { config: configField(options.config) } }, options));
 }
 
+/** Options of {@link listPresets}: the usual batch options (base URL, key, retries, signal) and which catalogue path to ask. */
 export interface ListPresetsOptions extends Omit<BatchOptions, 'concurrency'> {
   /** Which catalogue path to ask: `batch` (default) or `streaming`; both list the same presets. */
   readonly from?: keyof typeof PRESET_PATHS | undefined;

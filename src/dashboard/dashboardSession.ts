@@ -7,6 +7,7 @@ import { initialConversationSnapshot, type ConversationSnapshot } from '../state
 import { splitSession } from '../state/splitSession.js';
 import { dashboardView, type DashboardError, type DashboardView } from './view.js';
 
+/** Options of {@link dashboardSession}: the session's events, its counters, the title, and how often counters are polled. */
 export interface DashboardSessionOptions {
   /** The session's events, cold: subscribed once, by `start()`. */
   readonly events$: Observable<ServerEvent>;
@@ -24,6 +25,7 @@ export interface DashboardSessionOptions {
   readonly scheduler?: SchedulerLike | undefined;
 }
 
+/** One conversation session folded into a {@link DashboardView}: start it once, read `view()`, listen to `changes$` (hot), await `ended`, or `stop()`. */
 export interface DashboardSession {
   /** Subscribe to the session (once; later calls do nothing). */
   start(): void;

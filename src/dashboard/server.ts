@@ -10,6 +10,7 @@ import { PAGE_CSS, PAGE_HTML, PAGE_JS } from './page.js';
 import { sseFrame } from './sse.js';
 import type { DashboardView } from './view.js';
 
+/** Options of {@link startDashboard}: the session's events and counters, the page title, the port, when the session starts, and the update throttle. */
 export interface DashboardOptions {
   /** The session's events, cold: subscribed once, when the session starts. */
   readonly events$: Observable<ServerEvent>;
@@ -30,6 +31,7 @@ export interface DashboardOptions {
   readonly scheduler?: SchedulerLike | undefined;
 }
 
+/** A started dashboard: the page URL and port, its {@link DashboardSession}, a promise of the final view, and `close()`. */
 export interface RunningDashboard {
   /** The page, e.g. `http://127.0.0.1:41234/`. */
   readonly url: string;

@@ -14,8 +14,10 @@ export const MODELS = [
   'pii-phi-redaction',
   'batch',
 ] as const;
+/** A model family of the emulator (one per path family, {@link MODELS}); access and limits are counted per model (§8). */
 export type Model = (typeof MODELS)[number];
 
+/** How to create an emulated organization (§5.1 rule 1, §8): its keys, model access, concurrency, monthly quota, credit limit and balance. */
 export interface OrganizationSpec {
   readonly id?: string | undefined;
   readonly keys: readonly string[];
@@ -33,6 +35,7 @@ export interface OrganizationSpec {
   readonly creditsPerAudioSecond?: number | undefined;
 }
 
+/** An emulated organization's limits and live counters (in-flight, usage, credits); tests read it to assert limits were enforced (§8). */
 export interface Organization {
   readonly id: string;
   readonly keys: ReadonlySet<string>;
@@ -64,7 +67,9 @@ export type LimitCause = keyof typeof LIMIT_DETAILS;
 
 export type Admission = { readonly ok: true } | { readonly ok: false; readonly cause: LimitCause; readonly detail: string }
 
+/** Concurrent requests or connections per model when an organization sets none (3, §8). */
 export const DEFAULT_CONCURRENCY = 3;
+/** Highest per-model concurrency the emulator accepts (25: what an organization may set itself; above it the service needs operator approval, §8). */
 export const MAX_CONCURRENCY = 25;
 
 function zeroes(): Record<Model, number> {

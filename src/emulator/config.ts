@@ -11,6 +11,7 @@ import type { EmulatorOptions } from './server.js';
 const ModelSchema = z.enum(MODELS);
 const Concurrency = z.number().int().min(1).max(MAX_CONCURRENCY);
 
+/** Validates one entry of `organizations` in an emulator config file; infers the fields of {@link OrganizationSpec}. */
 export const OrganizationConfigSchema = z.strictObject({
   id: z.string().min(1).optional(),
   keys: z.array(z.string().min(1)).min(1),
@@ -25,6 +26,11 @@ export const OrganizationConfigSchema = z.strictObject({
 /** A scenario inline, or the path of a scenario JSON file (relative to the config file). */
 const ScenarioRef = z.union([z.string().min(1), ScenarioSchema]);
 
+/**
+ * Validates an emulator config file (`svc-stream emulator --config FILE`): listen address,
+ * organizations, the scenario(s) and the rules that pick one per connection, and the
+ * orchestration account. Unknown keys are refused. Infers {@link EmulatorConfig}.
+ */
 export const EmulatorConfigSchema = z.strictObject({
   host: z.string().optional(),
   port: z.number().int().min(0).max(65535).optional(),
@@ -41,6 +47,7 @@ export const EmulatorConfigSchema = z.strictObject({
   scenarioByPath: z.record(z.string(), z.string()).optional(),
   platform: z.strictObject({ accountUuid: z.string().optional(), apiKey: z.string().optional() }).optional(),
 });
+/** The contents of an emulator config file, as {@link EmulatorConfigSchema} accepts it. */
 export type EmulatorConfig = z.infer<typeof EmulatorConfigSchema>;
 
 /**

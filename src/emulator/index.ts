@@ -9,6 +9,7 @@ export {
   ScenarioSchema,
   parseScenario,
   loadScenarioFile,
+  ScenarioStepSchema,
   TranscriptTurnSchema,
   TimelineEntrySchema,
   FaultSchema,
@@ -20,7 +21,7 @@ export {
   type TranscriptTurn,
   type TimelineEntry,
 } from './scenario.js';
-export { STREAMING_ERRORS, type ConnectionSummary } from './streaming.js';
+export { STREAMING_ERRORS, type ConnectionSummary, type StreamingPhase } from './streaming.js';
 export {
   loadEmulatorConfig,
   emulatorOptionsFromConfig,

@@ -22,11 +22,18 @@ export const ScenarioStepSchema = z.strictObject({
   /** A raw text frame, sent as is (for malformed-frame tests). */
   raw: z.string().optional(),
 });
+/** One verbatim frame of a scenario's `steps` list, as {@link ScenarioStepSchema} accepts it. */
 export type ScenarioStep = z.infer<typeof ScenarioStepSchema>;
 
 /** Where in a session a fault strikes. */
 export const FAULT_POINTS = ['handshake', 'config', 'audio', 'clip', 'end', 'done'] as const;
 
+/**
+ * Validates one entry of a scenario's `faults` list: where it strikes (`at`: handshake,
+ * config, audio, clip, end, done) and what happens (`action`: a close code of §7.3, a TCP
+ * drop, a stall, a malformed or oversized frame, an HTTP refusal, or backpressure).
+ * Infers {@link Fault}.
+ */
 export const FaultSchema = z.strictObject({
   /** handshake: right after the upgrade; config: after the config frame; audio: once `at_ms` of audio arrived; clip: right after clip number `clip` (0-based) was sent; end: after end of audio (before any after-end event); done: after `done`. */
   at: z.enum(FAULT_POINTS),
@@ -43,6 +50,7 @@ export const FaultSchema = z.strictObject({
   status: z.number().int().optional(),
   detail: z.string().optional(),
 });
+/** A scripted failure in an emulated streaming session, as {@link FaultSchema} accepts it. */
 export type Fault = z.infer<typeof FaultSchema>;
 
 /** One turn of the ground-truth transcript; matched to detected clips by time overlap. */
@@ -61,6 +69,7 @@ export const TranscriptTurnSchema = z.strictObject({
   deepfake_score: z.number().min(0).max(1).optional(),
   language: z.string().optional(),
 });
+/** One ground-truth turn of a scenario transcript: speaker, text, time span and clip signals. */
 export type TranscriptTurn = z.infer<typeof TranscriptTurnSchema>;
 
 /**
@@ -84,6 +93,7 @@ export const TimelineEntrySchema = z
   .refine((e) => [e.at_ms !== undefined, e.after_clip !== undefined, e.after_end === true].filter(Boolean).length <= 1, {
     message: 'a timeline entry has at most one of at_ms, after_clip, after_end',
   });
+/** One analysis event of a scenario timeline and its trigger (`at_ms`, `after_clip` or `after_end`). */
 export type TimelineEntry = z.infer<typeof TimelineEntrySchema>;
 
 export const VadSettingsSchema = z.strictObject({
@@ -94,6 +104,12 @@ export const VadSettingsSchema = z.strictObject({
   partial_interval_ms: z.number().min(10).optional(),
 });
 
+/**
+ * Validates a scenario, what an emulated streaming session plays: the ground-truth
+ * `transcript`, the `timeline` of analysis events, verbatim `steps`, `faults`, and VAD
+ * settings. Unknown keys are refused; defaults are filled in. Infers {@link Scenario}
+ * (output) and {@link ScenarioInput} (input).
+ */
 export const ScenarioSchema = z.strictObject({
   /** Free text: what this scenario is for. */
   description: z.string().optional(),
@@ -117,9 +133,12 @@ export const ScenarioSchema = z.strictObject({
   /** Synthetic voice detection streaming: the score of every window that holds speech. Default null (not claimed). */
   synthetic_voice_score: z.number().min(0).max(1).nullable().default(null),
 });
+/** A validated scenario with every default filled in (the output of {@link ScenarioSchema}). */
 export type Scenario = z.infer<typeof ScenarioSchema>;
+/** A scenario as written in JSON or passed to `startEmulator`: defaults may be omitted (the input of {@link ScenarioSchema}). */
 export type ScenarioInput = z.input<typeof ScenarioSchema>;
 
+/** Validate a scenario value and fill in its defaults; throws a `ZodError` naming the path when it is invalid. */
 export function parseScenario(input: unknown): Scenario {
   return ScenarioSchema.parse(input);
 }

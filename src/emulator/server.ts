@@ -19,6 +19,7 @@ export const STREAMING_MODELS: Readonly<Record<string, Model>> = Object.fromEntr
   STREAMING_ENDPOINTS.map((e) => [e.path, e.model]),
 );
 
+/** Options of {@link startEmulator}: listen address, organizations and keys, the scenario(s) to play, logging and extra routes. */
 export interface EmulatorOptions {
   /** Interface to listen on. Default 127.0.0.1 (loopback). */
   readonly host?: string | undefined;
@@ -38,6 +39,11 @@ export interface EmulatorOptions {
   readonly routes?: readonly HttpRoute[] | undefined;
 }
 
+/**
+ * A started emulator: its base URLs and development credentials for both APIs, the
+ * organizations and their live limit counters, summaries of finished streaming
+ * connections, and `close()`.
+ */
 export interface RunningEmulator {
   /** Models API base, e.g. `http://127.0.0.1:41234`. */
   readonly baseUrl: string;
@@ -58,6 +64,7 @@ export interface RunningEmulator {
 
 /** The orchestration API's development account and key, printed at start. */
 export const DEV_ACCOUNT_UUID = '00000000-0000-4000-8000-000000000001';
+/** The orchestration API development key (`apikey` header, §5.2), printed at start. */
 export const DEV_PLATFORM_API_KEY = 'svc-emulator-platform-key';
 
 /**

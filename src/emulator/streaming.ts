@@ -13,6 +13,7 @@ import type { PcmBlock } from './pcm.js';
 import { findPreset } from './presets.js';
 import { analysisEnabled, type Fault, type Scenario, type ScenarioStep } from './scenario.js';
 
+/** Phase of an emulated streaming session (§3): awaiting config, streaming, finishing, closed. */
 export type StreamingPhase = 'awaiting_config' | 'streaming' | 'finishing' | 'closed';
 
 /** The exact texts the emulator sends in `error` events (wire reference examples). */
@@ -38,6 +39,7 @@ export interface StreamingContext {
   readonly onEnd?: ((summary: ConnectionSummary) => void) | undefined;
 }
 
+/** What one finished emulated streaming connection saw: path, organization, last phase, config, audio received and charged, close code, events sent. */
 export interface ConnectionSummary {
   /** The streaming path. */
   readonly path: string;

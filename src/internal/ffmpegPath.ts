@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { delimiter, join } from 'node:path';
 import { AudioSourceError } from '../errors.js';
 
+/** Options of {@link resolveFfmpeg}: an explicit binary, the environment to read, and the npm packages tried in order. */
 export interface ResolveFfmpegOptions {
   /** An explicit binary, tried first. */
   readonly ffmpegPath?: string | undefined;

@@ -10,10 +10,12 @@ export class FlowControl {
     return this.pausedNow;
   }
 
+  /** Stop the source: later {@link FlowControl.ready} calls wait until {@link FlowControl.resume}. */
   pause(): void {
     this.pausedNow = true;
   }
 
+  /** Let the source read again and release every waiter. */
   resume(): void {
     if (!this.pausedNow) return;
     this.pausedNow = false;

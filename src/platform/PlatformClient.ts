@@ -20,6 +20,7 @@ import {
   type SubmissionReply,
 } from './schema.js';
 
+/** Options of {@link PlatformClient}: the orchestration API base URL and its two credentials (`accountuuid`, `apikey`, §5.2), each defaulting to an environment variable. */
 export interface PlatformClientOptions {
   /** Orchestration API base, e.g. `https://…` or the emulator's `…/platform`. Default `SVC_PLATFORM_URL`. */
   readonly baseUrl?: string | undefined;
@@ -33,6 +34,7 @@ export interface PlatformClientOptions {
   readonly fetch?: typeof fetch | undefined;
 }
 
+/** Options of a job submission (§4.5): the analysis `flags` and an abort signal. */
 export interface SubmitOptions {
   /** Analysis switches, sent as `flags`. Default `{ emotion_annotation: false, demographics: false }`. */
   readonly flags?: JobFlags | undefined;
@@ -47,6 +49,7 @@ export interface MultiFileSubmission {
   readonly uploads: readonly SubmissionReply[];
 }
 
+/** Options of {@link PlatformClient.pollJob}: the {@link PollOptions} timing plus what to do with a status the client does not know. */
 export interface PollJobOptions extends PollOptions {
   /**
    * A status that is neither `completed`, a known failure, nor a known pending name: keep

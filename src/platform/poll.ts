@@ -5,6 +5,7 @@ import { asyncScheduler, defer, Observable, Subscription, timer, type SchedulerL
 /** What one checked value means. */
 export type PollVerdict = { readonly kind: 'pending' } | { readonly kind: 'done' } | { readonly kind: 'failed'; readonly error: Error };
 
+/** Timing of {@link poll}: first interval, backoff and cap, overall deadline, transient failures tolerated, abort signal and scheduler. */
 export interface PollOptions {
   /** Delay before the second check, in ms; later delays grow by `backoff`. Default 1000. */
   readonly intervalMs?: number | undefined;
@@ -22,18 +23,23 @@ export interface PollOptions {
   readonly scheduler?: SchedulerLike | undefined;
 }
 
+/** What {@link poll} needs to know about one kind of job: how to check it, how to read a value, which failures are transient, and the errors to end with. */
 export interface PollSpec<T> {
   /** One check. The signal aborts when the poll is torn down, so an in-flight request is cancelled. */
   check(signal: AbortSignal): Promise<T>;
+  /** Decide whether a checked value is still pending, done, or failed. */
   classify(value: T): PollVerdict;
   /** Whether a failed check may be tried again (network, 502, 503, 504…). */
   isTransient(err: unknown): boolean;
+  /** The error when the deadline passes, given the last value seen (if any) and the time elapsed. */
   deadlineError(last: T | undefined, elapsedMs: number): Error;
   /** The error after too many transient failures in a row, given the last one. */
   transientLimitError(last: unknown, count: number): Error;
+  /** The error when the signal aborts the poll. */
   abortedError(): Error;
 }
 
+/** The {@link PollOptions} used where none are given: 1 s first interval, ×1.5 backoff capped at 10 s, 15-minute deadline, 5 transient failures in a row. */
 export const DEFAULT_POLL_OPTIONS = {
   intervalMs: 1000,
   maxIntervalMs: 10_000,

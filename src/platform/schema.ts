@@ -7,6 +7,7 @@ export const JobFlagsSchema = z.looseObject({
   emotion_annotation: z.boolean().optional(),
   demographics: z.boolean().optional(),
 });
+/** The analysis switches of an orchestration job submission (`emotion_annotation`, `demographics`, §1, §4.5). */
 export type JobFlags = z.infer<typeof JobFlagsSchema>;
 
 /**
@@ -19,6 +20,7 @@ export const SubmissionReplySchema = z.looseObject({
   api_calls_charged: z.unknown().optional(),
   estimated_processing_time: z.unknown().optional(),
 });
+/** The reply to `POST /api_service` (§4.5): `job_id`, and `status` and charges when sent. */
 export type SubmissionReply = z.infer<typeof SubmissionReplySchema>;
 
 /** The reply to a real-time submission: it must carry `realtime_url` (§4.5 a). */
@@ -26,6 +28,7 @@ export const RealtimeSubmissionReplySchema = z.looseObject({
   ...SubmissionReplySchema.shape,
   realtime_url: z.string().min(1),
 });
+/** The reply to a real-time submission (§4.5 a): a {@link SubmissionReply} with the `realtime_url` to stream to. */
 export type RealtimeSubmissionReply = z.infer<typeof RealtimeSubmissionReplySchema>;
 
 /** The reply to `GET /api_service/job_status/{job_id}`; results ride along when `completed`. */
@@ -33,6 +36,7 @@ export const JobStatusSchema = z.looseObject({
   job_id: z.string().optional(),
   status: z.string().min(1),
 });
+/** A job record from `GET /api_service/job_status/{job_id}` (§4.5); `status` is `completed` when results are in, extra fields kept. */
 export type JobStatus = z.infer<typeof JobStatusSchema>;
 
 /** The one state the contract shows (§3). */

@@ -8,24 +8,34 @@ export const RAW_FORMATS = [
   'u8', 'u16le', 'u16be', 'u24le', 'u24be', 'u32le', 'u32be',
   'f32le', 'f32be', 'f64le', 'f64be', 'mulaw', 'alaw',
 ] as const;
+/** Validates an `audio_format` that names a raw format: one of {@link RAW_FORMATS} (§4.3). Infers {@link RawFormat}. */
 export const RawFormatSchema = z.enum(RAW_FORMATS);
+/** A raw (headerless) `audio_format` such as `s16le` or `mulaw`; needs `sample_rate` and `num_channels` (§4.3). */
 export type RawFormat = z.infer<typeof RawFormatSchema>;
 
 /** Self-describing formats the streaming endpoint detects from headers (wire reference names). */
 export const CONTAINER_FORMATS = ['wav', 'mp3', 'ogg', 'flac', 'webm', 'aac', 'aiff'] as const;
+/** Validates an `audio_format` that names a self-describing container: one of {@link CONTAINER_FORMATS}. Infers {@link ContainerFormat}. */
 export const ContainerFormatSchema = z.enum(CONTAINER_FORMATS);
+/** A self-describing `audio_format` such as `wav` or `ogg` (Opus in OGG is `ogg`, not `opus`, §4.3). */
 export type ContainerFormat = z.infer<typeof ContainerFormatSchema>;
 
+/** The `sample_rate` values in Hz the streaming socket accepts (§4.3). */
 export const SAMPLE_RATES = [8000, 11025, 16000, 22050, 32000, 44100, 48000, 96000] as const;
+/** One of the {@link SAMPLE_RATES} the streaming socket accepts, in Hz (§4.3). */
 export type SampleRate = (typeof SAMPLE_RATES)[number];
+/** Validates a `sample_rate` query value: a number in {@link SAMPLE_RATES} (§4.3); narrows to {@link SampleRate}. */
 export const SampleRateSchema = z
   .number()
   .refine((v): v is SampleRate => (SAMPLE_RATES as readonly number[]).includes(v), {
     message: `sample_rate must be one of ${SAMPLE_RATES.join(', ')}`,
   });
 
+/** Smallest `num_channels` the streaming socket accepts (1). */
 export const MIN_CHANNELS = 1;
+/** Largest `num_channels` the streaming socket accepts (8, wire reference). */
 export const MAX_CHANNELS = 8;
+/** Validates a `num_channels` query value: an integer from {@link MIN_CHANNELS} to {@link MAX_CHANNELS}. Infers `number`. */
 export const NumChannelsSchema = z
   .number()
   .int({ message: 'num_channels must be an integer' })
@@ -56,6 +66,7 @@ function describe(format: RawFormat): RawFormatDescriptor {
   return { format, bytesPerSample, encoding, endianness, silence };
 }
 
+/** Byte layout (sample size, encoding, endianness, silence bytes) of every {@link RawFormat}, for computing durations and filling gaps. */
 export const RAW_FORMAT_DESCRIPTORS: Readonly<Record<RawFormat, RawFormatDescriptor>> = Object.fromEntries(
   RAW_FORMATS.map((f) => [f, describe(f)]),
 ) as Record<RawFormat, RawFormatDescriptor>;
@@ -128,6 +139,7 @@ export const AudioParamsSchema = z
       }
     }
   });
+/** The audio query parameters of the streaming socket (`audio_format`, `sample_rate`, `num_channels`, §4.3), as {@link AudioParamsSchema} accepts them. */
 export type AudioParams = z.infer<typeof AudioParamsSchema>;
 
 /** A raw PCM/G.711 stream, fully described. */
@@ -140,6 +152,7 @@ export interface RawAudioFormat {
 /** What a source knows about its bytes: raw with parameters, a container, or nothing (auto-detect). */
 export type AudioFormat = RawAudioFormat | { readonly audio_format: ContainerFormat } | { readonly audio_format?: undefined };
 
+/** True when `format` names a raw format (and so carries `sample_rate` and `num_channels`). */
 export function isRawFormat(format: AudioFormat | undefined): format is RawAudioFormat {
   return format?.audio_format !== undefined && RawFormatSchema.safeParse(format.audio_format).success;
 }

@@ -10,7 +10,9 @@ export const AUDIO_EVENT_NAMES = [
   'Microwave_oven', 'Oboe', 'Saxophone', 'Scissors', 'Shatter', 'Snare_drum', 'Squeak', 'Tambourine',
   'Tearing', 'Telephone', 'Trumpet', 'Violin_or_fiddle', 'Writing',
 ] as const;
+/** Validates one key of `probs` in an audio event result: one of {@link AUDIO_EVENT_NAMES} (§2.2). Infers {@link AudioEventName}. */
 export const AudioEventNameSchema = z.enum(AUDIO_EVENT_NAMES);
+/** A sound event the audio event classifier can report, e.g. `Laughter` (§2.2). */
 export type AudioEventName = z.infer<typeof AudioEventNameSchema>;
 
 const Probability = z.number().min(0).max(1);
@@ -24,18 +26,23 @@ export const AudioEventResultSchema = z.looseObject({
   probs: z.partialRecord(AudioEventNameSchema, Probability),
   duration_ms: DurationMs,
 });
+/** The 200 response of audio event detection (§2.2, §4.1): `probs` for a subset of events plus `duration_ms`. */
 export type AudioEventResult = z.infer<typeof AudioEventResultSchema>;
 
 /** The nine whole-file and per-window emotion labels of §2.3. */
 export const EMOTION_LABELS = ['Angry', 'Disgusted', 'Afraid', 'Happy', 'Neutral', 'Other', 'Sad', 'Surprised', 'Unknown'] as const;
+/** Validates an emotion label: one of {@link EMOTION_LABELS} (§2.3). Infers {@link EmotionLabel}. */
 export const EmotionLabelSchema = z.enum(EMOTION_LABELS);
+/** An emotion label of the emotion detection endpoint, e.g. `Neutral` (§2.3). */
 export type EmotionLabel = z.infer<typeof EmotionLabelSchema>;
 
+/** Validates one entry of `time_series` in an emotion result: `start_ms`, `duration_ms` and its `emotion` (§2.3). Infers {@link EmotionWindow}. */
 export const EmotionWindowSchema = z.looseObject({
   start_ms: DurationMs,
   duration_ms: DurationMs,
   emotion: EmotionLabelSchema,
 });
+/** One fixed-length window of an emotion result's `time_series` (§2.3). */
 export type EmotionWindow = z.infer<typeof EmotionWindowSchema>;
 
 /** Emotion detection result; windows must be consecutive (each starts where the previous ends). */
@@ -57,21 +64,26 @@ export const EmotionResultSchema = z
       }
     }
   });
+/** The 200 response of emotion detection (§2.3, §4.2): a whole-file label plus consecutive windows. */
 export type EmotionResult = z.infer<typeof EmotionResultSchema>;
 
 /** `{ detail: string }`, the body of every batch error but 422. */
 export const ErrorResponseSchema = z.looseObject({ detail: z.string() });
+/** A batch error body `{ detail }` (§2.4); match on `detail`, not only the status (§7.2). */
 export type ErrorResponse = z.infer<typeof ErrorResponseSchema>;
 
+/** Validates one `ValidationError` of a 422 body: `loc`, `msg` and `type` (§2.4). Infers {@link ValidationError}. */
 export const ValidationErrorSchema = z.looseObject({
   loc: z.array(z.union([z.string(), z.number().int()])),
   msg: z.string(),
   type: z.string(),
 });
+/** One item of a 422 body's `detail` array: where (`loc`) and why (`msg`, `type`) validation failed (§2.4). */
 export type ValidationError = z.infer<typeof ValidationErrorSchema>;
 
 /** The 422 body. */
 export const HTTPValidationErrorSchema = z.looseObject({ detail: z.array(ValidationErrorSchema) });
+/** The 422 body of a batch endpoint: `detail` is a list of {@link ValidationError} (§2.4, §7.1). */
 export type HTTPValidationError = z.infer<typeof HTTPValidationErrorSchema>;
 
 /** Behavior preset catalogue (wire reference). */
@@ -81,6 +93,9 @@ export const PresetSchema = z.looseObject({
   short_description: z.string(),
   detailed_description: z.string(),
 });
+/** One behavior preset of the catalogue; reference it in `BatchConfig.behaviors` as `preset:<identifier>`. */
 export type Preset = z.infer<typeof PresetSchema>;
+/** Validates the body of the list-presets endpoint: `{ presets: Preset[] }`. Infers {@link PresetList}. */
 export const PresetListSchema = z.looseObject({ presets: z.array(PresetSchema) });
+/** The body of the behavior preset list endpoint: `{ presets }`. */
 export type PresetList = z.infer<typeof PresetListSchema>;

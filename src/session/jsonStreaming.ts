@@ -9,8 +9,10 @@ import { STREAMING_PATHS } from './url.js';
 
 /** Any JSON object frame; `type` when present. */
 export const JsonFrameSchema = z.looseObject({ type: z.string().optional() });
+/** One JSON object frame from a JSON streaming endpoint (§4.4), fields kept as sent; `type` when present. */
 export type JsonFrame = z.infer<typeof JsonFrameSchema>;
 
+/** A streaming endpoint of §4.4 that {@link streamJson} can talk to: `stt`, `syntheticVoiceDetection` or `piiPhiRedaction`. */
 export type JsonEndpoint = Exclude<keyof typeof STREAMING_PATHS, 'conversation'>;
 
 export interface JsonStreamingOptions extends StreamingOptions {

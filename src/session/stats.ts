@@ -1,8 +1,17 @@
 // Live counters of one session, so nothing is lost quietly: every byte read from the
 // source is either sent (flushed to the socket) or reported unsent when the session ends.
 
+/**
+ * Where a streaming session is (§3, client side): `connecting` (handshake), `streaming`
+ * (socket open, config sent, audio flowing), `finishing` (end of audio sent, waiting for
+ * `done`), then `done`, `error`, or `closed` (unsubscribed before the end).
+ */
 export type SessionPhase = 'connecting' | 'streaming' | 'finishing' | 'done' | 'error' | 'closed';
 
+/**
+ * Live counters of one streaming session, updated in place: pass one to the session's
+ * `stats` option and read it at any time. Every byte read is sent or reported unsent.
+ */
 export interface SessionStats {
   phase: SessionPhase;
   /** Bytes received from the audio source. */
@@ -22,6 +31,7 @@ export interface SessionStats {
   closeReason: string | undefined;
 }
 
+/** A fresh {@link SessionStats}: phase `connecting`, every counter at zero. */
 export function createSessionStats(): SessionStats {
   return {
     phase: 'connecting',

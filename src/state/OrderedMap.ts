@@ -60,10 +60,12 @@ export class OrderedMap<V> implements Iterable<V> {
     return i !== undefined && i < this.values.size ? i : -1;
   }
 
+  /** Whether `key` is in this map. */
   has(key: string): boolean {
     return this.indexOf(key) >= 0;
   }
 
+  /** The value of `key`, or undefined when absent. */
   get(key: string): V | undefined {
     const i = this.indexOf(key);
     return i < 0 ? undefined : this.values.get(i);
@@ -79,6 +81,10 @@ export class OrderedMap<V> implements Iterable<V> {
     return index >= 0 && index < this.values.size ? this.backing?.keys[index] : undefined;
   }
 
+  /**
+   * A map with `key` set to `value`; this map is left unchanged. A new key goes last; an
+   * existing key keeps its position. Returns this same map when the value is identical.
+   */
   set(key: string, value: V): OrderedMap<V> {
     const i = this.indexOf(key);
     if (i >= 0) {
@@ -97,14 +103,17 @@ export class OrderedMap<V> implements Iterable<V> {
     return new OrderedMap(backing, this.values.push(value));
   }
 
+  /** Iterate the values in insertion order. */
   [Symbol.iterator](): Iterator<V> {
     return this.values[Symbol.iterator]();
   }
 
+  /** Iterate the keys in insertion order. */
   *keys(): IterableIterator<string> {
     for (let i = 0; i < this.values.size; i++) yield this.backing!.keys[i]!;
   }
 
+  /** Iterate `[key, value]` pairs in insertion order. */
   *entries(): IterableIterator<[string, V]> {
     let i = 0;
     for (const v of this.values) yield [this.backing!.keys[i++]!, v];

@@ -3,6 +3,7 @@
 import type { ServerEvent, TopicSentiment } from '../schema/events.js';
 import { OrderedMap } from './OrderedMap.js';
 
+/** Topics, summary and per-speaker topic sentiments, each replaced wholesale by its newer event (§3 rule 6), plus the total duration from `done`. */
 export interface AggregatesState {
   /** The latest `topics` list, frozen; null until the first one. May shrink. */
   readonly topics: readonly string[] | null;
@@ -14,6 +15,7 @@ export interface AggregatesState {
   readonly audioDurationMs: number | null;
 }
 
+/** The aggregates state before any event: nothing known yet. Seed for {@link aggregatesReducer}. */
 export const initialAggregatesState: AggregatesState = {
   topics: null,
   summary: null,

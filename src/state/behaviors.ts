@@ -3,6 +3,7 @@
 import type { BehaviorDetection, ServerEvent } from '../schema/events.js';
 import { OrderedMap } from './OrderedMap.js';
 
+/** Behavior detections by behavior and speaker, never withdrawn (§3 rule 5), plus a count of repeated detections. */
 export interface BehaviorsState {
   /** Detections keyed by {@link behaviorKey}, in arrival order. Never withdrawn. */
   readonly detections: OrderedMap<BehaviorDetection>;
@@ -10,6 +11,7 @@ export interface BehaviorsState {
   readonly duplicates: number;
 }
 
+/** The behaviors state before any event: no detections. Seed for {@link behaviorsReducer}. */
 export const initialBehaviorsState: BehaviorsState = {
   detections: OrderedMap.empty(),
   duplicates: 0,

@@ -10,6 +10,7 @@ export type TranscriptEntry =
   | { readonly status: 'partial'; readonly clip: PartialClip }
   | { readonly status: 'final'; readonly clip: Clip };
 
+/** Clips and the live transcript (§3 rules 1-2): final clips with their updates applied, partials in order of first appearance, and counters of out-of-order events. */
 export interface ClipsState {
   /**
    * Final clips with every `clip_update` applied, keyed by `clip_uuid`, in the order their
@@ -33,6 +34,7 @@ export interface ClipsState {
   readonly stalePartials: number;
 }
 
+/** The clips state before any event: no clips. Seed for {@link clipsReducer}. */
 export const initialClipsState: ClipsState = {
   clips: OrderedMap.empty(),
   transcript: OrderedMap.empty(),

@@ -3,6 +3,7 @@
 import type { ConversationTypePick, ParticipantRolePick, ServerEvent } from '../schema/events.js';
 import { OrderedMap } from './OrderedMap.js';
 
+/** The current conversation-type pick and role picks per speaker (§3 rules 3-4), with a count of roles discarded by type changes. */
 export interface ConversationState {
   /** The latest conversation-type pick; null until the first `conversation_type`. */
   readonly type: ConversationTypePick | null;
@@ -15,6 +16,7 @@ export interface ConversationState {
   readonly discardedRoles: number;
 }
 
+/** The conversation state before any event: no type, no roles. Seed for {@link conversationReducer}. */
 export const initialConversationState: ConversationState = {
   type: null,
   roles: OrderedMap.empty(),

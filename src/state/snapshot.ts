@@ -6,6 +6,7 @@ import { behaviorsReducer, initialBehaviorsState, type BehaviorsState } from './
 import { clipsReducer, initialClipsState, type ClipsState } from './clips.js';
 import { conversationReducer, initialConversationState, type ConversationState } from './conversation.js';
 
+/** Everything known about a conversation so far: the four rule-family states, the server's error if any, and how many unknown events arrived. */
 export interface ConversationSnapshot {
   readonly clips: ClipsState;
   readonly conversation: ConversationState;
@@ -17,6 +18,7 @@ export interface ConversationSnapshot {
   readonly unknownEvents: number;
 }
 
+/** The snapshot before any event, made of each family's initial state. Seed for {@link snapshotReducer}. */
 export const initialConversationSnapshot: ConversationSnapshot = {
   clips: initialClipsState,
   conversation: initialConversationState,

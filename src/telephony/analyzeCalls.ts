@@ -18,6 +18,7 @@ export interface AnalyzableCall {
   readonly format?: AudioFormat | undefined;
 }
 
+/** Where one call is in {@link analyzeCalls}: waiting for a session slot, running, or ended (`done`, `error`, `rejected` when full). */
 export type CallStatus = 'queued' | 'running' | 'done' | 'error' | 'rejected';
 
 /** How a call ended. */
@@ -54,6 +55,7 @@ export interface AnalyzeCallsStats {
   rejected: number;
 }
 
+/** Fresh {@link AnalyzeCallsStats}, every counter at zero; pass it as `stats` and read it while calls run. */
 export function createAnalyzeCallsStats(): AnalyzeCallsStats {
   return { calls: 0, queued: 0, running: 0, peakRunning: 0, done: 0, failed: 0, rejected: 0 };
 }

@@ -37,6 +37,7 @@ export interface JitterStats {
   resyncs: number;
 }
 
+/** Options of {@link JitterBuffer}: how long to wait for a missing packet, how many to hold behind a gap, and the largest gap filled with silence. */
 export interface JitterBufferOptions {
   /** Longest a packet waits for a missing one before the gap is declared lost, in ms (default 60). */
   readonly playoutDelayMs?: number | undefined;
@@ -51,6 +52,7 @@ export const MAX_DROPOUT = 3000;
 /** How many lost sequence numbers are remembered to tell a late packet from a duplicate. */
 const LOST_MEMORY = 1024;
 
+/** Fresh {@link JitterStats}, every counter at zero. */
 export function createJitterStats(): JitterStats {
   return { received: 0, reordered: 0, duplicated: 0, lost: 0, late: 0, resyncs: 0 };
 }

@@ -67,6 +67,7 @@ export const TELNYX_PRESET: MediaStreamPreset = {
   timestamp: ['media.timestamp'],
 };
 
+/** The built-in media-stream field-name presets by name: `twilio` ({@link TWILIO_PRESET}) and `telnyx` ({@link TELNYX_PRESET}). */
 export const MEDIA_STREAM_PRESETS: Readonly<Record<MediaStreamPresetName, MediaStreamPreset>> = { twilio: TWILIO_PRESET, telnyx: TELNYX_PRESET };
 
 /** The value at the first path that holds one. */

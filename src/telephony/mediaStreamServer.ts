@@ -21,6 +21,7 @@ import { resolvePayloadType } from './payloadTypes.js';
 import { PlayoutStream, type StreamStats } from './playoutStream.js';
 import { TrackInterleaver } from './trackInterleaver.js';
 
+/** A media-stream track: the caller's audio (`inbound`) or the audio sent to the caller (`outbound`). */
 export type MediaTrack = 'inbound' | 'outbound';
 
 /** One call (or one track of it) from a media stream. */
@@ -55,10 +56,12 @@ export interface MediaStreamServerStats {
   calls: number;
 }
 
+/** Fresh {@link MediaStreamServerStats}, every counter at zero; pass it as `stats` and read it while the server runs. */
 export function createMediaStreamServerStats(): MediaStreamServerStats {
   return { connections: 0, messages: 0, malformed: 0, ignored: 0, calls: 0 };
 }
 
+/** Options of {@link mediaStreamServer}: listen address and path, provider preset, track mode, jitter and skew bounds, callbacks and counters. */
 export interface MediaStreamServerOptions {
   /** Interface (default 127.0.0.1). */
   readonly host?: string | undefined;
@@ -76,6 +79,7 @@ export interface MediaStreamServerOptions {
   readonly playoutDelayMs?: number | undefined;
   /** In interleaved mode, how far (ms) one track may run ahead before the other is padded (default 500). */
   readonly maxSkewMs?: number | undefined;
+  /** Called with the bound address once listening (the port, when port 0 was asked). */
   readonly onListening?: ((address: AddressInfo) => void) | undefined;
   /** Told about every malformed message (they are also counted). */
   readonly onMalformed?: ((reason: string, raw: string) => void) | undefined;

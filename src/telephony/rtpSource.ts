@@ -46,10 +46,12 @@ export interface RtpSourceStats {
   legs: number;
 }
 
+/** Fresh {@link RtpSourceStats}, every counter at zero; pass it as `stats` and read it while the socket runs. */
 export function createRtpSourceStats(): RtpSourceStats {
   return { datagrams: 0, rtcp: 0, malformed: 0, unknownPayloadType: 0, nonAudioBeforeLeg: 0, legs: 0 };
 }
 
+/** Options of {@link rtpSource}: bind address, dynamic payload types, jitter and idle bounds, socket buffer, counters, ffmpeg and scheduler. */
 export interface RtpSourceOptions {
   /** Interface to bind (default 127.0.0.1). */
   readonly host?: string | undefined;
