@@ -95,6 +95,11 @@ function secretsOf(options: SvcErrorOptions): readonly (string | undefined)[] {
   return options.secrets && options.secrets.length > 0 ? [...options.secrets, ...known] : known;
 }
 
+/** For a subclass's own fields (a job record…): `value` masked as SvcError masks its detail. */
+export function maskSecrets<T>(value: T, options: SvcErrorOptions): T {
+  return redactDeep(value, secretsOf(options));
+}
+
 /** A cause that shows a key (in its message or stack) is replaced by a masked copy. */
 function maskedCause(cause: unknown, secrets: readonly (string | undefined)[]): unknown {
   if (cause instanceof Error) {
