@@ -66,10 +66,11 @@ export interface PollJobOptions extends PollOptions {
 
 const TRANSIENT_STATUSES = new Set([502, 503, 504]);
 
-/** A poll failure worth another try: 502, 503, 504, or no answer at all. */
+/** A poll failure worth another try: 502, 503, 504, no answer, or an answer that broke off or stalled. */
 export function isTransientPollError(err: unknown): boolean {
   if (!(err instanceof SvcError)) return false;
-  if (err.code === 'connection_failed') return true;
+  // A status request is a GET: asking again is safe.
+  if (err.code === 'connection_failed' || err.code === 'connection_lost' || err.code === 'response_timeout') return true;
   return err instanceof ApiError && err.status !== undefined && TRANSIENT_STATUSES.has(err.status);
 }
 
