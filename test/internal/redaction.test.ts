@@ -20,6 +20,7 @@ import {
   type ServerEvent,
 } from 'svc-stream';
 import { batchCommands } from '../../src/cli/commands/batch.js';
+import { startDashboard } from '../../src/dashboard/server.js';
 import type { CliIo } from '../../src/cli/command.js';
 import { redact, redactDeep } from '../../src/internal/redact.js';
 import { json, loopback, tinyWav, type Handler, type Loopback } from './loopback.js';
@@ -137,9 +138,9 @@ describe('servers that echo the key', () => {
       const io: CliIo = { stdout, stderr, stdin: new PassThrough(), env: {} };
       expect(await batchCommands.find((c) => c.name === name)!.run([...args], io)).toBe(1);
       const out = stdout.text() + stderr.text();
+      expect(out).not.toContain(KEY);
       expect(out).toContain('invalid_api_key');
       expect(out).toContain('***');
-      expect(out).not.toContain(KEY);
     }
   });
 });
@@ -178,10 +179,12 @@ describe('a streaming server that echoes the key', () => {
     return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   }
 
+  const events$ = (baseUrl: string): Observable<ServerEvent> =>
+    withAudioMeta(from([new Uint8Array(1600)]), { format: { audio_format: 'mulaw', sample_rate: 8000, num_channels: 1 } }).pipe(analyzeConversation({ baseUrl, apiKey: KEY }));
+
   function session(baseUrl: string): Promise<{ events: ServerEvent[]; error: unknown }> {
-    const audio = withAudioMeta(from([new Uint8Array(1600)]), { format: { audio_format: 'mulaw', sample_rate: 8000, num_channels: 1 } });
     const events: ServerEvent[] = [];
-    const run$: Observable<ServerEvent> = audio.pipe(analyzeConversation({ baseUrl, apiKey: KEY }));
+    const run$ = events$(baseUrl);
     return new Promise((resolve) => run$.subscribe({ next: (e) => events.push(e), error: (error: unknown) => resolve({ events, error }), complete: () => resolve({ events, error: undefined }) }));
   }
 
@@ -198,5 +201,19 @@ describe('a streaming server that echoes the key', () => {
     expectMasked(error, KEY);
     expect(events.map((e) => e.type)).toEqual(['error']);
     expect(JSON.stringify(events)).not.toContain(KEY);
+  });
+
+  it("the dashboard's page, /state and final view show no echoed key", async () => {
+    const dashboard = await startDashboard({ events$: events$(await start('error-event')), start: 'now' });
+    try {
+      const final = await dashboard.session.ended;
+      expect(final.phase).toBe('error');
+      expect(final.server_error).toContain('***');
+      const state = await (await fetch(new URL('/state', dashboard.url))).text();
+      const page = await (await fetch(dashboard.url)).text();
+      for (const text of [JSON.stringify(final), state, page]) expect(text).not.toContain(KEY);
+    } finally {
+      await dashboard.close();
+    }
   });
 });
