@@ -141,8 +141,9 @@ type WithGate = { readonly [ATTEMPT_GATE]?: AttemptGate };
  * file from disk (a multipart body pulled 64 KiB at a time, never whole in memory) and emits the one result, then
  * completes. Errors with InputError (local checks), ApiError (service answers, classified by
  * `detail`), ContractError (a 200 body outside the contract) or SvcError (`connection_failed`,
- * `aborted`). Retries by cause before erroring (see RetryPolicy); unsubscribing or aborting
- * cancels the upload.
+ * `connection_lost`, `aborted`, and the HTTP core's `redirect_refused`, `response_too_large`,
+ * `response_timeout`: see HttpLimits). Retries by cause before erroring (see RetryPolicy);
+ * unsubscribing or aborting cancels the upload.
  */
 export function batchCall<T>(path: string, spec: BatchCallSpec<T>, options: BatchOptions = {}): Observable<T> {
   const gate = (options as WithGate)[ATTEMPT_GATE];

@@ -130,7 +130,7 @@ function failures(req: HttpRequest, limits: Limits) {
         { ...o, retryable: false },
       ),
     redirect: (status: number, what: string) =>
-      new SvcError('redirect_refused', `${req.context} was answered ${status} redirecting ${what}; no request follows it (the keys go only to ${req.url.origin})`, {
+      new SvcError('redirect_refused', `${req.context} was redirected (${status}) ${what}: not followed, the keys go only to ${req.url.origin}`, {
         ...o,
         status,
         retryable: false,
@@ -388,7 +388,7 @@ export async function sendHttp(req: HttpRequest): Promise<HttpAnswer> {
       throw fail.redirect(hop.status, 'without a usable Location');
     }
     if (target.origin !== origin) throw fail.redirect(hop.status, `to another origin (${target.origin})`);
-    if (req.method !== 'GET' && hop.status !== 307 && hop.status !== 308) throw fail.redirect(hop.status, '(a POST is not resent as a GET)');
+    if (req.method !== 'GET' && hop.status !== 307 && hop.status !== 308) throw fail.redirect(hop.status, 'with a status that would resend the POST as a GET');
     if (redirects >= HTTP_DEFAULTS.maxRedirects) throw fail.redirect(hop.status, `more than ${HTTP_DEFAULTS.maxRedirects} times`);
     url = target;
   }
