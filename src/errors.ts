@@ -1,6 +1,7 @@
 // The one error hierarchy. Every failure is an SvcError with a stable `code`, the HTTP
 // status or close code where there is one, the server's `detail`, and `retryable`.
 import { ErrorResponseSchema, HTTPValidationErrorSchema, type ValidationError } from './schema/batch.js';
+import { redact, redactDeep, rememberedSecrets } from './internal/redact.js';
 
 /** Every stable error code. The README lists each with its meaning. */
 export const ERROR_CODES = [
@@ -34,6 +35,10 @@ export const ERROR_CODES = [
   'timeout',
   'not_found',
   'http_error',
+  // The HTTP client's own guards (docs/security.md)
+  'redirect_refused',
+  'response_too_large',
+  'response_timeout',
   // Streaming session lifecycle
   'connection_failed',
   'connection_lost',
@@ -80,6 +85,34 @@ export interface SvcErrorOptions {
   readonly retryable?: boolean | undefined;
   readonly cause?: unknown | undefined;
   readonly audio?: AudioAccount | undefined;
+  /**
+   * Keys the caller gave (API key, platform key): masked in the message, detail, body and
+   * cause, as is every key the process remembers (see docs/security.md).
+   */
+  readonly secrets?: readonly (string | undefined)[] | undefined;
+}
+
+function secretsOf(options: SvcErrorOptions): readonly (string | undefined)[] {
+  const known = rememberedSecrets();
+  return options.secrets && options.secrets.length > 0 ? [...options.secrets, ...known] : known;
+}
+
+/** For a subclass's own fields (a job record…): `value` masked as SvcError masks its detail. */
+export function maskSecrets<T>(value: T, options: SvcErrorOptions): T {
+  return redactDeep(value, secretsOf(options));
+}
+
+/** A cause that shows a key (in its message or stack) is replaced by a masked copy. */
+function maskedCause(cause: unknown, secrets: readonly (string | undefined)[]): unknown {
+  if (cause instanceof Error) {
+    const text = `${cause.message}\n${cause.stack ?? ''}`;
+    if (redact(text, secrets) === text) return cause;
+    const copy = new Error(redact(cause.message, secrets));
+    copy.name = cause.name;
+    copy.stack = redact(cause.stack ?? '', secrets);
+    return copy;
+  }
+  return redactDeep(cause, secrets);
 }
 
 /** The base of every error this library throws or emits. */
@@ -96,12 +129,17 @@ export class SvcError extends Error {
   readonly retryable: boolean;
   readonly audio: AudioAccount | undefined;
 
+  /**
+   * The one place every error of the library is built: the message, detail and cause are
+   * masked here (see SvcErrorOptions.secrets), so no key a server echoes reaches a user.
+   */
   constructor(code: ErrorCode, message: string, options: SvcErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    const secrets = secretsOf(options);
+    super(redact(message, secrets), options.cause === undefined ? undefined : { cause: maskedCause(options.cause, secrets) });
     this.code = code;
     this.status = options.status;
     this.closeCode = options.closeCode;
-    this.detail = options.detail;
+    this.detail = redactDeep(options.detail, secrets);
     this.retryable = options.retryable ?? false;
     this.audio = options.audio;
   }
@@ -122,8 +160,9 @@ export class ApiError extends SvcError {
   readonly validationErrors: readonly ValidationError[] | undefined;
   constructor(code: ErrorCode, message: string, options: SvcErrorOptions & { body?: unknown; validationErrors?: readonly ValidationError[] }) {
     super(code, message, options);
-    this.body = options.body;
-    this.validationErrors = options.validationErrors;
+    const secrets = secretsOf(options);
+    this.body = redactDeep(options.body, secrets);
+    this.validationErrors = redactDeep(options.validationErrors, secrets);
   }
 }
 
@@ -207,7 +246,7 @@ function classifyStatus(status: number): Classified {
  * The single factory from an HTTP failure to an ApiError. `body` is the parsed JSON body
  * (or the raw text); `detail` decides the code where it is known, the status otherwise.
  */
-export function errorFromHttp(status: number, body: unknown, context = 'request'): ApiError {
+export function errorFromHttp(status: number, body: unknown, context = 'request', secrets?: readonly (string | undefined)[]): ApiError {
   const validation = HTTPValidationErrorSchema.safeParse(body);
   if (validation.success) {
     const list = validation.data.detail;
@@ -219,13 +258,14 @@ export function errorFromHttp(status: number, body: unknown, context = 'request'
       body,
       validationErrors: list,
       retryable: false,
+      secrets,
     });
   }
   const parsed = ErrorResponseSchema.safeParse(body);
   const detail = parsed.success ? parsed.data.detail : typeof body === 'string' && body.length > 0 ? body.slice(0, 500) : undefined;
   const c = (detail !== undefined ? classifyDetail(detail) : undefined) ?? classifyStatus(status);
   const message = detail !== undefined ? `${context} failed with HTTP ${status}: ${detail}` : `${context} failed with HTTP ${status}`;
-  return new ApiError(c.code, message, { status, detail, body, retryable: c.retryable });
+  return new ApiError(c.code, message, { status, detail, body, retryable: c.retryable, secrets });
 }
 
 /** What each close code means when no `error` event said more (§7.3, wire reference). */
@@ -246,7 +286,7 @@ export const CLOSE_CODES: Readonly<Record<number, Classified & { meaning: string
  * The single function from a WebSocket close (and the `error` event before it, if any) to a
  * SessionError. The error event's text decides where it is known; the close code otherwise.
  */
-export function errorFromClose(closeCode: number, reason: string, errorEvent: string | undefined, audio?: AudioAccount): SessionError {
+export function errorFromClose(closeCode: number, reason: string, errorEvent: string | undefined, audio?: AudioAccount, secrets?: readonly (string | undefined)[]): SessionError {
   const detail = errorEvent ?? (reason.length > 0 ? reason : undefined);
   const byCode = CLOSE_CODES[closeCode];
   const byDetail = detail !== undefined ? classifyDetail(detail) : undefined;
@@ -254,7 +294,7 @@ export function errorFromClose(closeCode: number, reason: string, errorEvent: st
   const c = closeCode === 4030 ? byCode! : byDetail ?? byCode ?? { code: 'unexpected_close' as const, retryable: false };
   const meaning = byCode?.meaning ?? 'unexpected close code';
   const message = detail !== undefined ? `session closed with ${closeCode} (${meaning}): ${detail}` : `session closed with ${closeCode} (${meaning})`;
-  return new SessionError(c.code, message, { closeCode, detail, retryable: c.retryable, ...(audio ? { audio } : {}) });
+  return new SessionError(c.code, message, { closeCode, detail, retryable: c.retryable, secrets, ...(audio ? { audio } : {}) });
 }
 
 /** True for any error of this library; narrows to SvcError. */

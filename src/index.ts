@@ -210,6 +210,7 @@ export {
   type RetryClass,
 } from './batch/retry.js';
 export type { BatchOptions } from './batch/request.js';
+export { HTTP_DEFAULTS, type HttpLimits } from './internal/http.js';
 export {
   detectAudioEvents,
   detectAudioEventsAsync,
@@ -237,6 +238,7 @@ export {
   isTransientPollError,
   type PlatformClientOptions,
   type SubmitOptions,
+  type PlatformCallOptions,
   type MultiFileSubmission,
   type PollJobOptions,
 } from './platform/PlatformClient.js';

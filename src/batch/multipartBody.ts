@@ -14,6 +14,7 @@ export interface MultipartFile {
 }
 
 export interface MultipartBody {
+  /** Each iteration reads the file anew, with the same boundary and length. */
   readonly body: AsyncIterable<Uint8Array>;
   readonly contentType: string;
   readonly contentLength: number;
@@ -51,5 +52,5 @@ export function multipartBody(fields: Readonly<Record<string, string>>, file: Mu
     if (sent !== file.size) throw new Error(`${file.filename} changed size while uploading (${file.size} → ${sent} bytes)`);
     yield tail;
   }
-  return { body: body(), contentType: `multipart/form-data; boundary=${boundary}`, contentLength: head.length + file.size + tail.length };
+  return { body: { [Symbol.asyncIterator]: body }, contentType: `multipart/form-data; boundary=${boundary}`, contentLength: head.length + file.size + tail.length };
 }

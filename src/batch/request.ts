@@ -2,17 +2,20 @@
 // per-model limit, stream the file from disk as multipart, classify failures, retry by cause.
 import { asyncScheduler, defer, from, Observable, switchMap, type SchedulerLike } from 'rxjs';
 import type { z } from 'zod';
-import { ContractError, errorFromHttp, InputError, SvcError, ApiError } from '../errors.js';
-import { redact } from '../internal/redact.js';
+import { ApiError, InputError, SvcError } from '../errors.js';
+import { requestJson, type HttpLimits, type HttpRequest } from '../internal/http.js';
+import { rememberSecret } from '../internal/redact.js';
 import { BATCH_ENDPOINTS, type BatchEndpointName } from './endpoints.js';
 import { checkUploadFile, type CheckedFile } from './files.js';
 import { retryByCause, type RetryPolicy } from './retry.js';
 import { batchLimiter } from './semaphore.js';
 import { multipartBody } from './multipartBody.js';
-import { streamingPost } from './streamingPost.js';
 
-/** Options every batch call takes. */
-export interface BatchOptions {
+/**
+ * Options every batch call takes. The HttpLimits (`headersTimeoutMs`, `idleTimeoutMs`,
+ * `maxResponseBytes`) bound each request; see docs/security.md.
+ */
+export interface BatchOptions extends HttpLimits {
   /** Models API key. Defaults to `SVC_API_KEY`. Sent only in the `X-API-Key` header. */
   readonly apiKey?: string | undefined;
   /** Models API base, e.g. `https://…` or the emulator's `http://127.0.0.1:…`. Defaults to `SVC_BASE_URL`. */
@@ -29,8 +32,8 @@ export interface BatchOptions {
   /** Aborting cancels the upload in flight, any wait, and fails the call with code `aborted`. */
   readonly signal?: AbortSignal | undefined;
   /**
-   * The fetch for requests without an upload (the preset listing), for the edge (proxies,
-   * tests). Default global `fetch`. Uploads go through node:http(s) with backpressure instead.
+   * A fetch for requests without an upload (the preset listing), for the edge (proxies,
+   * tests); the redirect rule and limits apply to it too. Default node:http(s), as uploads.
    */
   readonly fetch?: typeof fetch | undefined;
   /** Called before each retry's wait. */
@@ -60,21 +63,13 @@ function resolveTarget(options: BatchOptions): { apiKey: string; baseUrl: string
   } catch {
     throw new InputError('invalid_argument', `baseUrl must be an http(s) URL, got ${JSON.stringify(baseUrl)}`, { path: 'baseUrl' });
   }
+  rememberSecret(apiKey);
   return { apiKey, baseUrl };
 }
 
 /** The error an aborted call fails with. */
 export function abortedError(signal: AbortSignal | undefined, what: string): SvcError {
   return new SvcError('aborted', `${what} was aborted`, { cause: signal?.reason });
-}
-
-/** Refine the few batch answers errorFromHttp leaves generic. */
-function batchError(status: number, body: unknown, context: string): ApiError {
-  const err = errorFromHttp(status, body, context);
-  if (status === 422 && typeof err.detail === 'string' && /too short/i.test(err.detail)) {
-    return new ApiError('audio_too_short', err.message, { status, detail: err.detail, body, retryable: false });
-  }
-  return err;
 }
 
 /** Fail with `aborted` when the signal fires, tearing the source down (which aborts its fetch). */
@@ -95,59 +90,40 @@ export function abortable<T>(source: Observable<T>, signal: AbortSignal | undefi
   });
 }
 
-/** Read a response body as JSON when it is JSON, as text otherwise. */
-async function readBody(res: Response): Promise<unknown> {
-  const text = await res.text();
-  if (text.length === 0) return undefined;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return text;
+/** The few batch refusals errorFromHttp leaves generic: a 422 for audio that is too short. */
+function refineBatchError(err: ApiError): ApiError {
+  if (err.status === 422 && typeof err.detail === 'string' && /too short/i.test(err.detail)) {
+    return new ApiError('audio_too_short', err.message, { status: err.status, detail: err.detail, body: err.body, retryable: false });
   }
+  return err;
 }
 
 /**
- * Send one HTTP request under an AbortController that the subscription owns: unsubscribing
- * aborts the upload or the wait for the answer. Emits the validated 200 body.
+ * One HTTP request through the core (src/internal/http.ts) as a cold Observable under an
+ * AbortController the subscription owns: unsubscribing aborts the upload or the wait for the
+ * answer. Emits the validated 2xx body.
  */
-export function httpCall<T>(
-  make: (signal: AbortSignal) => Promise<Response>,
-  schema: z.ZodType<T>,
-  context: string,
-  secrets: readonly string[],
-): Observable<T> {
+export function httpCall<T>(request: Omit<HttpRequest, 'signal'>, schema: z.ZodType<T>): Observable<T> {
   return new Observable<T>((subscriber) => {
     const controller = new AbortController();
-    (async () => {
-      let res: Response;
-      try {
-        res = await make(controller.signal);
-      } catch (err) {
-        if (controller.signal.aborted) return undefined;
-        const why = redact(String((err as { cause?: { message?: string } }).cause?.message ?? (err as Error).message), secrets);
-        throw new SvcError('connection_failed', `${context} could not reach the service: ${why}`, { retryable: true, cause: err });
-      }
-      const body = await readBody(res);
-      if (!res.ok) throw batchError(res.status, body, context);
-      const parsed = schema.safeParse(body);
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0];
-        throw new ContractError('invalid_response', `${context} answered 200 with a body the contract does not allow${issue ? ` at ${issue.path.join('.') || '(root)'}: ${issue.message}` : ''}`, { detail: body, status: res.status });
-      }
-      return parsed.data;
-    })().then(
+    requestJson({ ...request, signal: controller.signal }, schema, refineBatchError).then(
       (value) => {
         if (controller.signal.aborted) return;
-        subscriber.next(value as T);
+        subscriber.next(value);
         subscriber.complete();
       },
       (err: unknown) => {
         if (controller.signal.aborted) return;
-        subscriber.error(err instanceof SvcError ? err : new SvcError('connection_lost', `${context} failed: ${redact((err as Error)?.message ?? String(err), secrets)}`, { retryable: true, cause: err }));
+        subscriber.error(err);
       },
     );
     return () => controller.abort();
   });
+}
+
+/** The HttpLimits of `options`, passed on to each request. */
+function limitsOf(options: HttpLimits): HttpLimits {
+  return { headersTimeoutMs: options.headersTimeoutMs, idleTimeoutMs: options.idleTimeoutMs, maxResponseBytes: options.maxResponseBytes };
 }
 
 /**
@@ -165,8 +141,9 @@ type WithGate = { readonly [ATTEMPT_GATE]?: AttemptGate };
  * file from disk (a multipart body pulled 64 KiB at a time, never whole in memory) and emits the one result, then
  * completes. Errors with InputError (local checks), ApiError (service answers, classified by
  * `detail`), ContractError (a 200 body outside the contract) or SvcError (`connection_failed`,
- * `aborted`). Retries by cause before erroring (see RetryPolicy); unsubscribing or aborting
- * cancels the upload.
+ * `connection_lost`, `aborted`, and the HTTP core's `redirect_refused`, `response_too_large`,
+ * `response_timeout`: see HttpLimits). Retries by cause before erroring (see RetryPolicy);
+ * unsubscribing or aborting cancels the upload.
  */
 export function batchCall<T>(path: string, spec: BatchCallSpec<T>, options: BatchOptions = {}): Observable<T> {
   const gate = (options as WithGate)[ATTEMPT_GATE];
@@ -183,15 +160,20 @@ export function batchCall<T>(path: string, spec: BatchCallSpec<T>, options: Batc
           defer(() => {
             const stop = gate?.();
             if (stop !== undefined) throw stop;
+            // Streamed from disk as the socket takes it: never the whole file in memory.
+            // Each iteration of its body reads the file anew (a followed 307/308 sends it again).
+            const upload = multipartBody(spec.fields ?? {}, { field: 'upload_file', path: file.path, filename: file.filename, size: file.size });
             return httpCall(
-              async (signal) => {
-                // Streamed from disk as the socket takes it: never the whole file in memory.
-                const upload = multipartBody(spec.fields ?? {}, { field: 'upload_file', path: file.path, filename: file.filename, size: file.size });
-                return streamingPost(url, { 'x-api-key': target.apiKey, accept: 'application/json', 'content-type': upload.contentType, 'content-length': String(upload.contentLength) }, upload.body, signal);
+              {
+                method: 'POST',
+                url,
+                headers: { 'x-api-key': target.apiKey, accept: 'application/json' },
+                body: { contentType: upload.contentType, contentLength: upload.contentLength, open: () => upload.body },
+                context: `${context} (${file.filename})`,
+                secrets: [target.apiKey],
+                ...limitsOf(options),
               },
               spec.schema,
-              `${context} (${file.filename})`,
-              [target.apiKey],
             );
           }),
         );
@@ -211,8 +193,10 @@ export function batchGet<T>(path: string, schema: z.ZodType<T>, options: BatchOp
   const call$ = defer(() => {
     const target = resolveTarget(options);
     const url = new URL(target.baseUrl.replace(/\/+$/, '') + path);
-    const doFetch = options.fetch ?? fetch;
-    return httpCall((signal) => doFetch(url, { headers: { 'x-api-key': target.apiKey, accept: 'application/json' }, signal }), schema, context, [target.apiKey]).pipe(
+    return httpCall(
+      { method: 'GET', url, headers: { 'x-api-key': target.apiKey, accept: 'application/json' }, context, secrets: [target.apiKey], fetch: options.fetch, ...limitsOf(options) },
+      schema,
+    ).pipe(
       retryByCause<T>(options.retry, options.scheduler ?? asyncScheduler, options.onRetry),
     );
   });

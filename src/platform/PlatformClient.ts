@@ -2,8 +2,9 @@
 // submission patterns, and job polling as an observable. The key never leaves the headers.
 import { distinctUntilChanged, type Observable } from 'rxjs';
 import type { z } from 'zod';
-import { ContractError, InputError, SvcError, ApiError, errorFromHttp } from '../errors.js';
-import { redact } from '../internal/redact.js';
+import { ContractError, InputError, SvcError, ApiError } from '../errors.js';
+import { jsonBody, requestJson, type HttpLimits } from '../internal/http.js';
+import { redact, rememberSecret } from '../internal/redact.js';
 import { JobError, JobUploadError } from './errors.js';
 import { prepareFile, toBase64, SINGLE_FILE_MAX_BYTES, type AudioFileInput } from './files.js';
 import { poll, type PollOptions, type PollVerdict } from './poll.js';
@@ -20,8 +21,13 @@ import {
   type SubmissionReply,
 } from './schema.js';
 
-/** Options of {@link PlatformClient}: the orchestration API base URL and its two credentials (`accountuuid`, `apikey`, §5.2), each defaulting to an environment variable. */
-export interface PlatformClientOptions {
+/**
+ * Options of {@link PlatformClient}: the orchestration API base URL and its two credentials
+ * (`accountuuid`, `apikey`, §5.2), each defaulting to an environment variable. The HttpLimits
+ * (`headersTimeoutMs`, `idleTimeoutMs`, `maxResponseBytes`) bound every request of the client;
+ * each call may override them.
+ */
+export interface PlatformClientOptions extends HttpLimits {
   /** Orchestration API base, e.g. `https://…` or the emulator's `…/platform`. Default `SVC_PLATFORM_URL`. */
   readonly baseUrl?: string | undefined;
   /** Header `accountuuid`. Default `SVC_ACCOUNT_UUID`. */
@@ -30,15 +36,20 @@ export interface PlatformClientOptions {
   readonly apiKey?: string | undefined;
   /** Where the defaults are read. Default `process.env`. */
   readonly env?: NodeJS.ProcessEnv | undefined;
-  /** The fetch to use. Default the global one. */
+  /** A fetch for the edge (proxies, tests); the redirect rule and limits apply to it too. Default node:http(s). */
   readonly fetch?: typeof fetch | undefined;
 }
 
-/** Options of a job submission (§4.5): the analysis `flags` and an abort signal. */
-export interface SubmitOptions {
+/** Per-call options: the signal, and HttpLimits overriding the client's. */
+export interface PlatformCallOptions extends HttpLimits {
+  /** Cancels the call. */
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** Options of a job submission (§4.5): the analysis `flags`, the signal and per-call limits. */
+export interface SubmitOptions extends PlatformCallOptions {
   /** Analysis switches, sent as `flags`. Default `{ emotion_annotation: false, demographics: false }`. */
   readonly flags?: JobFlags | undefined;
-  readonly signal?: AbortSignal | undefined;
 }
 
 /** The result of a multi-file submission: the job and each upload's reply, in order. */
@@ -60,10 +71,11 @@ export interface PollJobOptions extends PollOptions {
 
 const TRANSIENT_STATUSES = new Set([502, 503, 504]);
 
-/** A poll failure worth another try: 502, 503, 504, or no answer at all. */
+/** A poll failure worth another try: 502, 503, 504, no answer, or an answer that broke off or stalled. */
 export function isTransientPollError(err: unknown): boolean {
   if (!(err instanceof SvcError)) return false;
-  if (err.code === 'connection_failed') return true;
+  // A status request is a GET: asking again is safe.
+  if (err.code === 'connection_failed' || err.code === 'connection_lost' || err.code === 'response_timeout') return true;
   return err instanceof ApiError && err.status !== undefined && TRANSIENT_STATUSES.has(err.status);
 }
 
@@ -95,7 +107,8 @@ export class PlatformClient {
   readonly accountUuid: string;
   // A private field: never enumerated, inspected or serialized.
   readonly #apiKey: string;
-  readonly #fetch: typeof fetch;
+  readonly #fetch: typeof fetch | undefined;
+  readonly #limits: HttpLimits;
 
   constructor(options: PlatformClientOptions = {}) {
     const env = options.env ?? process.env;
@@ -113,14 +126,15 @@ export class PlatformClient {
     this.baseUrl = baseUrl.replace(/\/+$/, '');
     this.accountUuid = accountUuid;
     this.#apiKey = apiKey;
-    this.#fetch = options.fetch ?? globalThis.fetch;
+    rememberSecret(apiKey);
+    this.#fetch = options.fetch;
+    this.#limits = { headersTimeoutMs: options.headersTimeoutMs, idleTimeoutMs: options.idleTimeoutMs, maxResponseBytes: options.maxResponseBytes };
   }
 
   /** (a) A real-time job: no file; the reply's `realtime_url` is where the stream goes. */
   async submitRealtime(options: SubmitOptions = {}): Promise<RealtimeSubmissionReply> {
     const body = { submission_type: 'realtime_websocket', ...(options.flags ? { flags: options.flags } : {}) };
-    const json = await this.#request('POST', '/api_service', body, options.signal);
-    return this.#parse(RealtimeSubmissionReplySchema, json, 'POST /api_service (real time)');
+    return this.#request('POST', '/api_service', body, options, RealtimeSubmissionReplySchema);
   }
 
   /**
@@ -134,8 +148,7 @@ export class PlatformClient {
     if (f.size > SINGLE_FILE_MAX_BYTES) throw tooLarge(f.size);
     const bytes = await f.read();
     if (bytes.byteLength > SINGLE_FILE_MAX_BYTES) throw tooLarge(bytes.byteLength);
-    const json = await this.#request('POST', '/api_service', this.#fileBody(f.filename, f.fileExtension, bytes, options.flags, {}), options.signal);
-    return this.#parse(SubmissionReplySchema, json, 'POST /api_service');
+    return this.#request('POST', '/api_service', this.#fileBody(f.filename, f.fileExtension, bytes, options.flags, {}), options, SubmissionReplySchema);
   }
 
   /**
@@ -156,7 +169,7 @@ export class PlatformClient {
       try {
         const bytes = await f.read();
         const body = this.#fileBody(f.filename, f.fileExtension, bytes, options.flags, { ...(jobId !== undefined ? { job_id: jobId } : {}), finalize_job: last });
-        const reply = this.#parse(SubmissionReplySchema, await this.#request('POST', '/api_service', body, options.signal), 'POST /api_service');
+        const reply = await this.#request('POST', '/api_service', body, options, SubmissionReplySchema);
         if (jobId !== undefined && reply.job_id !== jobId) {
           throw new ContractError('invalid_response', `the service answered upload ${i + 1} with job_id ${reply.job_id}, expected ${jobId}`, { retryable: false });
         }
@@ -171,10 +184,9 @@ export class PlatformClient {
   }
 
   /** One status request. */
-  async getJob(jobId: string, options: { readonly signal?: AbortSignal } = {}): Promise<JobStatus> {
+  async getJob(jobId: string, options: PlatformCallOptions = {}): Promise<JobStatus> {
     if (typeof jobId !== 'string' || jobId.length === 0) throw new InputError('invalid_argument', 'job id must be a non-empty string', { path: 'jobId' });
-    const json = await this.#request('GET', `/api_service/job_status/${encodeURIComponent(jobId)}`, undefined, options.signal);
-    return this.#parse(JobStatusSchema, json, 'GET /api_service/job_status');
+    return this.#request('GET', `/api_service/job_status/${encodeURIComponent(jobId)}`, undefined, options, JobStatusSchema);
   }
 
   /**
@@ -242,46 +254,25 @@ export class PlatformClient {
     };
   }
 
-  #parse<T>(schema: z.ZodType<T>, json: unknown, context: string): T {
-    const r = schema.safeParse(json);
-    if (r.success) return r.data;
-    const i = r.error.issues[0];
-    const where = i ? ` at ${i.path.map(String).join('.') || '(root)'}: ${i.message}` : '';
-    throw new ContractError('invalid_response', `orchestration ${context} answered with an unexpected body${where}`, { detail: json, retryable: false });
-  }
-
-  async #request(method: 'GET' | 'POST', path: string, body: unknown, signal: AbortSignal | undefined): Promise<unknown> {
-    const context = `orchestration ${method} ${path}`;
-    const secrets = [this.#apiKey];
+  /** Every request of the client, through the one HTTP core (src/internal/http.ts). */
+  #request<T>(method: 'GET' | 'POST', path: string, body: unknown, options: PlatformCallOptions, schema: z.ZodType<T>): Promise<T> {
     const headers: Record<string, string> = { accept: 'application/json', accountuuid: this.accountUuid, apikey: this.#apiKey };
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    let res: Response;
-    let text: string;
-    try {
-      res = await this.#fetch(`${this.baseUrl}${path}`, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}), ...(signal ? { signal } : {}) });
-      text = await res.text();
-    } catch (err) {
-      if (signal?.aborted) throw new SvcError('aborted', `${context} was aborted`, { cause: signal.reason });
-      const why = err instanceof Error ? `${err.message}${err.cause instanceof Error ? ` (${err.cause.message})` : ''}` : String(err);
-      throw new SvcError('connection_failed', `${context} got no answer: ${redact(why, secrets)}`, { retryable: true });
-    }
-    let json: unknown = text;
-    try {
-      json = text.length > 0 ? JSON.parse(text) : undefined;
-    } catch {
-      // Not JSON: keep the text for the error.
-    }
-    if (!res.ok) {
-      const e = errorFromHttp(res.status, json, context);
-      if (e.message.includes(this.#apiKey) || (typeof e.detail === 'string' && e.detail.includes(this.#apiKey))) {
-        throw new ApiError(e.code, redact(e.message, secrets), {
-          status: e.status,
-          detail: typeof e.detail === 'string' ? redact(e.detail, secrets) : e.detail,
-          retryable: e.retryable,
-        });
-      }
-      throw e;
-    }
-    return json;
+    const pick = <K extends keyof HttpLimits>(k: K): HttpLimits[K] => options[k] ?? this.#limits[k];
+    return requestJson(
+      {
+        method,
+        url: new URL(`${this.baseUrl}${path}`),
+        headers,
+        body: body === undefined ? undefined : jsonBody(body),
+        context: `orchestration ${method} ${path}`,
+        secrets: [this.#apiKey],
+        signal: options.signal,
+        fetch: this.#fetch,
+        headersTimeoutMs: pick('headersTimeoutMs'),
+        idleTimeoutMs: pick('idleTimeoutMs'),
+        maxResponseBytes: pick('maxResponseBytes'),
+      },
+      schema,
+    );
   }
 }

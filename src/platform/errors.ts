@@ -1,6 +1,6 @@
 // Orchestration failures that are not a single HTTP answer: a job that ended badly or did
 // not end in time, and one upload of a multi-file job. Both stay in the one SvcError hierarchy.
-import { ApiError, SvcError, type ErrorCode, type SvcErrorOptions } from '../errors.js';
+import { ApiError, maskSecrets, SvcError, type ErrorCode, type SvcErrorOptions } from '../errors.js';
 import type { JobStatus } from './schema.js';
 
 /** A polled job that failed, reached a state not known to be pending, or missed the deadline. */
@@ -12,7 +12,7 @@ export class JobError extends SvcError {
   constructor(code: ErrorCode, message: string, options: SvcErrorOptions & { jobId: string; job?: JobStatus | undefined }) {
     super(code, message, options);
     this.jobId = options.jobId;
-    this.job = options.job;
+    this.job = maskSecrets(options.job, options);
   }
 }
 

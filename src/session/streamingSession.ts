@@ -278,7 +278,8 @@ export function streamingSession<T>(audio$: Observable<AudioChunk>, protocol: St
         fail(new SessionError('malformed_frame', 'the server sent a binary frame where JSON events were expected', { retryable: false, audio: account() }));
         return;
       }
-      const text = Buffer.isBuffer(data) ? data.toString('utf8') : Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data).toString('utf8');
+      // A server that echoes the key gets it masked here, before any event, snapshot or page shows it.
+      const text = clean(Buffer.isBuffer(data) ? data.toString('utf8') : Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data).toString('utf8'));
       const decoded = protocol.decode(text);
       if (!decoded.ok) {
         fail(new SessionError('malformed_frame', `the server sent a frame outside the contract: ${decoded.reason}`, { retryable: false, detail: text.slice(0, 500), audio: account() }));
