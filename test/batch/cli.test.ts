@@ -73,7 +73,7 @@ describe('svc-stream events', () => {
     for (const args of [[], ['--concurrency', '30', 'x.wav'], ['--bogus', 'x.wav']]) {
       const t = io(env);
       expect(await command('events').run(args, t.io)).toBe(2);
-      expect(t.stderr.text()).toMatch(/svc-stream events: /);
+      expect(t.stderr.text()).toMatch(/^svc-stream: invalid_argument: .+\nUsage: svc-stream events .*\nRun 'svc-stream events --help' for every option\.\n$/);
     }
     const h = io(env);
     expect(await command('emotion').run(['--help'], h.io)).toBe(0);

@@ -110,7 +110,7 @@ describe('svc-stream job', () => {
     for (const argv of [['submit'], ['submit', '--realtime', CALL], ['status'], ['frobnicate'], ['submit', CALL, '--nope'], ['submit', CALL, '--interval-ms', 'x']]) {
       const t = io({});
       expect(await jobCommand.run(argv, t)).toBe(2);
-      expect(t.err()).toMatch(/^svc-stream: \w+: .+\n$/);
+      expect(t.err()).toMatch(/^svc-stream: invalid_argument: .+\nUsage:\n(?: {2}svc-stream job .+\n)+Run 'svc-stream job --help' for every option\.\n$/);
       expect(t.out()).toBe('');
     }
   });
