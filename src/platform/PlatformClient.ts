@@ -6,6 +6,7 @@ import { ContractError, InputError, SvcError, ApiError, errorFromHttp } from '..
 import { redact } from '../internal/redact.js';
 import { JobError, JobUploadError } from './errors.js';
 import { prepareFile, toBase64, SINGLE_FILE_MAX_BYTES, type AudioFileInput } from './files.js';
+import { describeByteLimit } from '../schema/limits.js';
 import { poll, type PollOptions, type PollVerdict } from './poll.js';
 import {
   JOB_COMPLETED,
@@ -127,7 +128,7 @@ export class PlatformClient {
   async submitFile(file: AudioFileInput, options: SubmitOptions = {}): Promise<SubmissionReply> {
     const f = await prepareFile(file, 'file');
     const tooLarge = (size: number): InputError =>
-      new InputError('file_too_large', `"${f.filename}" is ${size} bytes; a single-file job takes at most ${SINGLE_FILE_MAX_BYTES} bytes (5 MB): use submitFiles`, { path: 'file' });
+      new InputError('file_too_large', `"${f.filename}" is ${size} bytes; a single-file job takes at most ${describeByteLimit(SINGLE_FILE_MAX_BYTES)}: use submitFiles`, { path: 'file' });
     if (f.size > SINGLE_FILE_MAX_BYTES) throw tooLarge(f.size);
     const bytes = await f.read();
     if (bytes.byteLength > SINGLE_FILE_MAX_BYTES) throw tooLarge(bytes.byteLength);
