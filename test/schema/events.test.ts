@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseServerEvent, parseServerEventValue, type ParseResult, type ServerEvent } from '../../src/schema/events.js';
+import { parseServerEvent, parseServerEventValue, type ParseOptions, type ParseResult, type ServerEvent } from '../../src/schema/events.js';
 
 /** Realistic nested wire frames (wire reference, "Server events: the payload is nested"). */
 const CLIP = {
@@ -77,16 +77,17 @@ const PAYLOAD_OBJECTS: [type: string, key: string, payload: Record<string, unkno
   ['topic_sentiment', 'topic_sentiment', TOPIC_SENTIMENT],
 ];
 
-function parse(value: unknown): ParseResult {
-  return parseServerEvent(JSON.stringify(value));
+function parse(value: unknown, options: ParseOptions = {}): ParseResult {
+  return parseServerEvent(JSON.stringify(value), options);
 }
 function ok(value: unknown): ServerEvent {
   const r = parse(value);
   if (!r.ok) throw new Error(`expected ok, got: ${r.reason}`);
   return r.event;
 }
+/** Strict mode: the refusal, as before tolerance. */
 function reason(value: unknown): string {
-  const r = parse(value);
+  const r = parse(value, { strict: true });
   if (r.ok) throw new Error(`expected a refusal, got: ${JSON.stringify(r.event)}`);
   return r.reason;
 }
@@ -154,11 +155,11 @@ describe('parseServerEvent: flat form normalises to the nested form', () => {
     expect(flat).toEqual(nested);
   });
 
-  it.each(PAYLOAD_OBJECTS)('%s: a flat frame that breaks the contract is refused with the nested path', (type, key, payload) => {
+  it.each(PAYLOAD_OBJECTS)('%s: a flat frame that breaks the contract is refused (strict) with the nested path', (type, key, payload) => {
     const field = Object.keys(payload)[0]!;
     const broken = { ...payload, [field]: 12345 };
-    const flat = parse({ type, ...broken });
-    const nested = parse({ type, [key]: broken });
+    const flat = parse({ type, ...broken }, { strict: true });
+    const nested = parse({ type, [key]: broken }, { strict: true });
     expect(flat.ok).toBe(false);
     expect(nested.ok).toBe(false);
     expect(flat).toEqual(nested);
@@ -257,7 +258,7 @@ describe('parseServerEvent: never throws', () => {
   });
 });
 
-describe('parseServerEvent: out-of-contract values are refused, naming the path', () => {
+describe('parseServerEvent strict: out-of-contract values are refused, naming the path', () => {
   it.each([
     ['deepfake_score 1.5', { type: 'clip', clip: { ...CLIP, deepfake_score: 1.5 } }, 'clip.deepfake_score'],
     ['deepfake_score -0.1', { type: 'clip', clip: { ...CLIP, deepfake_score: -0.1 } }, 'clip.deepfake_score'],
