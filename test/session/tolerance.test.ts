@@ -171,3 +171,18 @@ describe('each subscription counts its own warnings', () => {
     expect(seen).toEqual(['clip.speaker_label', 'clip.speaker_label']);
   });
 });
+
+describe('docs/tolerance.md', () => {
+  it('lists every field of EVENT_TOLERANCE with its action', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { EVENT_TOLERANCE } = await import('svc-stream');
+    const doc = readFileSync(new URL('../../docs/tolerance.md', import.meta.url), 'utf8');
+    for (const [type, fields] of Object.entries(EVENT_TOLERANCE)) {
+      for (const [field, action] of Object.entries(fields)) expect(doc, `${type}.${field}`).toContain(`| \`${type}\` | \`${field}\` | ${action} |`);
+    }
+    // And every row marked unknown is a field the table leaves out.
+    for (const m of doc.matchAll(/^\| `(\w+)` \| `(\w+)` \| unknown \|/gm)) {
+      expect((EVENT_TOLERANCE as Record<string, Record<string, string>>)[m[1]!]![m[2]!], `${m[1]}.${m[2]}`).toBeUndefined();
+    }
+  });
+});
