@@ -13,12 +13,13 @@ const USAGE = `Usage:
   svc-stream job status JOB_ID [--wait]
 
 Submit a job to the orchestration API (early access) or read its status.
-One FILE is a single-file job (at most 5 MB); several FILEs are one multi-file
+One FILE is a single-file job (at most 5,000,000 bytes); several FILEs are one multi-file
 job, uploaded in order and finalized with the last. --realtime submits a
 real-time job and prints its realtime_url.
 
 Options:
-  --wait              Poll until the job is completed; exit 0 when it is.
+  --wait              Poll until the status is exactly 'completed'; exit 0 when it
+                      is. Any other status (even 'failed') is polled until --timeout-ms.
   --emotion           Ask for emotion annotation (flags.emotion_annotation).
   --demographics      Ask for demographics (flags.demographics).
   --realtime          Real-time job, no files (cannot be combined with --wait).
