@@ -188,7 +188,7 @@ export const EVENT_TOLERANCE = {
   partial_clip: { text: 'drop', start_ms: 'drop', end_ms: 'null', speaker_label: 'label', emotion: 'null', accent: 'null', deepfake_score: 'null' },
   clip_update: { emotion: 'drop', accent: 'drop' },
   conversation_type: { name: 'drop', confidence: 'null', detail: 'null', reasoning: 'null' },
-  participant_role: { participant_role_uuid: 'null', name: 'drop', confidence: 'null', selection_source: 'drop', detail: 'null', reasoning: 'null' },
+  participant_role: { speaker_label: 'label', participant_role_uuid: 'null', name: 'drop', confidence: 'null', selection_source: 'drop', detail: 'null', reasoning: 'null' },
   behavior_detection: { behavior_name: 'drop', speaker_label: 'label', detected: 'drop', confidence: 'null', evidence_clip_uuids: 'drop', definitive_clip_uuid: 'null', reasoning: 'null' },
   topic_sentiment: { speaker_label: 'label', sentiment_label: 'drop' },
   topics: {},

@@ -332,3 +332,45 @@ describe('parseServerEvent: tolerance the wire reference asks for', () => {
     expect(ok(frame)).toEqual(frame);
   });
 });
+
+describe('parseServerEvent tolerant (the default): normalise or deliver as unknown, with warnings', () => {
+  it.each([
+    ['clip speaker_label null', { type: 'clip', clip: { ...CLIP, speaker_label: null } }, { type: 'clip', clip: { ...CLIP, speaker_label: null } }, 'clip.speaker_label', 'label'],
+    ['clip speaker_label a number', { type: 'clip', clip: { ...CLIP, speaker_label: 2 } }, { type: 'clip', clip: { ...CLIP, speaker_label: '2' } }, 'clip.speaker_label', 'label'],
+    ['flat clip deepfake_score 1.5', { type: 'clip', ...CLIP, deepfake_score: 1.5 }, { type: 'clip', clip: { ...CLIP, deepfake_score: null } }, 'clip.deepfake_score', 'null'],
+    ['clip negative start_ms', { type: 'clip', clip: { ...CLIP, start_ms: -40 } }, { type: 'clip', clip: (({ start_ms: _s, ...rest }) => rest)(CLIP) }, 'clip.start_ms', 'drop'],
+    ['role uuid null', { type: 'participant_role', pick: { ...ROLE_PICK, participant_role_uuid: null } }, { type: 'participant_role', pick: { ...ROLE_PICK, participant_role_uuid: null } }, 'pick.participant_role_uuid', 'null'],
+    ['role speaker a number', { type: 'participant_role', pick: { ...ROLE_PICK, speaker_label: 1 } }, { type: 'participant_role', pick: { ...ROLE_PICK, speaker_label: '1' } }, 'pick.speaker_label', 'label'],
+    ['clip_update emotion a number', { type: 'clip_update', clip_update: { ...CLIP_UPDATE, emotion: 5 } }, { type: 'clip_update', clip_update: (({ emotion: _e, ...rest }) => rest)(CLIP_UPDATE) }, 'clip_update.emotion', 'drop'],
+    ['error not a string', { type: 'error', error: 500 }, { type: 'error', error: '500' }, 'error', 'text'],
+  ])('%s', (_what, frame, event, path, action) => {
+    const r = parse(frame);
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(r.event).toEqual(event);
+    expect(r.warnings?.map((w) => [w.path, w.action])).toEqual([[path, action]]);
+    expect(parse(frame, { strict: true }).ok).toBe(false);
+  });
+
+  it.each([
+    ['clip without clip_uuid', { type: 'clip', clip: { text: 'x' } }, 'clip.clip_uuid'],
+    ['role speaker null', { type: 'participant_role', pick: { ...ROLE_PICK, speaker_label: null } }, 'pick.speaker_label'],
+    ['type selection_source guess', { type: 'conversation_type', pick: { ...TYPE_PICK, selection_source: 'guess' } }, 'pick.selection_source'],
+    ['sentiment_score -2', { type: 'topic_sentiment', topic_sentiment: { ...TOPIC_SENTIMENT, sentiment_score: -2 } }, 'topic_sentiment.sentiment_score'],
+    ['topics not strings', { type: 'topics', topics: ['a', 2] }, 'topics.1'],
+    ['done fractional', { type: 'done', duration_ms: 1.5 }, 'duration_ms'],
+    ['payload not an object', { type: 'clip', clip: 'x' }, 'clip'],
+  ])('%s → unknown with the reason', (_what, frame, path) => {
+    const r = parse(frame);
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    const { type, ...data } = frame;
+    expect(r.event).toMatchObject({ type: 'unknown', event_type: type, data });
+    expect(r.event.type === 'unknown' && r.event.reason).toMatch(new RegExp(`^${path.replace('.', '\\.')}: `));
+    expect(r.warnings).toEqual([expect.objectContaining({ code: 'out_of_contract_value', eventType: type, path, action: 'unknown' })]);
+  });
+
+  it('in-contract events carry no warnings', () => {
+    for (const frame of Object.values(NESTED)) expect(parse(frame)).toEqual({ ok: true, event: frame });
+  });
+});
