@@ -95,20 +95,16 @@ export function analyzeConversation(options: ConversationOptions = {}): Operator
 
 /** `analyzeConversation` in function form: `conversationSession(audio$, options)`. */
 export function conversationSession(audio$: Observable<AudioChunk>, options: ConversationOptions = {}): Observable<ServerEvent> {
-  let frame: string;
+  let protocol: StreamProtocol<ServerEvent>;
   try {
-    frame = configFrame(options.config);
+    protocol = conversationProtocol(options.config, options.path);
   } catch (err) {
     return throwError(() => err);
   }
   // Counters per subscription (the session is cold), unless the caller passed its own.
   return defer(() => {
     const stats = options.stats ?? createSessionStats();
-    const protocol: StreamProtocol<ServerEvent> = {
-      path: options.path ?? CONVERSATION_STREAMING_PATH,
-      configFrame: frame,
-      decode: (text) => decodeConversation(text, options, stats),
-    };
-    return streamingSession(audio$, protocol, { ...options, stats });
+    const decode = (text: string): Decoded<ServerEvent> => decodeConversation(text, options, stats);
+    return streamingSession(audio$, { ...protocol, decode }, { ...options, stats });
   });
 }
