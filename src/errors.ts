@@ -212,6 +212,7 @@ export function classifyDetail(detail: string): Classified | undefined {
   if (/credit limit/.test(l)) return { code: 'monthly_credit_limit', retryable: false };
   if (/concurren|in-flight|in flight/.test(l)) return { code: 'concurrency_limit', retryable: true };
   if (/unsupported file format/.test(l)) return { code: 'unsupported_format', retryable: false };
+  if (/too large|maximum upload size/.test(l)) return { code: 'file_too_large', retryable: false };
   if (d === 'The uploaded file is empty.' || /file is empty/.test(l)) return { code: 'empty_file', retryable: false };
   if (/could not be processed|corrupt/.test(l)) return { code: 'corrupt_audio', retryable: false };
   if (d === 'Invalid input audio' || /could not be decoded|does not match the declared format/.test(l)) return { code: 'invalid_audio', retryable: false };

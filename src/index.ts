@@ -98,6 +98,10 @@ export {
   ServerEventSchema,
   parseServerEvent,
   parseServerEventValue,
+  EVENT_TOLERANCE,
+  type ToleranceAction,
+  type EventWarning,
+  type ParseOptions,
   type Clip,
   type PartialClip,
   type ClipUpdate,
@@ -175,7 +179,7 @@ export {
 
 // Streaming sessions.
 export { FlowControl } from './internal/flow.js';
-export { createSessionStats, type SessionPhase, type SessionStats } from './session/stats.js';
+export { createSessionStats, type SessionPhase, type SessionStats, type ToleranceOptions } from './session/stats.js';
 export { STREAMING_PATHS } from './session/url.js';
 export type { StreamingOptions, WebSocketFactory } from './session/streamingSession.js';
 export { analyzeConversation, conversationSession, configFrame, type ConversationOptions } from './session/conversation.js';

@@ -2,12 +2,13 @@
 import { stat } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
 import { InputError } from '../errors.js';
+import { describeByteLimit, MAX_UPLOAD_BYTES } from '../schema/limits.js';
 
 /** The extensions the batch endpoints take (§2.1). */
 export const BATCH_FILE_EXTENSIONS = ['.aac', '.aiff', '.flac', '.mp3', '.mp4', '.mov', '.ogg', '.opus', '.wav', '.webm'] as const;
 
-/** The upload limit of §8, 100 MB, counted as 100 × 1024 × 1024 bytes. */
-export const MAX_UPLOAD_BYTES = 100 * 1024 * 1024;
+/** The upload limit of §8, 100 MB read as 100 000 000 bytes (defined in schema/limits.ts). */
+export { MAX_UPLOAD_BYTES };
 
 /** A file that passed the local checks. */
 export interface CheckedFile {
@@ -19,7 +20,7 @@ export interface CheckedFile {
 
 /**
  * Check a file before upload: it exists and is a regular file, has an allowed extension, is
- * not empty and is at most 100 MB. Rejects with InputError (`file_not_found`,
+ * not empty and is at most MAX_UPLOAD_BYTES (100 000 000 bytes). Rejects with InputError (`file_not_found`,
  * `unsupported_format`, `empty_file`, `file_too_large`); reads no audio bytes.
  */
 export async function checkUploadFile(path: string): Promise<CheckedFile> {
@@ -41,7 +42,7 @@ export async function checkUploadFile(path: string): Promise<CheckedFile> {
   }
   if (size === 0) throw new InputError('empty_file', `${path}: the file is empty`, { path });
   if (size > MAX_UPLOAD_BYTES) {
-    throw new InputError('file_too_large', `${path}: ${(size / 1024 / 1024).toFixed(1)} MB is over the 100 MB upload limit`, { path });
+    throw new InputError('file_too_large', `${path}: ${size} bytes is over the upload limit of ${describeByteLimit(MAX_UPLOAD_BYTES)}`, { path });
   }
   return { path, filename: basename(path), size };
 }

@@ -16,11 +16,12 @@ import { decodeAudio, DecodeFailure } from './decode.js';
 import { multipartBoundary, MultipartError, parseMultipart, type ParsedForm } from './multipart.js';
 import { PRESETS } from './presets.js';
 import { sendJson, type EmulatorContext, type HttpRoute } from './routes.js';
+import { describeByteLimit, MAX_UPLOAD_BYTES } from '../schema/limits.js';
 
 /** The extensions of §2.1, in the order the service lists them. */
 export const BATCH_EXTENSIONS = ['.aac', '.aiff', '.flac', '.mp3', '.mp4', '.mov', '.ogg', '.opus', '.wav', '.webm'] as const;
-/** The upload limit of §8: 100 MB, counted as 100 × 1024 × 1024 bytes. */
-export const MAX_UPLOAD_BYTES = 100 * 1024 * 1024;
+/** The upload limit of §8: 100 MB read as 100 000 000 bytes, the client's number (schema/limits.ts). */
+export { MAX_UPLOAD_BYTES };
 /** Synthetic voice detection needs at least this much audio (wire reference). */
 export const MIN_SYNTHETIC_VOICE_MS = 500;
 
@@ -33,7 +34,7 @@ export const BATCH_DETAILS = {
   invalidKey: 'Invalid API key.',
   notPermitted: 'This request is not permitted.',
   noAccess: 'This API key does not have access to this model.',
-  tooLarge: 'File too large. The maximum upload size is 100 MB.',
+  tooLarge: `File too large. The maximum upload size is ${describeByteLimit(MAX_UPLOAD_BYTES)}.`,
   timeout: 'The request timed out. Please try again.',
   tooShort: 'Audio is too short for analysis. Synthetic voice detection needs at least 0.5 seconds of audio.',
   invalidConfig: 'Invalid configuration.',
@@ -200,7 +201,8 @@ async function handleBatch(endpoint: BatchEndpoint, req: IncomingMessage, res: S
     const ext = extname(file.filename).toLowerCase();
     if (!(BATCH_EXTENSIONS as readonly string[]).includes(ext)) return sendJson(res, 400, { detail: BATCH_DETAILS.unsupportedFormat });
     if (file.size === 0) return sendJson(res, 400, { detail: BATCH_DETAILS.emptyFile });
-    if (file.tooLarge) return sendJson(res, 413, { detail: BATCH_DETAILS.tooLarge });
+    // 400, not 413: §4.1 lists 400 for every problem with the file itself and no 413 at all.
+    if (file.tooLarge) return sendJson(res, 400, { detail: BATCH_DETAILS.tooLarge });
 
     const admission = ctx.accounts.admit(org, endpoint.model);
     if (!admission.ok) return sendJson(res, deny ?? 429, { detail: admission.detail });
@@ -254,11 +256,31 @@ function presetsRoute(path: string, model: Model): HttpRoute {
   };
 }
 
+/** The methods a request can carry that may meet a batch path with the wrong one. */
+const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
+/** 405 with `Allow` (as FastAPI answers) for every other method on a path that exists. */
+function methodNotAllowed(path: string, allowed: string): HttpRoute[] {
+  return HTTP_METHODS.filter((m) => m !== allowed).map((method) => ({
+    method,
+    path,
+    handler: (req, res) => {
+      req.resume();
+      res.setHeader('allow', allowed);
+      sendJson(res, 405, { detail: 'Method Not Allowed' });
+    },
+  }));
+}
+
+const PRESET_PATHS = ['/api/svc-2-streaming/list-presets', '/api/svc-2-batch/list-presets'] as const;
+
 /** Routes of the batch endpoints. */
 export const batchRoutes: readonly HttpRoute[] = [
   ...BATCH_ENDPOINTS.map((e): HttpRoute => ({ method: 'POST', path: e.path, handler: (req, res, _url, ctx) => handleBatch(e, req, res, ctx) })),
-  presetsRoute('/api/svc-2-streaming/list-presets', 'conversation'),
-  presetsRoute('/api/svc-2-batch/list-presets', 'batch'),
+  presetsRoute(PRESET_PATHS[0], 'conversation'),
+  presetsRoute(PRESET_PATHS[1], 'batch'),
+  ...BATCH_ENDPOINTS.flatMap((e) => methodNotAllowed(e.path, 'POST')),
+  ...PRESET_PATHS.flatMap((p) => methodNotAllowed(p, 'GET')),
 ];
 
 /** The extension check, shared with tests: whether a file name would pass §2.1. */

@@ -1,7 +1,7 @@
 // The orchestration API's job book for the emulator: how jobs are created, receive files,
 // are finalized, and which state they are in at a given time. No I/O and no timers.
 import { randomUUID } from 'node:crypto';
-import { SINGLE_FILE_MAX_BYTES } from '../platform/files.js';
+import { SINGLE_FILE_MAX_BYTES } from '../schema/limits.js';
 
 /**
  * Job states the emulator reports. Only `completed` is contract (§3); the others are the
@@ -59,7 +59,7 @@ export interface PlatformBehavior {
   readonly transientStatus?: number | undefined;
   /** Largest decoded single-file upload, in bytes. Default 5 000 000 (§8: 5 MB). */
   readonly maxSingleFileBytes?: number | undefined;
-  /** Largest decoded multi-file upload, in bytes (not shown by the contract). Default 100 MB. */
+  /** Largest decoded multi-file upload, in bytes (not shown by the contract). Default 100 000 000 bytes. */
   readonly maxMultiFileBytes?: number | undefined;
   /** The clock. Default `Date.now`. */
   readonly now?: (() => number) | undefined;
@@ -67,9 +67,10 @@ export interface PlatformBehavior {
 
 export const DEFAULT_QUEUED_MS = 30;
 export const DEFAULT_PROCESSING_MS = 120;
-/** §8 says 5 MB; one number for the client and the emulator (see platform/files.ts). */
+/** §8 says 5 MB; one number for the client and the emulator (see schema/limits.ts). */
 export { SINGLE_FILE_MAX_BYTES };
-export const MULTI_FILE_MAX_BYTES = 100 * 1024 * 1024;
+/** Not shown by the contract: the emulator's assumption, read decimally like every limit. */
+export const MULTI_FILE_MAX_BYTES = 100_000_000;
 export const FAILURE_DETAIL = 'Processing failed: the emulator was scripted to fail this job.';
 
 /** The job's state at `now`: a pure function of its record and the behavior's timings. */

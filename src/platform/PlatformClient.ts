@@ -7,10 +7,10 @@ import { jsonBody, requestJson, type HttpLimits } from '../internal/http.js';
 import { redact, rememberSecret } from '../internal/redact.js';
 import { JobError, JobUploadError } from './errors.js';
 import { prepareFile, toBase64, SINGLE_FILE_MAX_BYTES, type AudioFileInput } from './files.js';
+import { describeByteLimit } from '../schema/limits.js';
 import { poll, type PollOptions, type PollVerdict } from './poll.js';
 import {
   JOB_COMPLETED,
-  JOB_FAILED_STATES,
   JOB_PENDING_STATES,
   JobStatusSchema,
   RealtimeSubmissionReplySchema,
@@ -63,7 +63,15 @@ export interface MultiFileSubmission {
 /** Options of {@link PlatformClient.pollJob}: the {@link PollOptions} timing plus what to do with a status the client does not know. */
 export interface PollJobOptions extends PollOptions {
   /**
-   * A status that is neither `completed`, a known failure, nor a known pending name: keep
+   * Statuses that end the job as failed (`job_failed`, after emitting the record), matched
+   * exactly. Default none: the contract shows only `completed`, so every other status keeps
+   * the poll going until `deadlineMs`. `JOB_FAILED_STATES` is a ready list to pass here.
+   */
+  readonly failedStates?: readonly string[] | undefined;
+  /** Statuses known to mean "still on its way", matched exactly. Default `JOB_PENDING_STATES`. */
+  readonly pendingStates?: readonly string[] | undefined;
+  /**
+   * A status that is neither `completed`, in `failedStates`, nor in `pendingStates`: keep
    * polling (`poll`, the default, bounded by the deadline) or fail with `job_unknown_state`.
    */
   readonly onUnknownState?: 'poll' | 'error' | undefined;
@@ -144,7 +152,7 @@ export class PlatformClient {
   async submitFile(file: AudioFileInput, options: SubmitOptions = {}): Promise<SubmissionReply> {
     const f = await prepareFile(file, 'file');
     const tooLarge = (size: number): InputError =>
-      new InputError('file_too_large', `"${f.filename}" is ${size} bytes; a single-file job takes at most ${SINGLE_FILE_MAX_BYTES} bytes (5 MB): use submitFiles`, { path: 'file' });
+      new InputError('file_too_large', `"${f.filename}" is ${size} bytes; a single-file job takes at most ${describeByteLimit(SINGLE_FILE_MAX_BYTES)}: use submitFiles`, { path: 'file' });
     if (f.size > SINGLE_FILE_MAX_BYTES) throw tooLarge(f.size);
     const bytes = await f.read();
     if (bytes.byteLength > SINGLE_FILE_MAX_BYTES) throw tooLarge(bytes.byteLength);
@@ -193,9 +201,12 @@ export class PlatformClient {
    * Poll a job until it is `completed`.
    *
    * - Cold: each subscription polls on its own; the first request goes out at subscription.
-   * - Emits the status record each time `status` changes (the first one included).
-   * - Completes right after emitting the `completed` record, which carries the results.
-   * - Errors with a JobError: `job_failed` on a failure state (after emitting it),
+   * - Emits the status record each time `status` changes (the first one included), so every
+   *   status seen is reported, an unknown one too.
+   * - Completes right after emitting the `completed` record, which carries the results. Only
+   *   exactly `completed` ends the poll: the contract shows no other state, so `failed`,
+   *   `error` or `Completed` keep it going until the deadline unless `failedStates` says otherwise.
+   * - Errors with a JobError: `job_failed` on a status in `failedStates` (after emitting it),
    *   `poll_deadline` at `deadlineMs`, `job_unknown_state` when `onUnknownState` is `error`;
    *   with the ApiError itself on a non-transient answer (401, 404…); after more than
    *   `maxConsecutiveTransientErrors` 502/503/504/network failures in a row; `aborted` on the signal.
@@ -204,14 +215,14 @@ export class PlatformClient {
    */
   pollJob(jobId: string, options: PollJobOptions = {}): Observable<JobStatus> {
     const classify = (job: JobStatus): PollVerdict => {
-      const s = job.status.toLowerCase();
+      const s = job.status;
       if (s === JOB_COMPLETED) return { kind: 'done' };
-      if (JOB_FAILED_STATES.includes(s)) {
+      if ((options.failedStates ?? []).includes(s)) {
         const why = failureText(job);
         return { kind: 'failed', error: new JobError('job_failed', `job ${jobId} ended with status "${job.status}"${why ? `: ${redact(why, [this.#apiKey])}` : ''}`, { jobId, job, detail: why }) };
       }
-      if (!JOB_PENDING_STATES.includes(s) && options.onUnknownState === 'error') {
-        return { kind: 'failed', error: new JobError('job_unknown_state', `job ${jobId} reached status "${job.status}", which is neither completed nor a known pending state`, { jobId, job }) };
+      if (options.onUnknownState === 'error' && !(options.pendingStates ?? JOB_PENDING_STATES).includes(s)) {
+        return { kind: 'failed', error: new JobError('job_unknown_state', `job ${jobId} reached status "${job.status}", which is neither completed, a failed state nor a known pending state`, { jobId, job }) };
       }
       return { kind: 'pending' };
     };

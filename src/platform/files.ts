@@ -3,6 +3,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
 import { InputError } from '../errors.js';
+import { SINGLE_FILE_MAX_BYTES } from '../schema/limits.js';
 
 /** A path, or bytes with the name to report. */
 export type AudioFileInput = string | { readonly data: Uint8Array; readonly filename: string; readonly fileExtension?: string };
@@ -12,9 +13,10 @@ export const SUBMISSION_EXTENSIONS = ['aac', 'aiff', 'flac', 'mp3', 'mp4', 'mov'
 
 /**
  * §8: a single-file submission carries at most 5 MB. Read as 5 000 000 bytes, the stricter
- * of the decimal and binary readings, so a file accepted here is accepted by either.
+ * of the decimal and binary readings, so a file accepted here is accepted by either
+ * (defined in schema/limits.ts, with the schemas, for the client and the emulator).
  */
-export const SINGLE_FILE_MAX_BYTES = 5_000_000;
+export { SINGLE_FILE_MAX_BYTES };
 
 export interface PreparedFile {
   readonly filename: string;

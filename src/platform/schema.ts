@@ -39,17 +39,20 @@ export const JobStatusSchema = z.looseObject({
 /** A job record from `GET /api_service/job_status/{job_id}` (§4.5); `status` is `completed` when results are in, extra fields kept. */
 export type JobStatus = z.infer<typeof JobStatusSchema>;
 
-/** The one state the contract shows (§3). */
+/** The one state the contract shows (§3), matched exactly: `Completed` is not it. */
 export const JOB_COMPLETED = 'completed';
 
 /**
- * Names taken to mean the job ended without results. Not shown by the contract: an
- * assumption, matched case-insensitively.
+ * Failure-sounding names, NOT used by default: the contract shows no failure state, so
+ * `pollJob` keeps polling any status but `completed` until its deadline. A caller who knows
+ * its service ends jobs with these names passes `failedStates: JOB_FAILED_STATES` (matched
+ * exactly, like every status).
  */
 export const JOB_FAILED_STATES: readonly string[] = ['failed', 'failure', 'error', 'errored', 'cancelled', 'canceled', 'aborted', 'rejected', 'expired', 'timed_out', 'timeout'];
 
 /**
- * Names taken to mean the job is still on its way. Not shown by the contract: an assumption;
- * other names are handled by `onUnknownState`.
+ * Names taken to mean the job is still on its way (the emulator's among them). Not shown by
+ * the contract: consulted only with `onUnknownState: 'error'`, to tell a pending job from
+ * an unknown status.
  */
 export const JOB_PENDING_STATES: readonly string[] = ['uploading', 'submitted', 'pending', 'queued', 'waiting', 'scheduled', 'started', 'running', 'processing', 'in_progress', 'ready'];

@@ -2,7 +2,12 @@
 // locally so an invalid config is refused before connecting, naming the offending path.
 import { z } from 'zod';
 
-const Uuid = z.uuid({ message: 'must be a UUID' });
+/**
+ * Any 8-4-4-4-12 hex form. The wire sets no RFC version or variant rule (`z.uuid()` does, and
+ * refused `aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa`), so neither does the client nor the emulator.
+ */
+export const UUID_PATTERN = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+const Uuid = z.string().regex(UUID_PATTERN, { message: 'must be a UUID (8-4-4-4-12 hex digits)' });
 const Text = z.string();
 
 /**

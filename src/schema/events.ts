@@ -1,5 +1,7 @@
 // Server events of the conversation-analysis socket (§2.5, wire reference). Frames arrive
 // nested (`{type, clip: {...}}`) or flat (fields beside `type`); both normalise to nested.
+// Out-of-contract values inside a well-formed event are tolerated by default (EVENT_TOLERANCE,
+// docs/tolerance.md): normalised where the meaning is clear, else an `unknown` event.
 import { z } from 'zod';
 
 const Ms = z.number().int().min(0);
@@ -16,7 +18,8 @@ export const ClipSchema = z.looseObject({
   text: z.string().optional(),
   start_ms: Ms.optional(),
   duration_ms: Ms.optional(),
-  speaker_label: z.string().optional(),
+  /** A string on the wire; `null` when a server sent none (diarization off), tolerated. */
+  speaker_label: NullableString.optional(),
   language: NullableString.optional(),
   emotion: NullableString.optional(),
   accent: NullableString.optional(),
@@ -84,7 +87,8 @@ export type ConversationTypePick = z.infer<typeof ConversationTypePickSchema>;
  */
 export const ParticipantRolePickSchema = z.looseObject({
   speaker_label: z.string().min(1),
-  participant_role_uuid: z.string().min(1).optional(),
+  /** `null` (tolerated, not contract): the speaker is left unassigned. */
+  participant_role_uuid: z.string().min(1).nullable().optional(),
   name: z.string().optional(),
   confidence: Score01.nullable().optional(),
   selection_source: SelectionSourceSchema.optional(),
@@ -153,6 +157,8 @@ export const UnknownEventSchema = z.object({
   type: z.literal('unknown'),
   event_type: z.string(),
   data: z.record(z.string(), z.unknown()),
+  /** Set when `event_type` is a known type whose payload broke the contract: why it is here. */
+  reason: z.string().optional(),
 });
 
 /**
@@ -221,17 +227,123 @@ export const PAYLOAD_KEY = {
 const SCALAR_TYPES = new Set(['topics', 'summary', 'done', 'error']);
 const KNOWN_TYPES = new Set<string>([...Object.keys(PAYLOAD_KEY), ...SCALAR_TYPES]);
 
+/**
+ * The contract's own shapes where they are narrower than what is delivered: strict mode
+ * checks these, tolerant mode checks them first and warns about what it had to normalise.
+ */
+const ContractEventSchema = z.discriminatedUnion('type', [
+  z.looseObject({ type: z.literal('clip'), clip: ClipSchema.extend({ speaker_label: z.string().optional() }) }),
+  PartialClipEventSchema,
+  ClipUpdateEventSchema,
+  ConversationTypeEventSchema,
+  z.looseObject({ type: z.literal('participant_role'), pick: ParticipantRolePickSchema.extend({ participant_role_uuid: z.string().min(1).optional() }) }),
+  BehaviorDetectionEventSchema,
+  TopicsEventSchema,
+  TopicSentimentEventSchema,
+  SummaryEventSchema,
+  DoneEventSchema,
+  ErrorEventSchema,
+]);
+
+/**
+ * What tolerant parsing does with an out-of-contract value of one field:
+ * - `null`: the value becomes `null` ("none"), which the delivered type allows;
+ * - `drop`: the field is removed, as if the server had not sent it (a `clip_update` then
+ *   keeps the earlier value);
+ * - `label`: a speaker label; a number becomes its decimal text, anything else `null`;
+ * - `text`: the value becomes text (`JSON.stringify`), so an `error` is never lost.
+ * A field with no entry (an id, a required score, a `topics` list…) has no clear meaning
+ * without its value: the whole event is delivered as `{ type: 'unknown', reason }`.
+ */
+export type ToleranceAction = 'null' | 'drop' | 'label' | 'text';
+
+/** Per event type, per field of its payload: the action of tolerant parsing. Also in docs/tolerance.md. */
+export const EVENT_TOLERANCE = {
+  clip: { text: 'drop', start_ms: 'drop', duration_ms: 'drop', speaker_label: 'label', language: 'null', emotion: 'null', accent: 'null', deepfake_score: 'null' },
+  partial_clip: { text: 'drop', start_ms: 'drop', end_ms: 'null', speaker_label: 'label', emotion: 'null', accent: 'null', deepfake_score: 'null' },
+  clip_update: { emotion: 'drop', accent: 'drop' },
+  conversation_type: { name: 'drop', confidence: 'null', detail: 'null', reasoning: 'null' },
+  participant_role: { speaker_label: 'label', participant_role_uuid: 'null', name: 'drop', confidence: 'null', selection_source: 'drop', detail: 'null', reasoning: 'null' },
+  behavior_detection: { behavior_name: 'drop', speaker_label: 'label', detected: 'drop', confidence: 'null', evidence_clip_uuids: 'drop', definitive_clip_uuid: 'null', reasoning: 'null' },
+  topic_sentiment: { speaker_label: 'label', sentiment_label: 'drop' },
+  topics: {},
+  summary: {},
+  done: {},
+  error: { error: 'text' },
+} as const satisfies Record<Exclude<ServerEventType, 'unknown'>, Readonly<Record<string, ToleranceAction>>>;
+
+/** One out-of-contract value met in an otherwise well-formed event, and what was done with it. */
+export interface EventWarning {
+  /** Always `out_of_contract_value`: one code, so a handler can switch on it as on errors. */
+  readonly code: 'out_of_contract_value';
+  /** The frame's `type`. */
+  readonly eventType: string;
+  /** Where, in the nested form: `clip.speaker_label`, `pick.participant_role_uuid`, `duration_ms`. */
+  readonly path: string;
+  /** What the contract wanted, e.g. `Invalid input: expected string, received null`. */
+  readonly reason: string;
+  /** `null`, `drop`, `label`, `text` (the event was delivered with the value normalised) or `unknown` (delivered as an `unknown` event). */
+  readonly action: ToleranceAction | 'unknown';
+  /** One line saying all of it, for a log. */
+  readonly message: string;
+}
+
+/** Options of {@link parseServerEvent} and {@link parseServerEventValue}. */
+export interface ParseOptions {
+  /**
+   * Refuse every out-of-contract value (`ok: false`), as the parser did before tolerance.
+   * Default false: normalise it, or deliver the event as `unknown`, with `warnings`.
+   */
+  readonly strict?: boolean | undefined;
+}
+
 /** Outcome of {@link parseServerEvent}: the normalised event, or a `reason` naming the offending path. */
 export type ParseResult =
-  | { readonly ok: true; readonly event: ServerEvent }
+  | { readonly ok: true; readonly event: ServerEvent; readonly warnings?: readonly EventWarning[] | undefined }
   | { readonly ok: false; readonly reason: string };
+
+function issuePath(path: readonly PropertyKey[]): string {
+  return path.length > 0 ? path.map(String).join('.') : '(root)';
+}
+
+function warning(eventType: string, path: string, reason: string, action: EventWarning['action']): EventWarning {
+  const what = {
+    null: 'delivered as null',
+    drop: 'dropped (as if not sent)',
+    label: 'delivered as a speaker label',
+    text: 'delivered as text',
+    unknown: "the event is delivered as type 'unknown'",
+  }[action];
+  return { code: 'out_of_contract_value', eventType, path, reason, action, message: `${eventType} event: ${path}: ${reason}; ${what}` };
+}
+
+/** The replacement value for `action`, or `DROP`; never called for an event-level failure. */
+const DROP = Symbol('drop');
+function normalise(action: ToleranceAction, value: unknown): unknown {
+  switch (action) {
+    case 'null':
+      return null;
+    case 'drop':
+      return DROP;
+    case 'label':
+      return typeof value === 'number' && Number.isFinite(value) ? String(value) : null;
+    case 'text':
+      return value === undefined || value === null ? '(no error text)' : typeof value === 'string' ? value : JSON.stringify(value);
+  }
+}
 
 /**
  * Normalise and validate one decoded JSON value. Never throws. Extra fields are kept; an
- * unknown `type` becomes an `unknown` event; a known type whose payload breaks the
- * contract is refused with a reason naming the path.
+ * unknown `type` becomes an `unknown` event. A known type whose payload breaks the contract:
+ *
+ * - by default, each out-of-contract value is handled as {@link EVENT_TOLERANCE} says and
+ *   reported in `warnings`; when a field has no clear meaning without its value, the event
+ *   becomes `{ type: 'unknown', event_type, data, reason }` (also with a warning);
+ * - with `strict: true`, it is refused with a reason naming the path.
+ *
+ * A value that is not an object, or has no string `type`, is refused in both modes.
  */
-export function parseServerEventValue(value: unknown): ParseResult {
+export function parseServerEventValue(value: unknown, options: ParseOptions = {}): ParseResult {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     return { ok: false, reason: 'frame is not a JSON object' };
   }
@@ -249,20 +361,68 @@ export function parseServerEventValue(value: unknown): ParseResult {
     const { type: _t, ...payload } = obj;
     candidate = { type, [key]: payload };
   }
-  const parsed = ServerEventSchema.safeParse(candidate);
-  if (parsed.success) return { ok: true, event: parsed.data };
+  const parsed = ContractEventSchema.safeParse(candidate);
+  if (parsed.success) return { ok: true, event: parsed.data as ServerEvent };
   const issue = parsed.error.issues[0];
-  const path = issue && issue.path.length > 0 ? issue.path.join('.') : '(root)';
-  return { ok: false, reason: `${type} event: ${path}: ${issue?.message ?? 'invalid'}` };
+  if (options.strict === true) {
+    return { ok: false, reason: `${type} event: ${issuePath(issue?.path ?? [])}: ${issue?.message ?? 'invalid'}` };
+  }
+  return tolerate(type, obj, candidate, key, parsed.error.issues);
 }
 
-/** Parse one text frame. Never throws. */
-export function parseServerEvent(text: string): ParseResult {
+/** Tolerant mode: repair what EVENT_TOLERANCE allows, else deliver the frame as `unknown`. */
+function tolerate(
+  type: string,
+  frame: Record<string, unknown>,
+  candidate: Record<string, unknown>,
+  key: string | undefined,
+  issues: readonly z.core.$ZodIssue[],
+): ParseResult {
+  const policy = (EVENT_TOLERANCE as Record<string, Readonly<Record<string, ToleranceAction>>>)[type] ?? {};
+  const asUnknown = (path: string, reason: string): ParseResult => {
+    const { type: _t, ...data } = frame;
+    const w = warning(type, path, reason, 'unknown');
+    return { ok: true, event: { type: 'unknown', event_type: type, data, reason: `${path}: ${reason}` }, warnings: [w] };
+  };
+  // Work on copies: the frame stays as received.
+  const repaired: Record<string, unknown> = { ...candidate };
+  const payload = key !== undefined ? repaired[key] : repaired;
+  if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
+    return asUnknown(key ?? '(root)', issues[0]?.message ?? 'invalid');
+  }
+  const target: Record<string, unknown> = key !== undefined ? { ...(payload as Record<string, unknown>) } : repaired;
+  if (key !== undefined) repaired[key] = target;
+  const warnings: EventWarning[] = [];
+  const done = new Set<string>();
+  for (const issue of issues) {
+    const path = issuePath(issue.path);
+    const fieldAt = key !== undefined ? 1 : 0;
+    const field = issue.path.length > fieldAt && (key === undefined || issue.path[0] === key) ? String(issue.path[fieldAt]) : undefined;
+    const action = field !== undefined && Object.hasOwn(policy, field) ? policy[field]! : undefined;
+    if (field === undefined || action === undefined) return asUnknown(path, issue.message);
+    if (done.has(field)) continue;
+    done.add(field);
+    const next = normalise(action, target[field]);
+    if (next === DROP) delete target[field];
+    else target[field] = next;
+    warnings.push(warning(type, key !== undefined ? `${key}.${field}` : field, issue.message, action));
+  }
+  const delivered = ServerEventSchema.safeParse(repaired);
+  if (!delivered.success) {
+    // A repaired value still out of contract (e.g. a required speaker label that was not a number).
+    const i = delivered.error.issues[0];
+    return asUnknown(issuePath(i?.path ?? []), i?.message ?? 'invalid');
+  }
+  return { ok: true, event: delivered.data, warnings };
+}
+
+/** Parse one text frame. Never throws. Invalid JSON is refused in both modes. */
+export function parseServerEvent(text: string, options: ParseOptions = {}): ParseResult {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
     return { ok: false, reason: 'frame is not valid JSON' };
   }
-  return parseServerEventValue(value);
+  return parseServerEventValue(value, options);
 }

@@ -1,14 +1,15 @@
 // The conversation-analysis session: the config frame, the event parser and the operator
 // users pipe audio into.
-import { throwError, type Observable, type OperatorFunction } from 'rxjs';
+import { defer, throwError, type Observable, type OperatorFunction } from 'rxjs';
 import type { AudioChunk } from '../audio/meta.js';
 import { InputError } from '../errors.js';
 import { BatchConfigSchema, type SessionConfig } from '../schema/config.js';
 import { parseServerEvent, type ServerEvent } from '../schema/events.js';
+import { createSessionStats, reportWarnings, type SessionStats, type ToleranceOptions } from './stats.js';
 import { streamingSession, type Decoded, type StreamingOptions, type StreamProtocol } from './streamingSession.js';
 import { CONVERSATION_STREAMING_PATH } from './url.js';
 
-export interface ConversationOptions extends StreamingOptions {
+export interface ConversationOptions extends StreamingOptions, ToleranceOptions {
   /** The analysis configuration: `'default'` (the default) or a BatchConfig, validated before connecting. */
   readonly config?: SessionConfig | undefined;
   /** Override the endpoint path (default `/api/svc-2-streaming`). */
@@ -30,18 +31,32 @@ export function configFrame(config: SessionConfig | undefined): string {
   return JSON.stringify(parsed.data);
 }
 
-function decodeConversation(text: string): Decoded<ServerEvent> {
-  const r = parseServerEvent(text);
+/**
+ * One frame to one event. Tolerated values are counted and reported here; a `done` whose
+ * payload broke the contract still ends the session (delivered as `unknown`, kind `done`).
+ */
+function decodeConversation(text: string, tolerance: ToleranceOptions, stats: SessionStats | undefined): Decoded<ServerEvent> {
+  const r = parseServerEvent(text, { strict: tolerance.strict });
   if (!r.ok) return r;
+  reportWarnings(r.warnings, stats, tolerance);
   const e = r.event;
-  if (e.type === 'done') return { ok: true, value: e, kind: 'done' };
+  const type = e.type === 'unknown' ? e.event_type : e.type;
+  if (type === 'done') return { ok: true, value: e, kind: 'done' };
   if (e.type === 'error') return { ok: true, value: e, kind: 'error', errorText: e.error };
   return { ok: true, value: e, kind: 'event' };
 }
 
-/** The protocol of the conversation-analysis socket, for `streamingSession`. */
-export function conversationProtocol(config: SessionConfig | undefined, path = CONVERSATION_STREAMING_PATH): StreamProtocol<ServerEvent> {
-  return { path, configFrame: configFrame(config), decode: decodeConversation };
+/**
+ * The protocol of the conversation-analysis socket, for `streamingSession`. Warnings go to
+ * `stats` and `tolerance.onWarning`; `tolerance.strict` refuses out-of-contract values.
+ */
+export function conversationProtocol(
+  config: SessionConfig | undefined,
+  path = CONVERSATION_STREAMING_PATH,
+  tolerance: ToleranceOptions = {},
+  stats?: SessionStats,
+): StreamProtocol<ServerEvent> {
+  return { path, configFrame: configFrame(config), decode: (text) => decodeConversation(text, tolerance, stats) };
 }
 
 /**
@@ -56,8 +71,13 @@ export function conversationProtocol(config: SessionConfig | undefined, path = C
  *   that follows `done`.
  * - Errors with a SessionError on an `error` event (after emitting it), on any close before
  *   `done`, on a refused handshake, a connect timeout, a missing `done` after the end of audio,
- *   or a malformed frame; with an InputError, before connecting, on an invalid config or audio
- *   parameters. An upstream error closes the socket and is re-thrown as is.
+ *   or a malformed frame (not JSON, binary, oversized); with an InputError, before connecting,
+ *   on an invalid config or audio parameters. An upstream error closes the socket and is
+ *   re-thrown as is.
+ * - An out-of-contract value inside a well-formed event does not end the session: the event
+ *   is emitted with the value normalised, or as `{ type: 'unknown', reason }`, and the value is
+ *   counted in `stats.warnings` and passed to `onWarning` (docs/tolerance.md). With
+ *   `strict: true` it is a `malformed_frame` error instead.
  * - Unsubscribing closes the socket and unsubscribes from the audio.
  *
  * ## Example
@@ -81,5 +101,10 @@ export function conversationSession(audio$: Observable<AudioChunk>, options: Con
   } catch (err) {
     return throwError(() => err);
   }
-  return streamingSession(audio$, protocol, options);
+  // Counters per subscription (the session is cold), unless the caller passed its own.
+  return defer(() => {
+    const stats = options.stats ?? createSessionStats();
+    const decode = (text: string): Decoded<ServerEvent> => decodeConversation(text, options, stats);
+    return streamingSession(audio$, { ...protocol, decode }, { ...options, stats });
+  });
 }

@@ -1,9 +1,11 @@
 // The streaming endpoints whose event shapes the contract does not show (§4.4): same
 // handshake, limits and lifecycle; each frame passes through as validated JSON.
-import { throwError, type Observable, type OperatorFunction } from 'rxjs';
+import { defer, throwError, type Observable, type OperatorFunction } from 'rxjs';
 import { z } from 'zod';
 import type { AudioChunk } from '../audio/meta.js';
 import { InputError } from '../errors.js';
+import type { EventWarning } from '../schema/events.js';
+import { createSessionStats, reportWarnings, type SessionStats, type ToleranceOptions } from './stats.js';
 import { streamingSession, type Decoded, type StreamingOptions } from './streamingSession.js';
 import { STREAMING_PATHS } from './url.js';
 
@@ -15,27 +17,48 @@ export type JsonFrame = z.infer<typeof JsonFrameSchema>;
 /** A streaming endpoint of §4.4 that {@link streamJson} can talk to: `stt`, `syntheticVoiceDetection` or `piiPhiRedaction`. */
 export type JsonEndpoint = Exclude<keyof typeof STREAMING_PATHS, 'conversation'>;
 
-export interface JsonStreamingOptions extends StreamingOptions {
+export interface JsonStreamingOptions extends StreamingOptions, ToleranceOptions {
   /** Which endpoint: `stt`, `syntheticVoiceDetection` or `piiPhiRedaction`. */
   readonly endpoint: JsonEndpoint;
   /** A first text frame to send before audio, if the endpoint wants one. Default: none. */
   readonly configFrame?: string | undefined;
 }
 
-function decodeJson(text: string): Decoded<JsonFrame> {
+function jsonWarning(eventType: string, path: string, reason: string, action: EventWarning['action'], what: string): EventWarning {
+  return { code: 'out_of_contract_value', eventType, path, reason, action, message: `${eventType} frame: ${path}: ${reason}; ${what}` };
+}
+
+/**
+ * One frame: any JSON object. A `type` that is not a string (tolerated: delivered as
+ * `{ type: 'unknown', data, reason }`; refused with `strict`) and an `error` frame whose
+ * `error` is not text (made text in both modes) are the only odd values warned about.
+ */
+function decodeJson(text: string, tolerance: ToleranceOptions, stats: SessionStats): Decoded<JsonFrame> {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
     return { ok: false, reason: 'frame is not valid JSON' };
   }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return { ok: false, reason: 'frame is not a JSON object' };
   const parsed = JsonFrameSchema.safeParse(value);
-  if (!parsed.success) return { ok: false, reason: 'frame is not a JSON object' };
+  if (!parsed.success) {
+    const reason = `type: ${parsed.error.issues[0]?.message ?? 'invalid'}`;
+    if (tolerance.strict === true) return { ok: false, reason: `frame ${reason}` };
+    const data = value as Record<string, unknown>;
+    reportWarnings([jsonWarning(String(JSON.stringify(data['type'])), 'type', reason, 'unknown', "the frame is delivered as type 'unknown'")], stats, tolerance);
+    return { ok: true, value: { type: 'unknown', data, reason }, kind: 'event' };
+  }
   const frame = parsed.data;
   if (frame.type === 'done') return { ok: true, value: frame, kind: 'done' };
   if (frame.type === 'error') {
     const e = (frame as Record<string, unknown>)['error'];
-    return { ok: true, value: frame, kind: 'error', errorText: typeof e === 'string' ? e : JSON.stringify(e ?? 'error') };
+    if (typeof e === 'string') return { ok: true, value: frame, kind: 'error', errorText: e };
+    const reason = `expected string, received ${e === null ? 'null' : Array.isArray(e) ? 'array' : typeof e}`;
+    // Made text in both modes, as before tolerance: these frames' shapes are not shown.
+    const errorText = e === undefined || e === null ? '(no error text)' : JSON.stringify(e);
+    reportWarnings([jsonWarning('error', 'error', reason, 'text', 'delivered as text')], stats, tolerance);
+    return { ok: true, value: { ...frame, error: errorText }, kind: 'error', errorText };
   }
   return { ok: true, value: frame, kind: 'event' };
 }
@@ -45,6 +68,8 @@ function decodeJson(text: string): Decoded<JsonFrame> {
  *
  * Cold, one socket per subscription, with the same lifecycle, errors and teardown as
  * `analyzeConversation`; frames are checked to be JSON objects, their fields are not known.
+ * A non-string `type` (unless `strict: true`) or a non-text `error` is tolerated, counted in
+ * `stats.warnings` and passed to `onWarning`.
  *
  * ## Example
  * ```ts
@@ -59,6 +84,9 @@ export function streamJson(options: JsonStreamingOptions): OperatorFunction<Audi
     if (path === undefined) {
       return throwError(() => new InputError('invalid_argument', `unknown streaming endpoint ${JSON.stringify(options.endpoint)}; one of ${Object.keys(STREAMING_PATHS).filter((k) => k !== 'conversation').join(', ')}`, { path: 'endpoint' }));
     }
-    return streamingSession(audio$, { path, configFrame: options.configFrame, decode: decodeJson }, options);
+    return defer(() => {
+      const stats = options.stats ?? createSessionStats();
+      return streamingSession(audio$, { path, configFrame: options.configFrame, decode: (text) => decodeJson(text, options, stats) }, { ...options, stats });
+    });
   };
 }

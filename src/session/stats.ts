@@ -1,5 +1,23 @@
 // Live counters of one session, so nothing is lost quietly: every byte read from the
-// source is either sent (flushed to the socket) or reported unsent when the session ends.
+// source is either sent (flushed to the socket) or reported unsent when the session ends,
+// and every out-of-contract value the session tolerated is counted and reported.
+import type { EventWarning } from '../schema/events.js';
+
+/** How a session treats out-of-contract values inside well-formed events (docs/tolerance.md). */
+export interface ToleranceOptions {
+  /**
+   * Fail the session with `malformed_frame` on the first out-of-contract value, as sessions
+   * did before tolerance. Default false: keep going, normalise the value or deliver the
+   * event as `unknown`, count it in `stats.warnings` and call `onWarning`. Invalid JSON,
+   * binary and oversized frames fail the session in both modes.
+   */
+  readonly strict?: boolean | undefined;
+  /**
+   * Called synchronously with each tolerated value, before its event is emitted. It must not
+   * throw: an exception is rethrown asynchronously (as RxJS reports unhandled errors).
+   */
+  readonly onWarning?: ((warning: EventWarning) => void) | undefined;
+}
 
 /**
  * Where a streaming session is (§3, client side): `connecting` (handshake), `streaming`
@@ -22,6 +40,10 @@ export interface SessionStats {
   framesSent: number;
   /** Server events received (valid or not). */
   eventsReceived: number;
+  /** Out-of-contract values tolerated (normalised, or their event delivered as `unknown`). */
+  warnings: number;
+  /** The latest of them, or undefined. */
+  lastWarning: EventWarning | undefined;
   /** Times the source was paused for backpressure. */
   pauses: number;
   /** Largest number of bytes waiting to be flushed at any time. */
@@ -39,9 +61,31 @@ export function createSessionStats(): SessionStats {
     bytesSent: 0,
     framesSent: 0,
     eventsReceived: 0,
+    warnings: 0,
+    lastWarning: undefined,
     pauses: 0,
     peakBufferedBytes: 0,
     closeCode: undefined,
     closeReason: undefined,
   };
+}
+
+/** Count each warning in `stats` and hand it to `onWarning`; used by the decoders. */
+export function reportWarnings(warnings: readonly EventWarning[] | undefined, stats: SessionStats | undefined, options: ToleranceOptions): void {
+  if (warnings === undefined) return;
+  for (const w of warnings) {
+    if (stats) {
+      stats.warnings++;
+      stats.lastWarning = w;
+    }
+    if (options.onWarning) {
+      try {
+        options.onWarning(w);
+      } catch (err) {
+        queueMicrotask(() => {
+          throw err;
+        });
+      }
+    }
+  }
 }

@@ -32,7 +32,8 @@ export const initialConversationState: ConversationState = {
  *   The same uuid again (a refined pick) keeps the roles.
  * - `participant_role`: sets the role of its `speaker_label`, replacing an earlier one.
  *   A compatible role carried forward after a type change arrives as such an event and
- *   simply sets it again.
+ *   simply sets it again. A pick with `participant_role_uuid: null` (tolerated, not
+ *   contract) leaves the speaker unassigned: its entry is removed, not set.
  */
 export function conversationReducer(state: ConversationState, event: ServerEvent): ConversationState {
   switch (event.type) {
@@ -49,8 +50,13 @@ export function conversationReducer(state: ConversationState, event: ServerEvent
         discardedRoles: state.discardedRoles + state.roles.size,
       };
     }
-    case 'participant_role':
-      return { ...state, roles: state.roles.set(event.pick.speaker_label, event.pick) };
+    case 'participant_role': {
+      const speaker = event.pick.speaker_label;
+      if (event.pick.participant_role_uuid !== null) return { ...state, roles: state.roles.set(speaker, event.pick) };
+      if (!state.roles.has(speaker)) return state;
+      // Rare (an explicit "no role"), and a conversation has few speakers: rebuilding is fine.
+      return { ...state, roles: OrderedMap.of([...state.roles.entries()].filter(([label]) => label !== speaker)) };
+    }
     default:
       return state;
   }

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AudioEventResultSchema, EmotionResultSchema, PresetListSchema } from 'svc-stream';
 import { errorFromHttp } from '../../src/errors.js';
 import { LIMIT_DETAILS } from 'svc-stream/emulator';
+import { MAX_UPLOAD_BYTES } from '../../src/schema/limits.js';
 import { audioDir, loggedEmulator, type AudioDir, type LoggedEmulator } from '../batch/fixtures.js';
 
 interface CurlReply {
@@ -104,11 +105,24 @@ describe('audio event detection over curl', () => {
     expect(errorFromHttp(r.status, r.body).code).toBe(code);
   });
 
-  it('a file over 100 MB → 413, nothing kept', async () => {
-    const big = files.sparse('big.wav', 101 * 1024 * 1024);
+  it('a file over 100 000 000 bytes → 400 naming the exact limit (no 413: §4.1 lists none), nothing kept', async () => {
+    // One byte over the decimal reading, well under the binary one (104 857 600).
+    const big = files.sparse('big.wav', MAX_UPLOAD_BYTES + 1);
     const r = await post(AE, 'k', `upload_file=@${big}`);
-    expect(r.status).toBe(413);
+    expect(r).toEqual({ status: 400, body: { detail: 'File too large. The maximum upload size is 100,000,000 bytes (100 MB).' } });
     expect(errorFromHttp(r.status, r.body).code).toBe('file_too_large');
+    // A service (or a proxy in front of it) that answers 413 instead is classified the same way.
+    expect(errorFromHttp(413, r.body).code).toBe('file_too_large');
+    expect(errorFromHttp(413, undefined).code).toBe('file_too_large');
+  });
+
+  it('a wrong method on a batch path → 405 with Allow, not 404', async () => {
+    for (const [method, path, allow] of [['GET', AE, 'POST'], ['PUT', '/api/svc-2-batch', 'POST'], ['DELETE', '/api/svc-2-emotion-batch', 'POST'], ['POST', '/api/svc-2-batch/list-presets', 'GET']] as const) {
+      const r = await fetch(`${emu.baseUrl}${path}`, { method, headers: { 'x-api-key': 'k' } });
+      expect([method, path, r.status, r.headers.get('allow')]).toEqual([method, path, 405, allow]);
+      expect(await r.json()).toEqual({ detail: 'Method Not Allowed' });
+    }
+    expect((await fetch(`${emu.baseUrl}/api/svc-2-no-such-endpoint`)).status).toBe(404);
   });
 
   it('a malformed multipart body → 400 Invalid request.', async () => {

@@ -90,6 +90,16 @@ describe('awaiting config', () => {
     });
   });
 
+  it('takes any 8-4-4-4-12 hex UUID in the config frame and closes 1003 only for a genuinely bad one', async () => {
+    await withEmulator({}, async (emu) => {
+      const config = (uuid: string): string => JSON.stringify({ conversation_types: [{ conversation_type_uuid: uuid, name: 'Support' }], produce_summary: false });
+      const good = await runSession(wsUrl(emu, PATH, RAW), { config: config('aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa'), audio: SHORT.subarray(0, 3200) });
+      expect(good.closeCode).toBe(1000);
+      expect(ofType(good.frames, 'error')).toHaveLength(0);
+      expectRefused(await runSession(wsUrl(emu, PATH, RAW), { config: config('aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaa') }), 1003, 'Invalid configuration.');
+    });
+  });
+
   it('closes 1003 for audio query parameters the service refuses, with its wording', async () => {
     await withEmulator({}, async (emu) => {
       const cases: Array<[Record<string, string | number>, RegExp]> = [

@@ -3,7 +3,7 @@
 import { lastValueFrom, toArray, VirtualTimeScheduler } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ApiError, SvcError } from '../../src/errors.js';
-import { JobError, PlatformClient, pollDelay, type JobStatus } from 'svc-stream';
+import { JOB_FAILED_STATES, JobError, PlatformClient, pollDelay, type JobStatus } from 'svc-stream';
 import { harness, manualClock, scriptedFetch, settle, type Harness } from './helpers.js';
 
 const CALL = new URL('../../samples/call.wav', import.meta.url).pathname;
@@ -62,12 +62,24 @@ describe('pollJob against the emulator', () => {
     expect(polls(h)).toBe(3);
   });
 
-  it('emits the failed status, then errors with job_failed and the job\'s error text', async () => {
+  it('keeps polling an out-of-contract `failed` status until the deadline, reporting it', async () => {
     h = await harness({ queuedMs: 0, processingMs: 0, outcome: 'failed', failureDetail: 'decoder exploded' });
     const client = h.client();
     const { job_id } = await client.submitFile(CALL);
     const seen: JobStatus[] = [];
-    const err = await new Promise<unknown>((resolve) => client.pollJob(job_id, fast).subscribe({ next: (j) => seen.push(j), error: resolve }));
+    const err = await new Promise<unknown>((resolve) => client.pollJob(job_id, { ...fast, deadlineMs: 200 }).subscribe({ next: (j) => seen.push(j), error: resolve }));
+    expect(seen.map((s) => s.status)).toEqual(['failed']);
+    expect(err).toMatchObject({ name: 'JobError', code: 'poll_deadline', job: { status: 'failed' } });
+    expect((err as Error).message).toContain('last status "failed"');
+    expect(polls(h)).toBeGreaterThan(1);
+  });
+
+  it('with failedStates, emits the failed status, then errors with job_failed and the job\'s error text', async () => {
+    h = await harness({ queuedMs: 0, processingMs: 0, outcome: 'failed', failureDetail: 'decoder exploded' });
+    const client = h.client();
+    const { job_id } = await client.submitFile(CALL);
+    const seen: JobStatus[] = [];
+    const err = await new Promise<unknown>((resolve) => client.pollJob(job_id, { ...fast, failedStates: JOB_FAILED_STATES }).subscribe({ next: (j) => seen.push(j), error: resolve }));
     expect(seen.map((s) => s.status)).toEqual(['failed']);
     expect(err).toMatchObject({ name: 'JobError', code: 'job_failed', detail: 'decoder exploded', retryable: false });
     expect((err as Error).message).toContain('decoder exploded');
@@ -157,6 +169,44 @@ describe('pollJob on controlled time', () => {
     expect(out).toEqual(['processing', 'completed']);
     expect(calls).toHaveLength(6);
     expect(scheduler.actions).toHaveLength(0);
+  });
+
+  it('ends only on exactly `completed`: invented failures and other casings are reported and polled through', async () => {
+    const scheduler = new VirtualTimeScheduler();
+    const statuses = ['failed', 'error', 'cancelled', 'Completed', 'COMPLETED', 'completed'];
+    const { fetch, calls } = scriptedFetch(statuses.map((status) => ({ status: 200, body: { job_id: 'j', status } })));
+    const out: string[] = [];
+    let end: unknown;
+    client(fetch).pollJob('j', { intervalMs: 10, backoff: 1, scheduler }).subscribe({ next: (j) => out.push(j.status), error: (e: unknown) => (end = e), complete: () => (end = 'complete') });
+    for (let t = 0; t <= 200 && end === undefined; t += 5) {
+      await settle();
+      scheduler.maxFrames = t;
+      scheduler.flush();
+    }
+    expect(end).toBe('complete');
+    expect(out).toEqual(statuses);
+    expect(calls).toHaveLength(statuses.length);
+  });
+
+  it('failedStates and pendingStates match exactly', async () => {
+    const run = async (status: string, opts: object): Promise<unknown> => {
+      const scheduler = new VirtualTimeScheduler();
+      const { fetch } = scriptedFetch([{ status: 200, body: { job_id: 'j', status } }]);
+      let end: unknown;
+      const sub = client(fetch).pollJob('j', { intervalMs: 10, deadlineMs: 100, scheduler, ...opts }).subscribe({ error: (e: unknown) => (end = e) });
+      for (let t = 0; t <= 200 && end === undefined; t += 5) {
+        await settle();
+        scheduler.maxFrames = t;
+        scheduler.flush();
+      }
+      sub.unsubscribe();
+      return end;
+    };
+    expect(await run('failed', { failedStates: ['failed'] })).toMatchObject({ code: 'job_failed' });
+    expect(await run('FAILED', { failedStates: ['failed'] })).toMatchObject({ code: 'poll_deadline' });
+    expect(await run('processing', { onUnknownState: 'error' })).toMatchObject({ code: 'poll_deadline' });
+    expect(await run('Processing', { onUnknownState: 'error' })).toMatchObject({ code: 'job_unknown_state' });
+    expect(await run('warming_up', { onUnknownState: 'error', pendingStates: ['warming_up'] })).toMatchObject({ code: 'poll_deadline' });
   });
 
   it('treats unknown states as pending by default, or fails on them when asked', async () => {

@@ -225,6 +225,12 @@ describe('configFrame: uuid fields', () => {
     expect(() => configFrame(build(U.customer) as BatchConfig)).not.toThrow();
   });
 
+  // The wire sets no RFC version or variant bits: any 8-4-4-4-12 hex form goes (issue 19).
+  const ANY_HEX = ['aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa', '00000000-0000-0000-0000-000000000000', 'FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF', '12345678-1234-1234-1234-123456789abc'];
+  it.each(CASES.flatMap(([field, build]) => ANY_HEX.map((u) => [field, u, build] as const)))('%s accepts the version-less %s', (_field, u, build) => {
+    expect(() => configFrame(build(u) as BatchConfig)).not.toThrow();
+  });
+
   it.each(CASES.flatMap(([field, build, path]) => BAD.map((bad) => [field, bad, build, path] as const)))(
     '%s refuses %j',
     (_field, bad, build, path) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseServerEvent, parseServerEventValue, type ParseResult, type ServerEvent } from '../../src/schema/events.js';
+import { parseServerEvent, parseServerEventValue, type ParseOptions, type ParseResult, type ServerEvent } from '../../src/schema/events.js';
 
 /** Realistic nested wire frames (wire reference, "Server events: the payload is nested"). */
 const CLIP = {
@@ -77,16 +77,17 @@ const PAYLOAD_OBJECTS: [type: string, key: string, payload: Record<string, unkno
   ['topic_sentiment', 'topic_sentiment', TOPIC_SENTIMENT],
 ];
 
-function parse(value: unknown): ParseResult {
-  return parseServerEvent(JSON.stringify(value));
+function parse(value: unknown, options: ParseOptions = {}): ParseResult {
+  return parseServerEvent(JSON.stringify(value), options);
 }
 function ok(value: unknown): ServerEvent {
   const r = parse(value);
   if (!r.ok) throw new Error(`expected ok, got: ${r.reason}`);
   return r.event;
 }
+/** Strict mode: the refusal, as before tolerance. */
 function reason(value: unknown): string {
-  const r = parse(value);
+  const r = parse(value, { strict: true });
   if (r.ok) throw new Error(`expected a refusal, got: ${JSON.stringify(r.event)}`);
   return r.reason;
 }
@@ -154,11 +155,11 @@ describe('parseServerEvent: flat form normalises to the nested form', () => {
     expect(flat).toEqual(nested);
   });
 
-  it.each(PAYLOAD_OBJECTS)('%s: a flat frame that breaks the contract is refused with the nested path', (type, key, payload) => {
+  it.each(PAYLOAD_OBJECTS)('%s: a flat frame that breaks the contract is refused (strict) with the nested path', (type, key, payload) => {
     const field = Object.keys(payload)[0]!;
     const broken = { ...payload, [field]: 12345 };
-    const flat = parse({ type, ...broken });
-    const nested = parse({ type, [key]: broken });
+    const flat = parse({ type, ...broken }, { strict: true });
+    const nested = parse({ type, [key]: broken }, { strict: true });
     expect(flat.ok).toBe(false);
     expect(nested.ok).toBe(false);
     expect(flat).toEqual(nested);
@@ -257,7 +258,7 @@ describe('parseServerEvent: never throws', () => {
   });
 });
 
-describe('parseServerEvent: out-of-contract values are refused, naming the path', () => {
+describe('parseServerEvent strict: out-of-contract values are refused, naming the path', () => {
   it.each([
     ['deepfake_score 1.5', { type: 'clip', clip: { ...CLIP, deepfake_score: 1.5 } }, 'clip.deepfake_score'],
     ['deepfake_score -0.1', { type: 'clip', clip: { ...CLIP, deepfake_score: -0.1 } }, 'clip.deepfake_score'],
@@ -329,5 +330,47 @@ describe('parseServerEvent: tolerance the wire reference asks for', () => {
   it('accepts a partial_clip with only clip_uuid (nothing known yet)', () => {
     const frame = { type: 'partial_clip', partial_clip: { clip_uuid: 'p-1' } };
     expect(ok(frame)).toEqual(frame);
+  });
+});
+
+describe('parseServerEvent tolerant (the default): normalise or deliver as unknown, with warnings', () => {
+  it.each([
+    ['clip speaker_label null', { type: 'clip', clip: { ...CLIP, speaker_label: null } }, { type: 'clip', clip: { ...CLIP, speaker_label: null } }, 'clip.speaker_label', 'label'],
+    ['clip speaker_label a number', { type: 'clip', clip: { ...CLIP, speaker_label: 2 } }, { type: 'clip', clip: { ...CLIP, speaker_label: '2' } }, 'clip.speaker_label', 'label'],
+    ['flat clip deepfake_score 1.5', { type: 'clip', ...CLIP, deepfake_score: 1.5 }, { type: 'clip', clip: { ...CLIP, deepfake_score: null } }, 'clip.deepfake_score', 'null'],
+    ['clip negative start_ms', { type: 'clip', clip: { ...CLIP, start_ms: -40 } }, { type: 'clip', clip: (({ start_ms: _s, ...rest }) => rest)(CLIP) }, 'clip.start_ms', 'drop'],
+    ['role uuid null', { type: 'participant_role', pick: { ...ROLE_PICK, participant_role_uuid: null } }, { type: 'participant_role', pick: { ...ROLE_PICK, participant_role_uuid: null } }, 'pick.participant_role_uuid', 'null'],
+    ['role speaker a number', { type: 'participant_role', pick: { ...ROLE_PICK, speaker_label: 1 } }, { type: 'participant_role', pick: { ...ROLE_PICK, speaker_label: '1' } }, 'pick.speaker_label', 'label'],
+    ['clip_update emotion a number', { type: 'clip_update', clip_update: { ...CLIP_UPDATE, emotion: 5 } }, { type: 'clip_update', clip_update: (({ emotion: _e, ...rest }) => rest)(CLIP_UPDATE) }, 'clip_update.emotion', 'drop'],
+    ['error not a string', { type: 'error', error: 500 }, { type: 'error', error: '500' }, 'error', 'text'],
+  ])('%s', (_what, frame, event, path, action) => {
+    const r = parse(frame);
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(r.event).toEqual(event);
+    expect(r.warnings?.map((w) => [w.path, w.action])).toEqual([[path, action]]);
+    expect(parse(frame, { strict: true }).ok).toBe(false);
+  });
+
+  it.each([
+    ['clip without clip_uuid', { type: 'clip', clip: { text: 'x' } }, 'clip.clip_uuid'],
+    ['role speaker null', { type: 'participant_role', pick: { ...ROLE_PICK, speaker_label: null } }, 'pick.speaker_label'],
+    ['type selection_source guess', { type: 'conversation_type', pick: { ...TYPE_PICK, selection_source: 'guess' } }, 'pick.selection_source'],
+    ['sentiment_score -2', { type: 'topic_sentiment', topic_sentiment: { ...TOPIC_SENTIMENT, sentiment_score: -2 } }, 'topic_sentiment.sentiment_score'],
+    ['topics not strings', { type: 'topics', topics: ['a', 2] }, 'topics.1'],
+    ['done fractional', { type: 'done', duration_ms: 1.5 }, 'duration_ms'],
+    ['payload not an object', { type: 'clip', clip: 'x' }, 'clip'],
+  ])('%s → unknown with the reason', (_what, frame, path) => {
+    const r = parse(frame);
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    const { type, ...data } = frame;
+    expect(r.event).toMatchObject({ type: 'unknown', event_type: type, data });
+    expect(r.event.type === 'unknown' && r.event.reason).toMatch(new RegExp(`^${path.replace('.', '\\.')}: `));
+    expect(r.warnings).toEqual([expect.objectContaining({ code: 'out_of_contract_value', eventType: type, path, action: 'unknown' })]);
+  });
+
+  it('in-contract events carry no warnings', () => {
+    for (const frame of Object.values(NESTED)) expect(parse(frame)).toEqual({ ok: true, event: frame });
   });
 });

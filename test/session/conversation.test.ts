@@ -306,9 +306,10 @@ describe('analyzeConversation: faults mid-session never hang', () => {
     expect(r.error.code).toBe('malformed_frame');
   });
 
-  it('a frame that breaks the contract is malformed_frame naming the field', async () => {
+  it('with strict, a frame that breaks the contract is malformed_frame naming the field', async () => {
     const emu = await emulator({ steps: [{ event: { type: 'topic_sentiment', topic_sentiment: { topic: 't', speaker_label: '1', sentiment_score: 3 } } }] });
-    const r = await failure(from(pcm(3)).pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, format: RAW })));
+    // strict: the default tolerates it (test/session/tolerance.test.ts).
+    const r = await failure(from(pcm(3)).pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, format: RAW, strict: true })));
     expect(r.error.code).toBe('malformed_frame');
     expect(r.error.message).toContain('sentiment_score');
   });

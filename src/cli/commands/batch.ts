@@ -7,6 +7,7 @@ import { overFiles, type FileOutcome } from '../../batch/overFiles.js';
 import type { BatchOptions } from '../../batch/request.js';
 import { MAX_BATCH_CONCURRENCY } from '../../batch/semaphore.js';
 import { InputError } from '../../errors.js';
+import { describeByteLimit, MAX_UPLOAD_BYTES } from '../../schema/limits.js';
 import { printError, type CliIo, type Command } from '../command.js';
 import { resolveEndpoint, type ModelsEndpoint } from '../endpoint.js';
 import { argsErrorMessage, usageHint } from '../usage.js';
@@ -25,7 +26,7 @@ const ENDPOINT_HELP = `  --base-url URL      Models API base (default SVC_BASE_U
 function filesUsage(name: string, what: string): string {
   return `Usage: svc-stream ${name} [options] FILE...
 
-${what} for each FILE (.aac .aiff .flac .mp3 .mp4 .mov .ogg .opus .wav .webm, at most 100 MB).
+${what} for each FILE (.aac .aiff .flac .mp3 .mp4 .mov .ogg .opus .wav .webm, at most ${describeByteLimit(MAX_UPLOAD_BYTES)}).
 Prints one JSON line per file on stdout: {"path":…,"result":…} or
 {"path":…,"error":{"code":…,"status":…,"detail":…,"message":…},"skipped":false}.
 A progress line goes to stderr when it is a terminal; a summary of failures by code at the end.
