@@ -460,7 +460,7 @@ describe('inactivity limit', () => {
   });
 
   it('a session that keeps sending is not closed, however long it lasts', async () => {
-    await withEmulator(opts(600), async (emu) => {
+    await withEmulator(opts(1_000), async (emu) => {
       const r = await new Promise<SessionResult>((resolve) => {
         const client = new WebSocket(wsUrl(emu, PATH, RAW));
         const frames: SessionResult['frames'] = [];
