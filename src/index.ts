@@ -305,6 +305,7 @@ export {
   type MediaStreamServerStats,
   type MediaTrack,
 } from './telephony/mediaStreamServer.js';
+export type { MediaStreamAuth, MediaStreamRefusal } from './telephony/mediaStreamAuth.js';
 export {
   analyzeCalls,
   createAnalyzeCallsStats,

@@ -15,7 +15,7 @@ import {
 import { decodeAudio, DecodeFailure } from './decode.js';
 import { multipartBoundary, MultipartError, parseMultipart, type ParsedForm } from './multipart.js';
 import { PRESETS } from './presets.js';
-import { sendJson, type EmulatorContext, type HttpRoute } from './routes.js';
+import { acceptBody, DEFAULT_EMULATOR_LIMITS, refuse, sendJson, type EmulatorContext, type HttpRoute } from './routes.js';
 import { describeByteLimit, MAX_UPLOAD_BYTES } from '../schema/limits.js';
 
 /** The extensions of §2.1, in the order the service lists them. */
@@ -160,42 +160,48 @@ function accessDenial(org: Organization, model: Model): string | undefined {
 }
 
 async function handleBatch(endpoint: BatchEndpoint, req: IncomingMessage, res: ServerResponse, ctx: EmulatorContext): Promise<void> {
+  // Authentication comes before a single byte of the body is read: an unauthenticated client
+  // must not make the emulator buffer or spool anything (§5.1 rules 4 and 6, §7.1). The answer
+  // goes out at once and the connection is closed without draining the body (`refuse`).
+  const key = header(req, 'x-api-key');
+  if (key === undefined) return refuse(req, res, 422, { detail: [missing(['header', 'x-api-key'])] });
+  const deny = endpoint.everything403 ? 403 : undefined;
+  const org = ctx.accounts.find(key);
+  if (!org) return refuse(req, res, deny ?? 401, { detail: BATCH_DETAILS.invalidKey });
+  const denial = accessDenial(org, endpoint.model);
+  if (denial) return refuse(req, res, 403, { detail: denial });
+
   const boundary = multipartBoundary(header(req, 'content-type'));
+  // Not a form: FastAPI finds no parts, so the file is "missing"; the body is not read.
+  if (!boundary) return refuse(req, res, 422, { detail: [missing(['body', 'upload_file']), ...(endpoint.validate?.(new Map()) ?? [])] });
+  acceptBody(req, res);
+  const limits = ctx.limits ?? DEFAULT_EMULATOR_LIMITS;
   let form: ParsedForm | undefined;
   try {
-    if (boundary) {
-      try {
-        form = await parseMultipart(req, boundary, { maxFileBytes: MAX_UPLOAD_BYTES });
-      } catch (err) {
-        if (err instanceof MultipartError) return sendJson(res, 400, { detail: BATCH_DETAILS.invalidRequest });
-        // The client went away mid-upload: nobody to answer.
-        ctx.log(`upload to ${endpoint.path} aborted: ${(err as Error).message}`);
-        res.destroy();
-        return;
-      }
-    } else {
-      // Not a form: FastAPI finds no parts, so the file is "missing".
-      req.resume();
-      await new Promise<void>((resolve) => req.once('end', resolve).once('close', resolve));
+    try {
+      form = await parseMultipart(req, boundary, {
+        maxFileBytes: MAX_UPLOAD_BYTES,
+        spool: ['upload_file'],
+        maxParts: limits.maxFormParts,
+        maxFieldBytes: limits.maxFormFieldBytes,
+      });
+    } catch (err) {
+      if (err instanceof MultipartError) return refuse(req, res, 400, { detail: BATCH_DETAILS.invalidRequest });
+      // The client went away mid-upload: nobody to answer.
+      ctx.log(`upload to ${endpoint.path} aborted: ${(err as Error).message}`);
+      res.destroy();
+      return;
     }
 
-    // Request validation comes first and reports every missing parameter at once.
-    const key = header(req, 'x-api-key');
-    const upload = form?.files.get('upload_file');
-    const fields: Fields = form?.fields ?? new Map();
+    // Request validation reports every missing or invalid parameter at once.
+    const upload = form.files.get('upload_file');
+    const fields: Fields = form.fields;
     const problems: ValidationEntry[] = [];
-    if (key === undefined) problems.push(missing(['header', 'x-api-key']));
-    if (!upload) problems.push(form?.fields.has('upload_file')
+    if (!upload) problems.push(form.fields.has('upload_file')
       ? { loc: ['body', 'upload_file'], msg: 'Expected UploadFile, received: <class \'str\'>', type: 'value_error', input: fields.get('upload_file') }
       : missing(['body', 'upload_file']));
     problems.push(...(endpoint.validate?.(fields) ?? []));
     if (problems.length > 0) return sendJson(res, 422, { detail: problems });
-
-    const deny = endpoint.everything403 ? 403 : undefined;
-    const org = ctx.accounts.find(key);
-    if (!org) return sendJson(res, deny ?? 401, { detail: BATCH_DETAILS.invalidKey });
-    const denial = accessDenial(org, endpoint.model);
-    if (denial) return sendJson(res, 403, { detail: denial });
 
     const file = upload!;
     const ext = extname(file.filename).toLowerCase();
@@ -276,7 +282,7 @@ const PRESET_PATHS = ['/api/svc-2-streaming/list-presets', '/api/svc-2-batch/lis
 
 /** Routes of the batch endpoints. */
 export const batchRoutes: readonly HttpRoute[] = [
-  ...BATCH_ENDPOINTS.map((e): HttpRoute => ({ method: 'POST', path: e.path, handler: (req, res, _url, ctx) => handleBatch(e, req, res, ctx) })),
+  ...BATCH_ENDPOINTS.map((e): HttpRoute => ({ method: 'POST', path: e.path, authenticatesFirst: true, handler: (req, res, _url, ctx) => handleBatch(e, req, res, ctx) })),
   presetsRoute(PRESET_PATHS[0], 'conversation'),
   presetsRoute(PRESET_PATHS[1], 'batch'),
   ...BATCH_ENDPOINTS.flatMap((e) => methodNotAllowed(e.path, 'POST')),

@@ -46,6 +46,16 @@ export const EmulatorConfigSchema = z.strictObject({
   /** Streaming path → scenario name (second rule). */
   scenarioByPath: z.record(z.string(), z.string()).optional(),
   platform: z.strictObject({ accountUuid: z.string().optional(), apiKey: z.string().optional() }).optional(),
+  /** Caps on what one peer may send (`EmulatorLimits`); each field defaults on its own. */
+  limits: z
+    .strictObject({
+      inactivityTimeoutMs: z.number().int().min(0).optional(),
+      maxMessageBytesBeforeConfig: z.number().int().min(1).optional(),
+      maxMessageBytes: z.number().int().min(1).optional(),
+      maxFormParts: z.number().int().min(1).optional(),
+      maxFormFieldBytes: z.number().int().min(1).optional(),
+    })
+    .optional(),
 });
 /** The contents of an emulator config file, as {@link EmulatorConfigSchema} accepts it. */
 export type EmulatorConfig = z.infer<typeof EmulatorConfigSchema>;
@@ -108,6 +118,7 @@ export async function emulatorOptionsFromConfig(value: unknown, baseDir = proces
     ...(apiKey !== undefined ? { apiKey } : {}),
     ...(cfg.organizations ? { organizations: cfg.organizations } : {}),
     ...(cfg.platform ? { platform: cfg.platform } : {}),
+    ...(cfg.limits ? { limits: cfg.limits } : {}),
     scenario,
   };
 }

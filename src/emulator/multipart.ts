@@ -1,5 +1,6 @@
-// A small streaming multipart/form-data parser for the emulator's batch endpoints: file
-// parts go straight to a temp file (never whole in memory), text fields are kept, bounded.
+// A small streaming multipart/form-data parser for the emulator's batch endpoints: the file
+// parts it is told to keep go straight to a temp file (never whole in memory); every other
+// part is bounded: a cap on the number of parts and on the bytes of all other parts together.
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
@@ -27,11 +28,23 @@ export interface ParsedForm {
 }
 
 export interface MultipartOptions {
-  /** Bytes kept per file part; the rest is counted and discarded. */
+  /** Bytes kept per spooled file part; the rest is counted and discarded. */
   readonly maxFileBytes: number;
-  /** Bytes kept per text field. Default 1 MiB. */
+  /** Names of the file parts written to disk (first occurrence of each). Default `['upload_file']`. */
+  readonly spool?: readonly string[] | undefined;
+  /** Most parts in one body; one more is a MultipartError. Default {@link DEFAULT_MAX_PARTS}. */
+  readonly maxParts?: number | undefined;
+  /**
+   * Bytes of every part that is not spooled (text fields, other file parts), together; one more
+   * is a MultipartError. Default {@link DEFAULT_MAX_FIELD_BYTES}.
+   */
   readonly maxFieldBytes?: number | undefined;
 }
+
+/** Parts per body by default: the batch endpoints take at most four. */
+export const DEFAULT_MAX_PARTS = 32;
+/** Bytes of all non-file parts together by default: room for a large BatchConfig. */
+export const DEFAULT_MAX_FIELD_BYTES = 1 << 20;
 
 /** The body is not a well-formed multipart body (the service answers `Invalid request.`). */
 export class MultipartError extends Error {
@@ -71,13 +84,51 @@ function parsePartHeaders(block: string): PartHeaders {
 const MAX_HEADER_BYTES = 16 * 1024;
 
 /**
- * Parse a multipart/form-data request body as it arrives. Resolves when the closing
- * delimiter has been read (the rest of the body is drained); rejects with MultipartError on a
- * malformed body and with the stream's error when the client goes away. Temp files of a
- * rejected parse are removed.
+ * Read a request body chunk by chunk, waiting for `onChunk` before the next one. Resolves at
+ * the end of the body. When `onChunk` throws, reading stops where it is (the request is paused,
+ * never drained or destroyed, so the caller can still answer) and the error is passed on; when
+ * the client goes away first, rejects with a plain Error.
+ */
+export function consumeBody(req: IncomingMessage, onChunk: (chunk: Buffer) => void | Promise<void>): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let settled = false;
+    // The chunk being handled: 'end' may follow the last 'data' although the stream was paused.
+    let busy: Promise<void> = Promise.resolve();
+    const settle = (err?: unknown): void => {
+      if (settled) return;
+      settled = true;
+      req.off('data', onData).off('end', onEnd).off('close', onClose).off('error', onError);
+      if (err === undefined) return resolve();
+      req.pause();
+      reject(err);
+    };
+    const onData = (chunk: Buffer): void => {
+      req.pause();
+      busy = busy
+        .then(() => onChunk(chunk))
+        .then(() => {
+          if (!settled) req.resume();
+        }, settle);
+    };
+    const onEnd = (): void => void busy.then(() => settle());
+    const onClose = (): void => {
+      if (!req.complete) void busy.then(() => settle(new Error('the client closed the connection before the body ended')));
+    };
+    const onError = (err: Error): void => settle(err);
+    req.on('data', onData).on('end', onEnd).on('close', onClose).on('error', onError);
+  });
+}
+
+/**
+ * Parse a multipart/form-data request body as it arrives. Resolves when the body has ended
+ * (anything after the closing delimiter is discarded); rejects with MultipartError on a
+ * malformed body or one over a cap (reading stops there: the caller answers without draining),
+ * and with a plain Error when the client goes away. Temp files of a rejected parse are removed.
  */
 export async function parseMultipart(req: IncomingMessage, boundary: string, options: MultipartOptions): Promise<ParsedForm> {
-  const maxField = options.maxFieldBytes ?? 1 << 20;
+  const maxField = options.maxFieldBytes ?? DEFAULT_MAX_FIELD_BYTES;
+  const maxParts = options.maxParts ?? DEFAULT_MAX_PARTS;
+  const spool = new Set(options.spool ?? ['upload_file']);
   const dir = await mkdtemp(join(tmpdir(), 'svc-emulator-upload-'));
   const fields = new Map<string, string>();
   const files = new Map<string, UploadedFile>();
@@ -92,8 +143,12 @@ export async function parseMultipart(req: IncomingMessage, boundary: string, opt
   const delimiter = Buffer.from(`\r\n--${boundary}`);
   let buf: Buffer = Buffer.from('\r\n');
   let state: 'preamble' | 'afterDelimiter' | 'headers' | 'body' | 'epilogue' = 'preamble';
-  let part: { headers: PartHeaders; file?: { out: WriteStream; path: string; size: number; kept: number }; text?: Buffer[]; textSize: number } | undefined;
+  // A part is spooled to `file`, kept as `text`, or (a file part nobody asked for) only counted.
+  let part: { headers: PartHeaders; file?: { out: WriteStream; path: string; size: number; kept: number }; text?: Buffer[] } | undefined;
   let fileCount = 0;
+  let partCount = 0;
+  /** Bytes of every part that is not spooled, together. */
+  let otherBytes = 0;
   // A function, not a comparison, because `step` moves the state behind the compiler's back.
   const finished = (): boolean => state === 'epilogue';
 
@@ -107,11 +162,10 @@ export async function parseMultipart(req: IncomingMessage, boundary: string, opt
   };
   const emitData = async (data: Buffer): Promise<void> => {
     if (!part || data.length === 0) return;
-    if (part.file) await writeFile(part.file, data);
-    else {
-      part.textSize += data.length;
-      if (part.textSize <= maxField) part.text!.push(Buffer.from(data));
-    }
+    if (part.file) return writeFile(part.file, data);
+    otherBytes += data.length;
+    if (otherBytes > maxField) throw new MultipartError(`the parts other than ${[...spool].join(', ')} exceed ${maxField} bytes`);
+    part.text?.push(Buffer.from(data));
   };
   const endPart = async (): Promise<void> => {
     if (!part) return;
@@ -123,16 +177,20 @@ export async function parseMultipart(req: IncomingMessage, boundary: string, opt
       if (!files.has(p.headers.name)) {
         files.set(p.headers.name, { filename: p.headers.filename ?? '', path: p.file.path, size: p.file.size, tooLarge: p.file.size > options.maxFileBytes });
       }
-    } else if (!fields.has(p.headers.name)) {
-      fields.set(p.headers.name, Buffer.concat(p.text!).toString('utf8'));
+    } else if (p.text && !fields.has(p.headers.name)) {
+      fields.set(p.headers.name, Buffer.concat(p.text).toString('utf8'));
     }
   };
   const startPart = (headers: PartHeaders): void => {
-    if (headers.filename !== undefined) {
+    if (++partCount > maxParts) throw new MultipartError(`more than ${maxParts} parts`);
+    if (headers.filename === undefined) {
+      part = { headers, text: [] };
+    } else if (spool.has(headers.name) && !files.has(headers.name)) {
       const path = join(dir, `part-${fileCount++}`);
-      part = { headers, file: { out: createWriteStream(path), path, size: 0, kept: 0 }, textSize: 0 };
+      part = { headers, file: { out: createWriteStream(path), path, size: 0, kept: 0 } };
     } else {
-      part = { headers, text: [], textSize: 0 };
+      // A file part nobody reads (or a second one of the same name): counted, never written.
+      part = { headers };
     }
   };
 
@@ -194,16 +252,14 @@ export async function parseMultipart(req: IncomingMessage, boundary: string, opt
   };
 
   try {
-    for await (const chunk of req as AsyncIterable<Buffer>) {
-      if (finished()) continue; // drain the epilogue
+    await consumeBody(req, async (chunk) => {
+      if (finished()) return; // discard the epilogue
       buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
       await step(false);
-    }
-    if (!req.complete) throw new MultipartError('the client closed the connection before the body ended');
+    });
     await step(true);
   } catch (err) {
     if (part?.file) part.file.out.destroy();
-    req.resume();
     await cleanup();
     throw err;
   }

@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { decodeAudio, DecodeFailure } from './decode.js';
 import { fileResult, speechMs } from './jobResults.js';
+import { consumeBody } from './multipart.js';
 import {
   FAILURE_DETAIL,
   JobBook,
@@ -13,7 +14,7 @@ import {
   type EmulatedJob,
   type PlatformBehavior,
 } from './jobs.js';
-import { sendJson, type EmulatorContext, type HttpRoute } from './routes.js';
+import { acceptBody, refuse, sendJson, type EmulatorContext, type HttpRoute } from './routes.js';
 
 /** Where the orchestration API is mounted on the emulator (`RunningEmulator.platformUrl`). */
 export const PLATFORM_PREFIX = '/platform';
@@ -57,16 +58,17 @@ function checkAuth(req: IncomingMessage, ctx: EmulatorContext): void {
   if (account !== ctx.platform.accountUuid || key !== ctx.platform.apiKey) throw new HttpFailure(401, 'Invalid account UUID or API key.');
 }
 
+/** The body, at most MAX_BODY_BYTES: a larger one (declared or sent) is refused with 413 where it stands, not read on. */
 async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const tooLarge = new HttpFailure(413, 'Request body too large.');
+  if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) throw tooLarge;
   const chunks: Buffer[] = [];
   let size = 0;
-  let tooLarge = false;
-  for await (const c of req as AsyncIterable<Buffer>) {
+  await consumeBody(req, (c) => {
     size += c.length;
-    if (size > MAX_BODY_BYTES) tooLarge = true;
-    if (!tooLarge) chunks.push(c);
-  }
-  if (tooLarge) throw new HttpFailure(413, 'Request body too large.');
+    if (size > MAX_BODY_BYTES) throw tooLarge;
+    chunks.push(c);
+  });
   return Buffer.concat(chunks);
 }
 
@@ -169,7 +171,6 @@ async function submit(req: IncomingMessage, res: ServerResponse, book: JobBook):
 }
 
 function status(req: IncomingMessage, res: ServerResponse, url: URL, book: JobBook): void {
-  req.resume();
   const prefix = `${PLATFORM_PREFIX}/api_service/job_status/`;
   let jobId: string;
   try {
@@ -211,17 +212,19 @@ export function createPlatformRoutes(behavior: PlatformBehavior = {}): HttpRoute
     (handler: (req: IncomingMessage, res: ServerResponse, url: URL, book: JobBook) => void | Promise<void>) =>
     async (req: IncomingMessage, res: ServerResponse, url: URL, ctx: EmulatorContext): Promise<void> => {
       try {
+        // Both headers are checked before the body is read (and before `100 Continue`).
         checkAuth(req, ctx);
+        acceptBody(req, res);
         await handler(req, res, url, bookFor(ctx));
       } catch (err) {
         if (!(err instanceof HttpFailure)) throw err;
-        req.resume();
-        sendJson(res, err.status, { detail: err.detail });
+        // Whatever of the body is unread stays unread: the connection is closed instead.
+        refuse(req, res, err.status, { detail: err.detail });
       }
     };
   return [
-    { method: 'POST', path: `${PLATFORM_PREFIX}/api_service`, handler: guard((req, res, _url, book) => submit(req, res, book)) },
-    { method: 'GET', path: `${PLATFORM_PREFIX}/api_service/job_status/*`, handler: guard(status) },
+    { method: 'POST', path: `${PLATFORM_PREFIX}/api_service`, authenticatesFirst: true, handler: guard((req, res, _url, book) => submit(req, res, book)) },
+    { method: 'GET', path: `${PLATFORM_PREFIX}/api_service/job_status/*`, authenticatesFirst: true, handler: guard(status) },
   ];
 }
 

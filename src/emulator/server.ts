@@ -1,6 +1,6 @@
 // The local emulator's front door: one HTTP server on loopback that routes batch requests
 // and WebSocket upgrades, with the accounts and scenario every route shares.
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { WebSocketServer } from 'ws';
 import { AccountBook, type Model, type OrganizationSpec } from './accounts.js';
@@ -9,7 +9,7 @@ import { StreamingConnection, type ConnectionSummary } from './streaming.js';
 import { findStreamingEndpoint, STREAMING_ENDPOINTS } from './endpoints.js';
 import { batchRoutes } from './batchRoutes.js';
 import { platformRoutes } from './platformRoutes.js';
-import { matchRoute, sendJson, type EmulatorContext, type HttpRoute } from './routes.js';
+import { DEFAULT_EMULATOR_LIMITS, matchRoute, refuse, type EmulatorContext, type EmulatorLimits, type HttpRoute } from './routes.js';
 
 /** The development key of the default organization, printed at start. */
 export const DEV_API_KEY = 'svc-emulator-dev-key';
@@ -37,6 +37,8 @@ export interface EmulatorOptions {
   readonly platform?: { readonly accountUuid?: string | undefined; readonly apiKey?: string | undefined } | undefined;
   /** Extra HTTP routes, tried before the built-in ones (tests use them for faults). */
   readonly routes?: readonly HttpRoute[] | undefined;
+  /** Caps on what one peer may send (inactivity, message and form sizes); each defaults as in {@link DEFAULT_EMULATOR_LIMITS}. */
+  readonly limits?: { readonly [K in keyof EmulatorLimits]?: EmulatorLimits[K] | undefined } | undefined;
 }
 
 /**
@@ -90,9 +92,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const scenarioFor = (req: IncomingMessage): Scenario =>
     staticScenario ?? parseScenario((options.scenario as (r: IncomingMessage) => ScenarioInput)(req));
 
+  const limits = resolveLimits(options.limits);
   const ctx: EmulatorContext = {
     accounts,
     log,
+    limits,
     platform: {
       accountUuid: options.platform?.accountUuid ?? DEV_ACCOUNT_UUID,
       apiKey: options.platform?.apiKey ?? DEV_PLATFORM_API_KEY,
@@ -100,28 +104,35 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   };
   const routes: HttpRoute[] = [...(options.routes ?? []), ...batchRoutes, ...platformRoutes];
 
-  const server: Server = createServer((req, res) => {
+  const handle = (req: IncomingMessage, res: ServerResponse, expectsContinue: boolean): void => {
     const url = new URL(req.url ?? '/', 'http://emulator');
     log(`${req.method} ${url.pathname}`);
     const route = matchRoute(routes, req.method ?? 'GET', url.pathname);
     if (!route) {
-      req.resume();
-      sendJson(res, 404, { detail: 'Not Found' });
+      // No body is wanted: answer without reading it (and without a 100 Continue).
+      refuse(req, res, 404, { detail: 'Not Found' });
       return;
     }
+    if (expectsContinue && !route.authenticatesFirst) res.writeContinue();
     Promise.resolve()
       .then(() => route.handler(req, res, url, ctx))
       .catch((err: unknown) => {
         log(`internal error on ${url.pathname}: ${(err as Error).message}`);
-        sendJson(res, 500, { detail: 'Internal server error' });
+        refuse(req, res, 500, { detail: 'Internal server error' });
       });
-  });
+  };
+  const server: Server = createServer((req, res) => handle(req, res, false));
+  // With this listener Node leaves `100 Continue` to us: routes that authenticate first send it
+  // only to an authenticated client, so a refused one never sends its body at all.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => handle(req, res, true));
   server.on('connection', (s: Socket) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
 
-  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 64 * 1024 * 1024 });
+  // Every connection starts with the small limit; StreamingConnection raises it once the
+  // session is admitted and configured (and lowers it for a refused one).
+  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: limits.maxMessageBytesBeforeConfig });
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://emulator');
     const endpoint = findStreamingEndpoint(url.pathname);
@@ -138,15 +149,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       socket.end(`HTTP/1.1 500 Internal Server Error\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
       return;
     }
-    const refuse = scenario.faults.find((f) => f.at === 'handshake' && f.action === 'http');
-    if (refuse) {
-      const status = refuse.status ?? 503;
-      const body = JSON.stringify({ detail: refuse.detail ?? 'Service temporarily unavailable. Please try again later.' });
+    const refusal = scenario.faults.find((f) => f.at === 'handshake' && f.action === 'http');
+    if (refusal) {
+      const status = refusal.status ?? 503;
+      const body = JSON.stringify({ detail: refusal.detail ?? 'Service temporarily unavailable. Please try again later.' });
       socket.end(`HTTP/1.1 ${status} Refused\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
-      new StreamingConnection(ws, req, { accounts, endpoint, scenario, log, onEnd: (s) => connections.push(s) });
+      new StreamingConnection(ws, req, { accounts, endpoint, scenario, log, limits, onEnd: (s) => connections.push(s) });
     });
   });
 
@@ -184,4 +195,14 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
         for (const s of sockets) s.destroy();
       })),
   };
+}
+
+function resolveLimits(given: EmulatorOptions['limits']): EmulatorLimits {
+  const limits: EmulatorLimits = { ...DEFAULT_EMULATOR_LIMITS };
+  for (const [k, v] of Object.entries(given ?? {}) as [keyof EmulatorLimits, number | undefined][]) {
+    if (v === undefined) continue;
+    if (!Number.isFinite(v) || v < 0 || (k !== 'inactivityTimeoutMs' && v < 1)) throw new RangeError(`emulator limits: ${k} must be a positive number, got ${v}`);
+    (limits as Record<keyof EmulatorLimits, number>)[k] = v;
+  }
+  return limits;
 }

@@ -11,6 +11,7 @@ import { findStreamingEndpoint, handshakeCloseCode, type StreamingEndpoint } fro
 import { AudioIntake, IntakeError } from './intake.js';
 import type { PcmBlock } from './pcm.js';
 import { findPreset } from './presets.js';
+import { DEFAULT_EMULATOR_LIMITS, type EmulatorLimits } from './routes.js';
 import { analysisEnabled, type Fault, type Scenario, type ScenarioStep } from './scenario.js';
 
 /** Phase of an emulated streaming session (§3): awaiting config, streaming, finishing, closed. */
@@ -25,7 +26,20 @@ export const STREAMING_ERRORS = {
   invalidAudio: 'Invalid input audio',
   unexpectedText: 'Unexpected text frame after the configuration frame.',
   internal: 'Internal server error',
+  /** Close 1009: a message over the connection's limit (see `EmulatorLimits`). */
+  messageTooLarge: 'Message too large.',
+  /** Close 1007: a text frame that is not UTF-8. */
+  invalidUtf8: 'Invalid UTF-8 in a text frame.',
+  /** Close 1002 (as `ws` decides): a frame that breaks RFC 6455 (unmasked, reserved bits or opcode). */
+  invalidFrame: 'Invalid WebSocket frame.',
+  /** Close 1003: no frame from the client within the inactivity limit. */
+  inactive: 'Session closed: no frame received within the inactivity limit.',
 } as const;
+
+/** The message limit of a connection that has been refused: it has nothing left to say. */
+export const REFUSED_MAX_MESSAGE_BYTES = 1024;
+/** How long a closed connection's peer gets to answer the close frame before the socket is cut. */
+const CLOSE_GRACE_MS = 2_000;
 
 export interface StreamingContext {
   readonly accounts: AccountBook;
@@ -37,6 +51,8 @@ export interface StreamingContext {
   readonly log: (line: string) => void;
   /** Called once per connection when it ends, with what it saw. */
   readonly onEnd?: ((summary: ConnectionSummary) => void) | undefined;
+  /** Message sizes and the inactivity limit; default {@link DEFAULT_EMULATOR_LIMITS}. */
+  readonly limits?: EmulatorLimits | undefined;
 }
 
 /** What one finished emulated streaming connection saw: path, organization, last phase, config, audio received and charged, close code, events sent. */
@@ -110,6 +126,8 @@ export class StreamingConnection {
   private closeCode: number | undefined;
   private eventsSent = 0;
   private readonly faults: Fault[];
+  private readonly limits: EmulatorLimits;
+  private inactivity: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly ws: WebSocket,
@@ -120,10 +138,18 @@ export class StreamingConnection {
     this.endpoint = ctx.endpoint ?? findStreamingEndpoint(url.pathname) ?? findStreamingEndpoint('/api/svc-2-streaming')!;
     this.format = formatFromQuery(url);
     this.faults = [...ctx.scenario.faults];
+    this.limits = ctx.limits ?? DEFAULT_EMULATOR_LIMITS;
     ws.on('close', (code) => this.onClosed(code));
     ws.on('error', () => undefined);
+    // Runs before ws closes the connection over a bad frame, so the `error` event goes first.
+    receiverOf(ws).prependListener('error', (err: Error) => this.onFrameError(err));
+    setMaxMessageBytes(ws, this.limits.maxMessageBytesBeforeConfig);
 
     this.admit(url);
+    // A refused connection has nothing more to send: any data frame ends it (ws then stops reading).
+    if (this.phase === 'closed') setMaxMessageBytes(ws, REFUSED_MAX_MESSAGE_BYTES);
+    // Where the config frame is optional, the first frame may already be audio of any size.
+    else if (this.endpoint.configFrame === 'optional') setMaxMessageBytes(ws, this.limits.maxMessageBytes);
   }
 
   private get model(): Model {
@@ -143,11 +169,58 @@ export class StreamingConnection {
     const paramsError = audioParamsError(url);
     if (paramsError) return this.reject(1003, paramsError);
     this.ws.on('message', (data, isBinary) => this.onMessage(toBuffer(data), isBinary));
+    this.watchInactivity();
     this.strike('handshake');
+  }
+
+  /**
+   * A session that stops sending without ending its audio would hold its concurrency slot
+   * forever: after `inactivityTimeoutMs` without a frame (awaiting config or streaming), it is
+   * closed with 1003 after an `error` event. The contract has no timeout code; 1003 is its
+   * "the client broke the protocol" code, and not ending the audio is exactly that.
+   */
+  private watchInactivity(): void {
+    const ms = this.limits.inactivityTimeoutMs;
+    if (ms <= 0) return;
+    this.inactivity = setTimeout(() => {
+      this.inactivity = undefined;
+      // A scripted stall is the server hanging, not the client: it stays silent.
+      if (this.stalled || (this.phase !== 'awaiting_config' && this.phase !== 'streaming')) return;
+      this.ctx.log(`no frame for ${ms} ms: closing`);
+      this.reject(1003, STREAMING_ERRORS.inactive);
+    }, ms);
+    this.inactivity.unref();
+  }
+
+  private stopInactivity(): void {
+    if (this.inactivity) clearTimeout(this.inactivity);
+    this.inactivity = undefined;
+  }
+
+  /**
+   * `ws` refused a frame (over the message limit, invalid UTF-8, a protocol violation) and is
+   * about to close with its code and stop reading. Send the `error` event first (§6 rule 3).
+   */
+  private onFrameError(err: Error & { code?: string }): void {
+    const code = frameErrorCloseCode(err);
+    if (this.phase === 'closed') return; // refused or closing: the error was sent already
+    const text =
+      err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH' ? STREAMING_ERRORS.messageTooLarge
+      : err.code === 'WS_ERR_INVALID_UTF8' ? STREAMING_ERRORS.invalidUtf8
+      : STREAMING_ERRORS.invalidFrame;
+    this.ctx.log(`frame refused (${err.code ?? 'unknown'}): closing with ${code}`);
+    this.send(JSON.stringify({ type: 'error', error: text }));
+    // ws sends the close frame itself; it reads nothing more, so the peer's answer never comes.
+    this.phase = 'closed';
+    this.closeCode = code;
+    this.stopInactivity();
+    this.intake?.dispose();
+    this.terminateLater();
   }
 
   private onMessage(data: Buffer, isBinary: boolean): void {
     if (this.stalled || this.phase === 'closed') return;
+    this.inactivity?.refresh();
     if (this.phase === 'awaiting_config') {
       if (isBinary) {
         if (this.endpoint.configFrame === 'required') return void this.reject(1003, STREAMING_ERRORS.audioBeforeConfig);
@@ -172,6 +245,7 @@ export class StreamingConnection {
 
   private startStreaming(config: 'default' | BatchConfig | undefined): void {
     this.phase = 'streaming';
+    setMaxMessageBytes(this.ws, this.limits.maxMessageBytes);
     const scenario = this.ctx.scenario;
     if (analysisEnabled(scenario)) {
       this.engine = this.endpoint.engine(scenario, config, {
@@ -222,6 +296,7 @@ export class StreamingConnection {
 
   private async onEndOfAudio(): Promise<void> {
     this.phase = 'finishing';
+    this.stopInactivity();
     try {
       await this.intake!.end();
     } catch (err) {
@@ -315,14 +390,20 @@ export class StreamingConnection {
     if (this.phase === 'closed') return;
     this.phase = 'closed';
     this.closeCode = code;
+    this.stopInactivity();
     this.intake?.dispose();
     this.ws.close(code, reason);
-    // A client that never answers the close frame must not hold the emulator's socket.
-    const t = setTimeout(() => this.ws.terminate(), 2_000);
+    this.terminateLater();
+  }
+
+  /** A client that never answers the close frame must not hold the emulator's socket. */
+  private terminateLater(): void {
+    const t = setTimeout(() => this.ws.terminate(), CLOSE_GRACE_MS);
     t.unref();
   }
 
   private onClosed(code: number): void {
+    this.stopInactivity();
     this.intake?.dispose();
     const durationMs = Math.round(this.audioMs);
     if (this.slotHeld && this.org) {
@@ -349,4 +430,33 @@ function toBuffer(data: WebSocket.RawData): Buffer {
   if (Buffer.isBuffer(data)) return data;
   if (Array.isArray(data)) return Buffer.concat(data);
   return Buffer.from(data);
+}
+
+// ws (8.x) offers no public way to change one connection's message limit, nor to act before it
+// closes on a frame it refuses; both live on its Receiver. Fail loudly if that ever changes.
+interface WsReceiver {
+  _maxPayload: number;
+  prependListener(event: 'error', listener: (err: Error) => void): unknown;
+}
+
+function receiverOf(ws: WebSocket): WsReceiver {
+  const r = (ws as unknown as { _receiver?: WsReceiver })._receiver;
+  if (!r || typeof r._maxPayload !== 'number' || typeof r.prependListener !== 'function') {
+    throw new Error('emulator: this version of ws has no _receiver._maxPayload; the per-connection message limit cannot be set');
+  }
+  return r;
+}
+
+/** Set the largest message `ws` accepts on this connection from now on (checked at each frame header, before buffering). */
+function setMaxMessageBytes(ws: WebSocket, bytes: number): void {
+  receiverOf(ws)._maxPayload = bytes;
+}
+
+/** The close code ws gives a refused frame (its status-code symbol), or 1002 when it says none. */
+function frameErrorCloseCode(err: Error): number {
+  for (const sym of Object.getOwnPropertySymbols(err)) {
+    const v = (err as unknown as Record<symbol, unknown>)[sym];
+    if (sym.description === 'status-code' && typeof v === 'number') return v;
+  }
+  return 1002;
 }

@@ -1,12 +1,14 @@
 // A WebSocket server for the JSON media streams of cloud telephony providers: one call per
 // stream (per track, or both tracks as two channels), each an audio stream of G.711 at 8 kHz.
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { asyncScheduler, Observable, type SchedulerLike } from 'rxjs';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { AudioObservable } from '../audio/meta.js';
 import { AudioSourceError } from '../errors.js';
 import { RAW_FORMAT_DESCRIPTORS, type RawAudioFormat } from '../schema/audio.js';
 import { LiveAudio } from './liveAudio.js';
+import { checkUpgrade, type MediaStreamAuth, type MediaStreamRefusal } from './mediaStreamAuth.js';
 import {
   detectPreset,
   encodingLaw,
@@ -54,12 +56,25 @@ export interface MediaStreamServerStats {
   ignored: number;
   /** Calls (streams or tracks) emitted. */
   calls: number;
+  /** Upgrade requests refused by `authenticate` (answered 401, no WebSocket). */
+  unauthorized: number;
+  /** Connections over `maxConnections` (accepted, then closed with 1013). */
+  overCapacity: number;
+  /** Connections closed with 1009 for a message over `maxPayload`. */
+  oversized: number;
 }
 
 /** Fresh {@link MediaStreamServerStats}, every counter at zero; pass it as `stats` and read it while the server runs. */
 export function createMediaStreamServerStats(): MediaStreamServerStats {
-  return { connections: 0, messages: 0, malformed: 0, ignored: 0, calls: 0 };
+  return { connections: 0, messages: 0, malformed: 0, ignored: 0, calls: 0, unauthorized: 0, overCapacity: 0, oversized: 0 };
 }
+
+/** Largest message by default: real media messages are under 2 KB. */
+export const DEFAULT_MEDIA_STREAM_MAX_PAYLOAD = 64 * 1024;
+/** Connections at once by default. */
+export const DEFAULT_MEDIA_STREAM_MAX_CONNECTIONS = 100;
+/** Close code of a connection over `maxConnections` (RFC 6455 registry: Try Again Later). */
+export const MEDIA_STREAM_OVER_CAPACITY_CODE = 1013;
 
 /** Options of {@link mediaStreamServer}: listen address and path, provider preset, track mode, jitter and skew bounds, callbacks and counters. */
 export interface MediaStreamServerOptions {
@@ -85,6 +100,23 @@ export interface MediaStreamServerOptions {
   readonly onMalformed?: ((reason: string, raw: string) => void) | undefined;
   readonly stats?: MediaStreamServerStats | undefined;
   readonly scheduler?: SchedulerLike | undefined;
+  /**
+   * Largest WebSocket message, bytes (default 64 KiB). A larger one is refused at its frame
+   * header, never buffered, and closes the connection with 1009 (its calls' audio completes).
+   */
+  readonly maxPayload?: number | undefined;
+  /**
+   * Connections at once (default 100). One more completes its upgrade and is closed at once
+   * with 1013 (try again later), reason `too many connections`.
+   */
+  readonly maxConnections?: number | undefined;
+  /**
+   * Who may connect (default: anyone who can reach `host`). Checked on the upgrade request; a
+   * refusal is HTTP 401 and no WebSocket. Set it whenever the server listens beyond loopback.
+   */
+  readonly authenticate?: MediaStreamAuth | undefined;
+  /** Told about every refused upgrade (they are also counted in `stats.unauthorized`). */
+  readonly onRefused?: ((reason: MediaStreamRefusal, req: IncomingMessage) => void) | undefined;
 }
 
 interface TrackState {
@@ -112,12 +144,16 @@ function rawText(data: RawData): string {
  * - A call's audio completes on `stop` or when the connection closes.
  * - Malformed messages are counted, reported to `onMalformed`, and never end the connection
  *   or the server. The observable errors only when the server cannot listen.
+ * - Bounded: a message over `maxPayload` (64 KiB) closes its connection with 1009 without being
+ *   buffered; past `maxConnections` (100) a connection is closed at once with 1013; with
+ *   `authenticate` (a token, Twilio's `X-Twilio-Signature`, your own check) an upgrade that
+ *   fails is answered 401 and never becomes a WebSocket.
  *
  * ## Example
  * ```ts
  * import { mediaStreamServer } from 'svc-stream';
  *
- * mediaStreamServer({ port: 8080, preset: 'twilio' }).subscribe((call) => {
+ * mediaStreamServer({ port: 8080, preset: 'twilio', authenticate: { twilio: { authToken: process.env['TWILIO_AUTH_TOKEN']! } } }).subscribe((call) => {
  *   console.log('call', call.callId, call.track);
  *   call.audio$.subscribe({ complete: () => console.log(call.id, 'ended', call.stats) });
  * });
@@ -131,7 +167,53 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
     const stats = options.stats ?? createMediaStreamServerStats();
     const scheduler = options.scheduler ?? asyncScheduler;
     const enders = new Set<() => void>();
-    const wss = new WebSocketServer({ host: options.host ?? '127.0.0.1', port: options.port ?? 0, ...(options.path ? { path: options.path } : {}), perMessageDeflate: false });
+    const maxConnections = options.maxConnections ?? DEFAULT_MEDIA_STREAM_MAX_CONNECTIONS;
+    const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: options.maxPayload ?? DEFAULT_MEDIA_STREAM_MAX_PAYLOAD });
+    const http = createServer((req, res) => {
+      res.writeHead(426, { 'content-type': 'text/plain', connection: 'close' });
+      res.end('WebSocket upgrade required\n');
+    });
+    const sockets = new Set<Socket>();
+    http.on('connection', (s: Socket) => {
+      sockets.add(s);
+      s.once('close', () => sockets.delete(s));
+    });
+    let open = 0;
+    let closing = false;
+    const answer = (socket: Socket, status: string): void => {
+      socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+      setTimeout(() => socket.destroy(), 1_000).unref();
+    };
+    http.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+      socket.on('error', () => undefined);
+      const pathname = new URL(req.url ?? '/', 'http://bridge').pathname;
+      if (options.path && pathname !== options.path) return answer(socket, '404 Not Found');
+      void (async () => {
+        const refusal = options.authenticate ? await checkUpgrade(req, options.authenticate) : undefined;
+        if (closing || socket.destroyed) return void socket.destroy();
+        if (refusal) {
+          stats.unauthorized++;
+          try {
+            options.onRefused?.(refusal, req);
+          } catch {
+            /* a failing reporter must not take the server down */
+          }
+          return answer(socket, '401 Unauthorized');
+        }
+        wss.handleUpgrade(req, socket, head, (ws) => {
+          if (open >= maxConnections) {
+            stats.overCapacity++;
+            ws.on('error', () => undefined);
+            ws.close(MEDIA_STREAM_OVER_CAPACITY_CODE, 'too many connections');
+            setTimeout(() => ws.terminate(), 2_000).unref();
+            return;
+          }
+          open++;
+          ws.once('close', () => open--);
+          onConnection(ws);
+        });
+      })();
+    });
 
     const malformed = (reason: string, raw: string): void => {
       stats.malformed++;
@@ -279,17 +361,22 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
         }
       });
       ws.on('close', endAll);
-      ws.on('error', () => endAll());
+      ws.on('error', (err: Error & { code?: string }) => {
+        if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') stats.oversized++;
+        endAll();
+      });
     };
 
-    wss.on('connection', onConnection);
-    wss.on('listening', () => options.onListening?.(wss.address() as AddressInfo));
-    wss.on('error', (err) => subscriber.error(new AudioSourceError('source_error', `media-stream server failed: ${err.message}`, { cause: err })));
+    http.on('error', (err) => subscriber.error(new AudioSourceError('source_error', `media-stream server failed: ${err.message}`, { cause: err })));
+    http.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => options.onListening?.(http.address() as AddressInfo));
 
     return () => {
+      closing = true;
       for (const end of [...enders]) end();
       for (const client of wss.clients) client.terminate();
       wss.close();
+      http.close();
+      for (const s of sockets) s.destroy();
     };
   });
 }

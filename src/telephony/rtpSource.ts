@@ -44,12 +44,22 @@ export interface RtpSourceStats {
   nonAudioBeforeLeg: number;
   /** Legs started. */
   legs: number;
+  /**
+   * Audio packets of a new SSRC dropped because `maxLegs` legs were running. Every such packet
+   * counts (the source keeps no list of refused SSRCs, so a flood of them costs no memory).
+   */
+  refusedLegs: number;
+  /** Datagrams dropped because their source address is not in `allowedSources`. */
+  disallowedSource: number;
 }
 
 /** Fresh {@link RtpSourceStats}, every counter at zero; pass it as `stats` and read it while the socket runs. */
 export function createRtpSourceStats(): RtpSourceStats {
-  return { datagrams: 0, rtcp: 0, malformed: 0, unknownPayloadType: 0, nonAudioBeforeLeg: 0, legs: 0 };
+  return { datagrams: 0, rtcp: 0, malformed: 0, unknownPayloadType: 0, nonAudioBeforeLeg: 0, legs: 0, refusedLegs: 0, disallowedSource: 0 };
 }
+
+/** Legs at once by default: each is a jitter buffer and, through `analyzeCalls`, a session. */
+export const DEFAULT_MAX_LEGS = 64;
 
 /** Options of {@link rtpSource}: bind address, dynamic payload types, jitter and idle bounds, socket buffer, counters, ffmpeg and scheduler. */
 export interface RtpSourceOptions {
@@ -79,6 +89,37 @@ export interface RtpSourceOptions {
   readonly onDatagram?: (bytes: Buffer, ssrc: number | undefined) => void;
   /** The socket, for the edge (default `dgram.createSocket('udp4')`). */
   readonly socketFactory?: (() => dgram.Socket) | undefined;
+  /**
+   * Most legs at once (default 64). A packet that would start one more is dropped and counted
+   * in `stats.refusedLegs`; a place frees when a leg ends (`idleTimeoutMs` without packets).
+   */
+  readonly maxLegs?: number | undefined;
+  /**
+   * Take datagrams only from these senders: IP addresses (`'10.0.0.5'`; IPv4-mapped IPv6 forms
+   * match their IPv4 address), or a predicate on the sender. Others are dropped before parsing and
+   * counted in `stats.disallowedSource`. Default: any sender.
+   */
+  readonly allowedSources?: readonly string[] | ((remote: { readonly address: string; readonly port: number }) => boolean) | undefined;
+}
+
+/** `::ffff:10.0.0.5` and `10.0.0.5` are one sender. */
+function plainAddress(address: string): string {
+  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address.toLowerCase();
+}
+
+function sourceFilter(allowed: RtpSourceOptions['allowedSources']): ((rinfo: dgram.RemoteInfo) => boolean) | undefined {
+  if (allowed === undefined) return undefined;
+  if (typeof allowed === 'function') {
+    return (rinfo) => {
+      try {
+        return allowed({ address: rinfo.address, port: rinfo.port }) === true;
+      } catch {
+        return false;
+      }
+    };
+  }
+  const set = new Set(allowed.map(plainAddress));
+  return (rinfo) => set.has(plainAddress(rinfo.address));
 }
 
 function legAudio(stream: PlayoutStream, codec: RtpCodec, options: RtpSourceOptions): AudioObservable {
@@ -107,6 +148,8 @@ function legAudio(stream: PlayoutStream, codec: RtpCodec, options: RtpSourceOpti
  * - Each leg has a jitter buffer (`JitterBuffer`): sequence numbers extended across wraparound,
  *   reordering within `playoutDelayMs`, duplicates and late packets dropped, lost packets and
  *   timestamp gaps filled with codec silence, so the leg's audio lasts as long as its timestamps.
+ * - Bounded: at most `maxLegs` (64) legs at once, packets of further SSRCs dropped and counted
+ *   (`refusedLegs`); with `allowedSources`, datagrams from other senders are dropped unparsed.
  * - A leg's audio completes after `idleTimeoutMs` without packets. The source itself never
  *   completes; it errors with `AudioSourceError('source_error')` when the socket fails to bind.
  * - Every timer goes through `scheduler`.
@@ -126,6 +169,9 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
   const payloadTypes = options.payloadTypes ?? {};
   // Fail early on a bad map, not at the first packet.
   for (const pt of Object.keys(payloadTypes)) resolvePayloadType(Number(pt), payloadTypes);
+  const maxLegs = options.maxLegs ?? DEFAULT_MAX_LEGS;
+  if (!Number.isInteger(maxLegs) || maxLegs < 1) throw new InputError('invalid_argument', `rtpSource: maxLegs must be a positive integer, got ${maxLegs}`);
+  const allowed = sourceFilter(options.allowedSources);
   return new Observable<CallLeg>((subscriber) => {
     const stats = options.stats ?? createRtpSourceStats();
     const scheduler = options.scheduler ?? asyncScheduler;
@@ -162,6 +208,10 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
 
     const onMessage = (msg: Buffer, rinfo: dgram.RemoteInfo): void => {
       stats.datagrams++;
+      if (allowed && !allowed(rinfo)) {
+        stats.disallowedSource++;
+        return;
+      }
       if (msg.length < 8) {
         stats.malformed++;
         options.onDatagram?.(msg, undefined);
@@ -202,6 +252,10 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
       if (!leg) {
         if (codec!.kind !== 'audio') {
           stats.nonAudioBeforeLeg++;
+          return;
+        }
+        if (legs.size >= maxLegs) {
+          stats.refusedLegs++;
           return;
         }
         leg = startLeg(ssrc, codec!, rinfo);

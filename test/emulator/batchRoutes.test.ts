@@ -140,10 +140,16 @@ describe('audio event detection over curl', () => {
     expect(err.validationErrors?.[0]?.loc).toEqual(['header', 'x-api-key']);
   });
 
-  it('missing upload_file (and header) → 422 listing both', async () => {
+  it('missing header → 422 naming the header alone: the body is not read before the key is checked', async () => {
     const r = await post(AE, undefined, 'other=1');
     expect(r.status).toBe(422);
-    expect((r.body as { detail: { loc: unknown[] }[] }).detail.map((d) => d.loc)).toEqual([['header', 'x-api-key'], ['body', 'upload_file']]);
+    expect((r.body as { detail: { loc: unknown[] }[] }).detail.map((d) => d.loc)).toEqual([['header', 'x-api-key']]);
+  });
+
+  it('missing upload_file → 422 for a known key', async () => {
+    const r = await post(AE, 'k', 'other=1');
+    expect(r.status).toBe(422);
+    expect((r.body as { detail: { loc: unknown[] }[] }).detail.map((d) => d.loc)).toEqual([['body', 'upload_file']]);
   });
 
   it.each([

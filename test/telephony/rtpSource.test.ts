@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import dgram from 'node:dgram';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -127,5 +128,108 @@ describe('rtpSource with ffmpeg as the sender', () => {
     const { port } = await listen();
     const err = await firstValueFrom(rtpSource({ port }).pipe(take(1), timeout(2000))).catch((e: unknown) => e);
     expect((err as { code?: string }).code).toBe('source_error');
+  });
+});
+
+describe('rtpSource against spoofed and unwanted senders', () => {
+  /** One PCMU packet of `ssrc`. */
+  const packet = (ssrc: number, seq = 1): Buffer => {
+    const b = Buffer.alloc(12 + 160, 0xff);
+    b[0] = 0x80;
+    b[1] = 0;
+    b.writeUInt16BE(seq, 2);
+    b.writeUInt32BE(seq * 160, 4);
+    b.writeUInt32BE(ssrc >>> 0, 8);
+    return b;
+  };
+
+  async function sendAll(port: number, packets: readonly Buffer[], from?: dgram.Socket): Promise<void> {
+    const socket = from ?? dgram.createSocket('udp4');
+    try {
+      for (let i = 0; i < packets.length; i++) {
+        await new Promise<void>((r) => socket.send(packets[i]!, port, '127.0.0.1', () => r()));
+        // Let the receiver keep up: loopback UDP drops what the socket buffer cannot hold.
+        if (i % 50 === 49) await new Promise((r) => setImmediate(r));
+      }
+    } finally {
+      if (!from) socket.close();
+    }
+  }
+
+  const until = async (cond: () => boolean, ms = 5_000): Promise<void> => {
+    const end = Date.now() + ms;
+    while (!cond()) {
+      if (Date.now() > end) throw new Error('condition not met in time');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  };
+
+  /** Wait until `count()` has not moved for 150 ms (the sender is done, the socket drained). */
+  const settled = async (count: () => number): Promise<void> => {
+    let last = -1;
+    while (count() !== last) {
+      last = count();
+      await new Promise((r) => setTimeout(r, 150));
+    }
+  };
+
+  it('2000 spoofed SSRCs make at most maxLegs legs; the rest are refused and counted; a freed place admits again', async () => {
+    const stats = createRtpSourceStats();
+    const legs: CallLeg[] = [];
+    let resolvePort!: (p: number) => void;
+    const portP = new Promise<number>((r) => (resolvePort = r));
+    subs.push(rtpSource({ stats, maxLegs: 8, idleTimeoutMs: 2_000, recvBufferSize: 4 << 20, onListening: (a) => resolvePort(a.port) }).subscribe((l) => legs.push(l)));
+    const port = await portP;
+    await sendAll(port, Array.from({ length: 2000 }, (_, i) => packet(0x1000 + i)));
+    await settled(() => stats.datagrams);
+    // Loopback UDP may drop some under load: whatever arrived, eight legs and the rest refused.
+    expect(stats.datagrams).toBeGreaterThan(500);
+    expect(legs).toHaveLength(8);
+    expect(stats).toMatchObject({ legs: 8, refusedLegs: stats.datagrams - 8 });
+    // Once the legs have gone idle, their places are free for new calls.
+    await Promise.all(legs.map((l) => collectBytes(l.audio$)));
+    await sendAll(port, [packet(0xabcdef)]);
+    await until(() => legs.length === 9);
+    expect(legs[8]!.ssrc).toBe(0xabcdef);
+  });
+
+  it('the default maxLegs is 64', async () => {
+    const stats = createRtpSourceStats();
+    let resolvePort!: (p: number) => void;
+    const portP = new Promise<number>((r) => (resolvePort = r));
+    subs.push(rtpSource({ stats, idleTimeoutMs: 2_000, recvBufferSize: 4 << 20, onListening: (a) => resolvePort(a.port) }).subscribe());
+    const port = await portP;
+    await sendAll(port, Array.from({ length: 100 }, (_, i) => packet(0x2000 + i)));
+    await settled(() => stats.datagrams);
+    expect(stats.datagrams).toBeGreaterThan(64);
+    expect(stats).toMatchObject({ legs: 64, refusedLegs: stats.datagrams - 64 });
+    expect(() => rtpSource({ maxLegs: 0 })).toThrow(/maxLegs/);
+  });
+
+  it('allowedSources: datagrams from other senders are dropped unparsed and counted', async () => {
+    const deny = createRtpSourceStats();
+    const denied = await listen({ stats: deny, allowedSources: ['10.9.9.9'] });
+    await sendAll(denied.port, [packet(1), packet(2), Buffer.from('not rtp at all')]);
+    await until(() => deny.datagrams === 3);
+    expect(deny).toMatchObject({ legs: 0, disallowedSource: 3, malformed: 0 });
+
+    const allow = createRtpSourceStats();
+    const allowed = await listen({ stats: allow, allowedSources: ['::ffff:127.0.0.1'] });
+    await sendAll(allowed.port, [packet(7)]);
+    expect((await allowed.firstLeg).ssrc).toBe(7);
+    expect(allow.disallowedSource).toBe(0);
+
+    // A predicate sees the sender's address and port.
+    const sender = dgram.createSocket('udp4');
+    closers.push(() => sender.close());
+    await new Promise<void>((r) => sender.bind(0, '127.0.0.1', () => r()));
+    const senderPort = sender.address().port;
+    const byPort = createRtpSourceStats();
+    const filtered = await listen({ stats: byPort, allowedSources: (remote) => remote.port === senderPort });
+    await sendAll(filtered.port, [packet(8)]);
+    await sendAll(filtered.port, [packet(9)], sender);
+    expect((await filtered.firstLeg).ssrc).toBe(9);
+    await until(() => byPort.datagrams === 2);
+    expect(byPort).toMatchObject({ legs: 1, disallowedSource: 1 });
   });
 });
