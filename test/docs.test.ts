@@ -56,10 +56,16 @@ it('every ```ts block of the README and of docs/ typechecks', async () => {
 // scheme (https:, mailto:) are not checked.
 
 /** Blank out fenced code blocks and inline code, keeping line breaks, so links in code are not links. */
+const blank = (s: string): string => s.replace(/[^\n]/g, ' ');
+
+/** The text with fenced code blocks blanked (line numbers kept). */
+function withoutFences(text: string): string {
+  return text.replace(/^( {0,3})(`{3,}|~{3,})[^\n]*\n[\s\S]*?(?:^ {0,3}\2[`~]*[ \t]*$|(?![\s\S]))/gm, blank);
+}
+
+/** The text with fenced blocks and code spans blanked: what is left can hold links. */
 function withoutCode(text: string): string {
-  const blank = (s: string): string => s.replace(/[^\n]/g, ' ');
-  return text
-    .replace(/^( {0,3})(`{3,}|~{3,})[^\n]*\n[\s\S]*?(?:^ {0,3}\2[`~]*[ \t]*$|(?![\s\S]))/gm, blank)
+  return withoutFences(text)
     .replace(/(?<!`)(`+)(?!`)(?:(?!\n[ \t]*\n)[\s\S])*?(?<!`)\1(?!`)/g, blank); // a code span ends at its paragraph
 }
 
@@ -76,7 +82,8 @@ export function githubSlug(heading: string): string {
 
 /** The anchors a markdown file defines: one per heading (duplicates get -1, -2, …), plus explicit `id`/`name` attributes. */
 function anchorsOf(markdown: string): Set<string> {
-  const lines = withoutCode(markdown).split('\n');
+  // Headings keep the text of their code spans (GitHub's slug of `` `fn()`: x `` is `fn-x`).
+  const lines = withoutFences(markdown).split('\n');
   const anchors = new Set<string>();
   const seen = new Map<string, number>();
   const add = (text: string): void => {

@@ -3,7 +3,7 @@
 // entry so a client import never loads an HTTP server.
 /// <reference types="node" preserve="true" />
 export { startEmulator, DEV_API_KEY, DEV_ACCOUNT_UUID, DEV_PLATFORM_API_KEY, type EmulatorOptions, type RunningEmulator } from './server.js';
-export { sendJson, type EmulatorContext, type EmulatorLimits, type HttpRoute, type HttpHandler } from './routes.js';
+export { sendJson, DEFAULT_EMULATOR_LIMITS, type EmulatorContext, type EmulatorLimits, type HttpRoute, type HttpHandler } from './routes.js';
 export { LIMIT_DETAILS, MODELS, DEFAULT_CONCURRENCY, MAX_CONCURRENCY, type Model, type Organization, type OrganizationSpec } from './accounts.js';
 export {
   ScenarioSchema,

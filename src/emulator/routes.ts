@@ -21,6 +21,7 @@ export interface EmulatorLimits {
   readonly maxFormFieldBytes: number;
 }
 
+/** The limits the emulator applies when `startEmulator({ limits })` or the config file sets none (docs/emulator.md, "Limits"). */
 export const DEFAULT_EMULATOR_LIMITS: EmulatorLimits = {
   inactivityTimeoutMs: 60_000,
   maxMessageBytesBeforeConfig: 1 << 20,
@@ -50,7 +51,7 @@ export interface HttpRoute {
   readonly path: string;
   readonly handler: HttpHandler;
   /**
-   * The handler authenticates before it reads the body and calls {@link acceptBody} itself, so a
+   * The handler authenticates before it reads the body and calls `acceptBody` itself, so a
    * client waiting on `Expect: 100-continue` sends no body to be refused. Otherwise the server
    * answers `100 Continue` before calling the handler.
    */
