@@ -255,6 +255,14 @@ class StreamingSession<T> {
     this.transition({ status: 'closed' });
   }
 
+  private guard(run: () => void): void {
+    try {
+      run();
+    } catch (err) {
+      this.fail(err);
+    }
+  }
+
   private account(): AudioAccount {
     return { read: this.stats.bytesRead, sent: this.stats.bytesSent, unsent: this.stats.bytesRead - this.stats.bytesSent };
   }
@@ -284,13 +292,15 @@ class StreamingSession<T> {
       return;
     }
     this.ws = ws;
-    ws.on('open', () => this.onOpen());
-    ws.on('message', (data, isBinary) => this.onMessage(data, isBinary));
-    ws.on('unexpected-response', (req, res) => this.onRefused(req, res));
+    // A throw in a handler (a protocol's decode, say) fails the session instead of escaping
+    // into the socket's event emitter.
+    ws.on('open', () => this.guard(() => this.onOpen()));
+    ws.on('message', (data, isBinary) => this.guard(() => this.onMessage(data, isBinary)));
+    ws.on('unexpected-response', (req, res) => this.guard(() => this.onRefused(req, res)));
     ws.on('error', (err) => {
       this.socketError = err;
     });
-    ws.on('close', (code, reason) => this.onClose(code, reason.toString('utf8')));
+    ws.on('close', (code, reason) => this.guard(() => this.onClose(code, reason.toString('utf8'))));
 
     const limit = this.options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs;
     this.stateTimer = timer(limit, this.scheduler).subscribe(() =>
@@ -302,9 +312,15 @@ class StreamingSession<T> {
     // Added to a Subscription we own, so a failure during a synchronous subscribe still unsubscribes it.
     this.audioSub.add(
       this.audio$.subscribe({
-        next: (chunk) => this.onChunk(chunk),
+        next: (chunk) => {
+          try {
+            this.onChunk(chunk);
+          } catch (err) {
+            this.fail(err);
+          }
+        },
         error: (err: unknown) => this.fail(err),
-        complete: () => this.onAudioComplete(),
+        complete: () => this.guard(() => this.onAudioComplete()),
       }),
     );
   }
