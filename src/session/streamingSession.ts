@@ -1,7 +1,7 @@
 // The streaming core shared by every WebSocket endpoint, as a state machine: connect with the
 // key in the query, send the config frame, the audio, the end-of-audio frame, then read events
 // until `done`. What differs per endpoint (path, config frame, decoding) is a StreamProtocol.
-import { asyncScheduler, Observable, Subscription, timer, type SchedulerLike, type Subscriber } from 'rxjs';
+import { asyncScheduler, config, Observable, Subscription, timer, type SchedulerLike, type Subscriber } from 'rxjs';
 import WebSocket, { type ClientOptions } from 'ws';
 import type { IncomingMessage } from 'node:http';
 import { audioMetaOf, type AudioChunk } from '../audio/meta.js';
@@ -552,9 +552,11 @@ class StreamingSession<T> {
   }
 }
 
-/** As RxJS reports an error no subscriber can take: thrown on its own stack. */
+/** As RxJS reports an error no subscriber can take: to `config.onUnhandledError`, or thrown on its own stack. */
 function reportUnhandled(err: unknown): void {
   setTimeout(() => {
-    throw err;
+    const { onUnhandledError } = config;
+    if (onUnhandledError) onUnhandledError(err);
+    else throw err;
   });
 }
