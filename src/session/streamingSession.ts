@@ -346,6 +346,10 @@ class StreamingSession<T> {
         return;
       }
       this.send(chunk);
+    } else if (this.ws!.readyState > WebSocket.OPEN) {
+      // A handshake already refused or aborted: nothing more is worth queueing.
+      this.lose();
+      return;
     } else {
       this.queue.push(chunk);
       this.pending += len;
