@@ -42,6 +42,7 @@ export type SessionState =
   | { readonly status: 'failed'; readonly error: unknown }
   | { readonly status: 'closed' };
 
+/** The name of a session state: `connecting`, `streaming`, `paused`, `finishing`, `closing`, `done`, `failed` or `closed`. */
 export type SessionStatus = SessionState['status'];
 
 /** Options shared by every streaming session. */
