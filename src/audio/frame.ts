@@ -4,6 +4,7 @@ import { InputError } from '../errors.js';
 import { bytesPerFrame, isRawFormat, type RawAudioFormat } from '../schema/audio.js';
 import { forwardFlow } from './audioInternals.js';
 import { audioMetaOf, withAudioMeta, type AudioChunk, type FlowSlot } from './meta.js';
+import { operatorSubscriber } from '../internal/operate.js';
 
 /** Options of {@link frame}: the frame duration and, when upstream does not carry it, the raw format. */
 export interface FrameOptions {
@@ -67,7 +68,7 @@ export function frame(options: FrameOptions = {}): OperatorFunction<Uint8Array, 
       let pending: Uint8Array | undefined;
       let filled = 0;
       forwardFlow(upstream, slot);
-      return upstream.subscribe({
+      return upstream.subscribe(operatorSubscriber<AudioChunk>(subscriber, {
         next: (chunk) => {
           let offset = 0;
           if (pending) {
@@ -91,13 +92,12 @@ export function frame(options: FrameOptions = {}): OperatorFunction<Uint8Array, 
             filled = chunk.byteLength - offset;
           }
         },
-        error: (err: unknown) => subscriber.error(err),
         complete: () => {
           if (pending && filled > 0) subscriber.next(pending.subarray(0, filled));
           pending = undefined;
           subscriber.complete();
         },
-      });
+      }));
     });
     return withAudioMeta(framed, { ...(format ? { format } : {}), flow: slot });
   };

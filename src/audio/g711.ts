@@ -7,6 +7,7 @@ import { InputError } from '../errors.js';
 import type { AudioFormat, RawAudioFormat } from '../schema/audio.js';
 import { forwardFlow } from './audioInternals.js';
 import { audioMetaOf, withAudioMeta, type AudioChunk, type FlowSlot } from './meta.js';
+import { operatorSubscriber } from '../internal/operate.js';
 
 /** The two G.711 companding laws, named like the service's raw formats. */
 export type G711Law = 'mulaw' | 'alaw';
@@ -104,7 +105,7 @@ export function toG711(law: G711Law): OperatorFunction<Uint8Array, Uint8Array> {
       }
       let carry: number | undefined;
       forwardFlow(upstream, slot);
-      return upstream.subscribe({
+      return upstream.subscribe(operatorSubscriber<AudioChunk>(subscriber, {
         next: (chunk) => {
           let bytes = chunk;
           if (carry !== undefined && bytes.byteLength > 0) {
@@ -120,9 +121,7 @@ export function toG711(law: G711Law): OperatorFunction<Uint8Array, Uint8Array> {
           }
           if (bytes.byteLength > 0) subscriber.next(encodeG711(law, bytes));
         },
-        error: (err: unknown) => subscriber.error(err),
-        complete: () => subscriber.complete(),
-      });
+      }));
     });
     const outFormat = withFormat(format, law);
     return withAudioMeta(out, { ...(outFormat ? { format: outFormat } : {}), flow: slot });
@@ -159,13 +158,11 @@ export function fromG711(law: G711Law): OperatorFunction<Uint8Array, Uint8Array>
         return;
       }
       forwardFlow(upstream, slot);
-      return upstream.subscribe({
+      return upstream.subscribe(operatorSubscriber<AudioChunk>(subscriber, {
         next: (chunk) => {
           if (chunk.byteLength > 0) subscriber.next(decodeG711(law, chunk));
         },
-        error: (err: unknown) => subscriber.error(err),
-        complete: () => subscriber.complete(),
-      });
+      }));
     });
     const outFormat = withFormat(format, 's16le');
     return withAudioMeta(out, { ...(outFormat ? { format: outFormat } : {}), flow: slot });

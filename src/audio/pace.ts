@@ -5,6 +5,7 @@ import { InputError } from '../errors.js';
 import { bytesPerSecond, bytesToMs, isRawFormat, type RawAudioFormat } from '../schema/audio.js';
 import { FlowControl } from '../internal/flow.js';
 import { audioMetaOf, withAudioMeta, type AudioChunk } from './meta.js';
+import { operatorSubscriber } from '../internal/operate.js';
 
 /** Options of {@link pace}: playback rate, the raw format when upstream does not carry it, the scheduler, and how much audio to buffer before pausing upstream. */
 export interface PaceOptions {
@@ -114,7 +115,7 @@ export function pace(options: PaceOptions = {}): OperatorFunction<Uint8Array, Ui
       };
 
       if (upstreamSlot) upstreamSlot.current = gate;
-      const sub = upstream.subscribe({
+      const sub = upstream.subscribe(operatorSubscriber<AudioChunk>(subscriber, {
         next: (chunk) => {
           if (start === undefined) start = scheduler.now();
           queue.push({ chunk, deadline: deadlineOf(total) });
@@ -123,13 +124,12 @@ export function pace(options: PaceOptions = {}): OperatorFunction<Uint8Array, Ui
           if (queuedBytes > highWater) gate.pause();
           if (!pending) drain();
         },
-        error: (err: unknown) => subscriber.error(err),
         complete: () => {
           upstreamDone = true;
           if (start === undefined) subscriber.complete();
           else if (!pending) drain();
         },
-      });
+      }));
       return () => {
         pending?.unsubscribe();
         sub.unsubscribe();

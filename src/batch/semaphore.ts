@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import { Observable } from 'rxjs';
 import { InputError } from '../errors.js';
+import { operatorSubscriber } from '../internal/operate.js';
 
 /** The service's stated default concurrency per model (§8). */
 export const DEFAULT_BATCH_CONCURRENCY = 3;
@@ -63,11 +64,7 @@ export class Semaphore {
         this.active++;
         if (this.active > this.peakActive) this.peakActive = this.active;
         // The permit goes back in the teardown that follows error or complete.
-        inner = work$.subscribe({
-          next: (v) => subscriber.next(v),
-          error: (e: unknown) => subscriber.error(e),
-          complete: () => subscriber.complete(),
-        });
+        inner = work$.subscribe(operatorSubscriber<T>(subscriber, {}));
       };
       this.queue.push(start);
       this.drain();

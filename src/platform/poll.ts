@@ -1,6 +1,7 @@
 // A small reusable polling loop: check, classify (pending, done, failed), wait with capped
 // exponential backoff, retry transient failures a bounded number of times, give up at a deadline.
 import { asyncScheduler, defer, Observable, Subscription, timer, type SchedulerLike } from 'rxjs';
+import { operatorSubscriber } from '../internal/operate.js';
 
 /** What one checked value means. */
 export type PollVerdict = { readonly kind: 'pending' } | { readonly kind: 'done' } | { readonly kind: 'failed'; readonly error: Error };
@@ -103,22 +104,27 @@ export function poll<T>(spec: PollSpec<T>, options: PollOptions = {}): Observabl
       checks += 1;
       step?.unsubscribe();
       step = undefined;
-      const current = defer(() => spec.check(controller.signal)).subscribe({
-        next: (value) => {
-          transient = 0;
-          last = value;
-          const verdict = spec.classify(value);
-          subscriber.next(value);
-          if (verdict.kind === 'done') subscriber.complete();
-          else if (verdict.kind === 'failed') subscriber.error(verdict.error);
-          else schedule();
-        },
-        error: (err: unknown) => {
-          if (!spec.isTransient(err)) subscriber.error(err);
-          else if (++transient > maxTransient) subscriber.error(spec.transientLimitError(err, transient));
-          else schedule();
-        },
-      });
+      // A throw from `classify` errors the stream at once (not at the deadline).
+      const current = defer(() => spec.check(controller.signal)).subscribe(
+        operatorSubscriber<T>(subscriber, {
+          next: (value) => {
+            transient = 0;
+            last = value;
+            const verdict = spec.classify(value);
+            subscriber.next(value);
+            if (verdict.kind === 'done') subscriber.complete();
+            else if (verdict.kind === 'failed') subscriber.error(verdict.error);
+            else schedule();
+          },
+          error: (err: unknown) => {
+            if (!spec.isTransient(err)) subscriber.error(err);
+            else if (++transient > maxTransient) subscriber.error(spec.transientLimitError(err, transient));
+            else schedule();
+          },
+          // One check's end is not the poll's.
+          complete: () => undefined,
+        }),
+      );
       // A check that failed synchronously has already scheduled the next one.
       step ??= current;
     };

@@ -1,6 +1,7 @@
-// The streaming core shared by every WebSocket endpoint: connect with the key in the query,
-// send the config frame, the audio, the end-of-audio frame, then read events until `done`.
-import { asyncScheduler, Observable, timer, type SchedulerLike, type Subscription } from 'rxjs';
+// The streaming core shared by every WebSocket endpoint, as a state machine: connect with the
+// key in the query, send the config frame, the audio, the end-of-audio frame, then read events
+// until `done`. What differs per endpoint (path, config frame, decoding) is a StreamProtocol.
+import { asyncScheduler, config, Observable, Subscription, timer, type SchedulerLike, type Subscriber } from 'rxjs';
 import WebSocket, { type ClientOptions } from 'ws';
 import type { IncomingMessage } from 'node:http';
 import { audioMetaOf, type AudioChunk } from '../audio/meta.js';
@@ -15,11 +16,34 @@ import {
 import { redact, redactUrl } from '../internal/redact.js';
 import type { AudioFormat } from '../schema/audio.js';
 import { FlowControl } from '../internal/flow.js';
-import { createSessionStats, type SessionStats } from './stats.js';
+import { createSessionStats, type SessionPhase, type SessionStats } from './stats.js';
 import { checkAudioParams, streamingUrl } from './url.js';
 
 /** Creates the socket; injectable so tests and proxies can wrap the edge. */
 export type WebSocketFactory = (url: string, options: ClientOptions) => WebSocket;
+
+/**
+ * The states of one session, keyed by `status` (see docs/streaming-session.md):
+ * - `connecting`: the handshake is under way; audio read meanwhile is queued.
+ * - `streaming`: open; the config frame went first, each chunk goes as it arrives.
+ * - `paused`: open, a pull-capable source paused until the socket drains below half the high-water mark.
+ * - `finishing`: the audio ended and the end-of-audio frame went; waiting for `done`.
+ * - `closing`: no more audio is read; waiting for the server's close after `done` (`reason: 'done'`),
+ *   after an `error` event (`'error'`), or after the connection was lost mid-send (`'lost'`).
+ * - `done` (completed), `failed` (errored with `error`), `closed` (unsubscribed): terminal.
+ */
+export type SessionState =
+  | { readonly status: 'connecting' }
+  | { readonly status: 'streaming' }
+  | { readonly status: 'paused' }
+  | { readonly status: 'finishing' }
+  | { readonly status: 'closing'; readonly reason: 'done' | 'error' | 'lost' }
+  | { readonly status: 'done' }
+  | { readonly status: 'failed'; readonly error: unknown }
+  | { readonly status: 'closed' };
+
+/** The name of a session state: `connecting`, `streaming`, `paused`, `finishing`, `closing`, `done`, `failed` or `closed`. */
+export type SessionStatus = SessionState['status'];
 
 /** Options shared by every streaming session. */
 export interface StreamingOptions {
@@ -45,6 +69,12 @@ export interface StreamingOptions {
   readonly flow?: FlowControl | undefined;
   /** Live counters, updated in place. */
   readonly stats?: SessionStats | undefined;
+  /**
+   * Called on every change of state, old state first, after the old state's timers and
+   * subscriptions were released. A throw fails the session (or, once it ended, is reported
+   * as unhandled, as RxJS does).
+   */
+  readonly onStateChange?: ((oldState: SessionState, newState: SessionState) => void) | undefined;
   /** Scheduler for every timer (tests use virtual time). Default `asyncScheduler`. */
   readonly scheduler?: SchedulerLike | undefined;
   /** Socket factory, for the edge. Default `new WebSocket(url, options)`. */
@@ -56,7 +86,7 @@ export type Decoded<T> =
   | { readonly ok: true; readonly value: T; readonly kind: 'event' | 'done' | 'error'; readonly errorText?: string }
   | { readonly ok: false; readonly reason: string };
 
-/** How one endpoint speaks: its path, config frame and how its frames decode. */
+/** How one endpoint speaks (the strategy of a session): its path, config frame and how its frames decode. */
 export interface StreamProtocol<T> {
   readonly path: string;
   /** The first text frame, or undefined for endpoints that take none. */
@@ -71,7 +101,23 @@ const DEFAULTS = {
   highWaterMark: 1 << 20,
   maxBufferedBytes: 32 << 20,
   maxServerFrameBytes: 16 << 20,
+  /** A server that never answers our close must not keep the socket alive. */
+  shutTimeoutMs: 2_000,
 } as const;
+
+const PHASES: Record<SessionStatus, SessionPhase | undefined> = {
+  connecting: 'connecting',
+  streaming: 'streaming',
+  paused: 'streaming',
+  finishing: 'finishing',
+  // A close awaited keeps the phase the session was in.
+  closing: undefined,
+  done: 'done',
+  failed: 'error',
+  closed: 'closed',
+};
+
+const isTerminal = (s: SessionState): boolean => s.status === 'done' || s.status === 'failed' || s.status === 'closed';
 
 /** Resolve key and base URL from options and environment; InputError when missing. */
 export function resolveEndpoint(options: StreamingOptions): { apiKey: string; baseUrl: string } {
@@ -97,295 +143,426 @@ export function resolveEndpoint(options: StreamingOptions): { apiKey: string; ba
  */
 export function streamingSession<T>(audio$: Observable<AudioChunk>, protocol: StreamProtocol<T>, options: StreamingOptions = {}): Observable<T> {
   return new Observable<T>((subscriber) => {
-    const scheduler = options.scheduler ?? asyncScheduler;
-    const stats = options.stats ?? createSessionStats();
-    const highWater = options.highWaterMark ?? DEFAULTS.highWaterMark;
-    const maxBuffered = options.maxBufferedBytes ?? DEFAULTS.maxBufferedBytes;
-    const meta = audioMetaOf(audio$);
+    const session = new StreamingSession(audio$, protocol, options, subscriber);
+    session.start();
+    return () => session.unsubscribe();
+  });
+}
 
-    let apiKey: string;
+/** One subscription's session: the state, what the state owns, and the moves between states. */
+class StreamingSession<T> {
+  private current: SessionState = { status: 'connecting' };
+  /** The timer the current state owns (connect, done or close timeout). */
+  private stateTimer: Subscription | undefined;
+  /** The audio subscription, owned by `connecting`, `streaming`, `paused`. */
+  private readonly audioSub = new Subscription();
+  private ws: WebSocket | undefined;
+  private readonly stats: SessionStats;
+  private readonly scheduler: SchedulerLike;
+  private readonly highWater: number;
+  private readonly lowWater: number;
+  private readonly maxBuffered: number;
+  private readonly flow: FlowControl;
+  private readonly pausable: boolean;
+  private readonly meta: ReturnType<typeof audioMetaOf>;
+  /** Chunks read before the socket opened. */
+  private queue: AudioChunk[] = [];
+  /** Bytes read and not yet flushed (queued or in the socket's buffers). */
+  private pending = 0;
+  private opened = false;
+  private audioEnded = false;
+  private errorText: string | undefined;
+  /** A refused handshake becomes its error when the session fails, so the audio account is exact. */
+  private handshakeError: (() => SvcError) | undefined;
+  private socketError: Error | undefined;
+  private apiKey = '';
+  private safeUrl = '';
+
+  constructor(
+    private readonly audio$: Observable<AudioChunk>,
+    private readonly protocol: StreamProtocol<T>,
+    private readonly options: StreamingOptions,
+    private readonly subscriber: Subscriber<T>,
+  ) {
+    this.stats = options.stats ?? createSessionStats();
+    this.scheduler = options.scheduler ?? asyncScheduler;
+    this.highWater = options.highWaterMark ?? DEFAULTS.highWaterMark;
+    this.lowWater = this.highWater / 2;
+    this.maxBuffered = options.maxBufferedBytes ?? DEFAULTS.maxBufferedBytes;
+    this.meta = audioMetaOf(audio$);
+    this.flow = options.flow ?? new FlowControl();
+    this.pausable = this.meta?.flow !== undefined || options.flow !== undefined;
+  }
+
+  get state(): SessionState {
+    return this.current;
+  }
+
+  /**
+   * The one transition: releases what the old state owned (its timer; the audio subscription
+   * when the new state reads no audio; flow control and the socket when the new state is
+   * terminal), enters the new state, reports it. A terminal state is never left.
+   */
+  private transition(next: SessionState, owns?: Subscription): void {
+    const old = this.current;
+    if (isTerminal(old)) {
+      owns?.unsubscribe();
+      return;
+    }
+    this.stateTimer?.unsubscribe();
+    this.stateTimer = owns;
+    const reading = next.status === 'connecting' || next.status === 'streaming' || next.status === 'paused';
+    if (!reading) this.audioSub.unsubscribe();
+    if (next.status === 'paused' && !this.flow.paused) {
+      this.flow.pause();
+      this.stats.pauses++;
+    } else if (old.status === 'paused' && next.status === 'streaming') {
+      this.flow.resume();
+    } else if (next.status === 'closing') {
+      // Nothing more is pulled from a source once the connection is going away.
+      this.flow.pause();
+    }
+    this.current = next;
+    const phase = PHASES[next.status];
+    if (phase !== undefined) this.stats.phase = phase;
+    if (isTerminal(next)) {
+      this.flow.release();
+      this.shutSocket();
+    }
+    const observe = this.options.onStateChange;
+    if (observe !== undefined) {
+      try {
+        observe(old, next);
+      } catch (err) {
+        if (isTerminal(next)) reportUnhandled(err);
+        else this.fail(err);
+      }
+    }
+  }
+
+  private fail(err: unknown): void {
+    if (isTerminal(this.current)) return;
+    this.transition({ status: 'failed', error: err });
+    this.subscriber.error(err);
+  }
+
+  private finish(): void {
+    if (isTerminal(this.current)) return;
+    this.transition({ status: 'done' });
+    this.subscriber.complete();
+  }
+
+  unsubscribe(): void {
+    this.transition({ status: 'closed' });
+  }
+
+  private guard(run: () => void): void {
+    try {
+      run();
+    } catch (err) {
+      this.fail(err);
+    }
+  }
+
+  private account(): AudioAccount {
+    return { read: this.stats.bytesRead, sent: this.stats.bytesSent, unsent: this.stats.bytesRead - this.stats.bytesSent };
+  }
+
+  private clean(text: string): string {
+    return redact(text, [this.apiKey]);
+  }
+
+  start(): void {
     let url: URL;
     try {
-      const ep = resolveEndpoint(options);
-      apiKey = ep.apiKey;
-      const query = checkAudioParams(options.format ?? meta?.format);
-      url = streamingUrl(ep.baseUrl, protocol.path, apiKey, query);
+      const ep = resolveEndpoint(this.options);
+      this.apiKey = ep.apiKey;
+      const query = checkAudioParams(this.options.format ?? this.meta?.format);
+      url = streamingUrl(ep.baseUrl, this.protocol.path, this.apiKey, query);
     } catch (err) {
-      stats.phase = 'error';
-      subscriber.error(err);
+      this.fail(err);
       return;
     }
-    const safeUrl = redactUrl(url);
-    const clean = (text: string): string => redact(text, [apiKey]);
-
-    const flow = options.flow ?? new FlowControl();
-    const queue: AudioChunk[] = [];
-    let pending = 0;
-    let opened = false;
-    let audioEnded = false;
-    let endSent = false;
-    let doneSeen = false;
-    let errorText: string | undefined;
-    // A refused handshake is turned into its error when the session fails, so the audio account is exact.
-    let handshakeError: (() => SvcError) | undefined;
-    let socketError: Error | undefined;
-    let finished = false;
-    let audioSub: Subscription | undefined;
-    let connectTimer: Subscription | undefined;
-    let doneTimer: Subscription | undefined;
-    let closeTimer: Subscription | undefined;
-
-    const account = (): AudioAccount => ({ read: stats.bytesRead, sent: stats.bytesSent, unsent: stats.bytesRead - stats.bytesSent });
-
-    const stopTimers = (): void => {
-      connectTimer?.unsubscribe();
-      doneTimer?.unsubscribe();
-      closeTimer?.unsubscribe();
-    };
-
-    const fail = (err: unknown): void => {
-      if (finished) return;
-      finished = true;
-      stats.phase = 'error';
-      stopTimers();
-      audioSub?.unsubscribe();
-      flow.release();
-      shutSocket();
-      subscriber.error(err);
-    };
-
-    const finish = (): void => {
-      if (finished) return;
-      finished = true;
-      stats.phase = 'done';
-      stopTimers();
-      audioSub?.unsubscribe();
-      flow.release();
-      shutSocket();
-      subscriber.complete();
-    };
-
+    this.safeUrl = redactUrl(url);
     let ws: WebSocket;
     try {
-      const factory = options.webSocketFactory ?? ((u: string, o: ClientOptions) => new WebSocket(u, o));
-      ws = factory(url.toString(), { maxPayload: options.maxServerFrameBytes ?? DEFAULTS.maxServerFrameBytes, perMessageDeflate: false });
+      const factory = this.options.webSocketFactory ?? ((u: string, o: ClientOptions) => new WebSocket(u, o));
+      ws = factory(url.toString(), { maxPayload: this.options.maxServerFrameBytes ?? DEFAULTS.maxServerFrameBytes, perMessageDeflate: false });
     } catch (err) {
-      subscriber.error(new SessionError('connection_failed', clean(`could not open ${safeUrl}: ${(err as Error).message}`), { retryable: false }));
+      this.fail(new SessionError('connection_failed', this.clean(`could not open ${this.safeUrl}: ${(err as Error).message}`), { retryable: false }));
       return;
     }
-
-    function shutSocket(): void {
-      if (ws.readyState === WebSocket.CONNECTING) {
-        ws.terminate();
-      } else if (ws.readyState === WebSocket.OPEN) {
-        ws.close(1000, 'client done');
-        // A server that never answers the close must not keep the socket alive.
-        const t = setTimeout(() => ws.terminate(), 2_000);
-        t.unref();
-        ws.once('close', () => clearTimeout(t));
-      }
-    }
-
-    const checkPressure = (): void => {
-      if (pending > stats.peakBufferedBytes) stats.peakBufferedBytes = pending;
-      const pausable = meta?.flow !== undefined || options.flow !== undefined;
-      if (pausable && pending > highWater) {
-        if (!flow.paused) {
-          flow.pause();
-          stats.pauses++;
-        }
-      } else if (pending > maxBuffered) {
-        fail(
-          new SessionError(
-            'backpressure_overflow',
-            `audio arrives faster than the socket sends it: ${pending} bytes waiting exceed maxBufferedBytes=${maxBuffered}; use a pull-capable source (fromReadable) or raise the bound`,
-            { retryable: false, audio: account() },
-          ),
-        );
-      }
-    };
-
-    const sendChunk = (chunk: AudioChunk): void => {
-      const len = chunk.byteLength;
-      pending += len;
-      ws.send(chunk, { binary: true }, (err) => {
-        pending -= len;
-        if (!err) {
-          stats.bytesSent += len;
-          stats.framesSent++;
-        }
-        if (pending <= highWater / 2) flow.resume();
-      });
-    };
-
-    const sendEnd = (): void => {
-      if (endSent || finished) return;
-      endSent = true;
-      stats.phase = 'finishing';
-      ws.send('');
-      const limit = options.doneTimeoutMs ?? DEFAULTS.doneTimeoutMs;
-      doneTimer = timer(limit, scheduler).subscribe(() =>
-        fail(new SessionError('done_timeout', `no done event within ${limit} ms after the end of audio`, { retryable: true, audio: account() })),
-      );
-    };
-
-    const onChunk = (chunk: AudioChunk): void => {
-      if (finished) return;
-      if (!(chunk instanceof Uint8Array)) {
-        fail(new InputError('invalid_argument', `audio chunks must be Uint8Array or Buffer, got ${typeof chunk}`));
-        return;
-      }
-      if (chunk.byteLength === 0) return;
-      stats.bytesRead += chunk.byteLength;
-      if (!opened) {
-        queue.push(chunk);
-        pending += chunk.byteLength;
-      } else {
-        sendChunk(chunk);
-      }
-      checkPressure();
-    };
-
-    const onAudioComplete = (): void => {
-      audioEnded = true;
-      // The end-of-audio frame goes after every chunk: ws sends in order, so once open it can follow at once.
-      if (opened) sendEnd();
-    };
-
-    ws.on('open', () => {
-      if (finished) return;
-      opened = true;
-      connectTimer?.unsubscribe();
-      stats.phase = 'streaming';
-      if (protocol.configFrame !== undefined) ws.send(protocol.configFrame);
-      const waiting = queue.splice(0);
-      for (const chunk of waiting) {
-        pending -= chunk.byteLength;
-        sendChunk(chunk);
-      }
-      if (audioEnded) sendEnd();
-    });
-
-    ws.on('message', (data, isBinary) => {
-      if (finished) return;
-      stats.eventsReceived++;
-      // `done` is the last event (§3) and the results are complete with it: whatever follows
-      // is ignored, as a drop, a stall or any close code after `done` is. (Decoding it failed a
-      // complete session on a malformed frame, and an `error` frame armed a second close
-      // timer that stopTimers never cleared.)
-      if (doneSeen) return;
-      if (isBinary) {
-        fail(new SessionError('malformed_frame', 'the server sent a binary frame where JSON events were expected', { retryable: false, audio: account() }));
-        return;
-      }
-      // A server that echoes the key gets it masked here, before any event, snapshot or page shows it.
-      const text = clean(Buffer.isBuffer(data) ? data.toString('utf8') : Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data).toString('utf8'));
-      const decoded = protocol.decode(text);
-      if (!decoded.ok) {
-        fail(new SessionError('malformed_frame', `the server sent a frame outside the contract: ${decoded.reason}`, { retryable: false, detail: text.slice(0, 500), audio: account() }));
-        return;
-      }
-      subscriber.next(decoded.value);
-      if (decoded.kind === 'done') {
-        doneSeen = true;
-        doneTimer?.unsubscribe();
-        const limit = options.closeTimeoutMs ?? DEFAULTS.closeTimeoutMs;
-        // The results are complete at `done`; a server that then never closes cannot hang us.
-        closeTimer = timer(limit, scheduler).subscribe(() => finish());
-      } else if (decoded.kind === 'error') {
-        errorText = decoded.errorText ?? 'error';
-        const limit = options.closeTimeoutMs ?? DEFAULTS.closeTimeoutMs;
-        closeTimer = timer(limit, scheduler).subscribe(() => {
-          const c = errorFromClose(1011, '', errorText, account());
-          fail(new SessionError(c.code, `the server reported an error and did not close within ${limit} ms: ${errorText}`, { detail: errorText, retryable: c.retryable, audio: account() }));
-        });
-      }
-    });
-
-    ws.on('unexpected-response', (req, res: IncomingMessage) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size <= 65_536) chunks.push(c);
-      });
-      res.on('end', () => {
-        const raw = Buffer.concat(chunks).toString('utf8');
-        let body: unknown = raw;
-        try {
-          body = JSON.parse(raw);
-        } catch {
-          /* a non-JSON body is kept as text */
-        }
-        const status = res.statusCode ?? 0;
-        const http = errorFromHttp(status, body, 'the WebSocket handshake');
-        const code = http.code === 'http_error' ? 'handshake_rejected' : http.code;
-        handshakeError = () => new SessionError(code, clean(http.message), { status, detail: http.detail, retryable: http.retryable, audio: account() });
-        req.destroy();
-        ws.terminate();
-      });
-      res.on('error', () => ws.terminate());
-    });
-
+    this.ws = ws;
+    // A throw in a handler (a protocol's decode, say) fails the session instead of escaping
+    // into the socket's event emitter.
+    ws.on('open', () => this.guard(() => this.onOpen()));
+    ws.on('message', (data, isBinary) => this.guard(() => this.onMessage(data, isBinary)));
+    ws.on('unexpected-response', (req, res) => this.guard(() => this.onRefused(req, res)));
     ws.on('error', (err) => {
-      socketError = err;
+      this.socketError = err;
     });
+    ws.on('close', (code, reason) => this.guard(() => this.onClose(code, reason.toString('utf8'))));
 
-    ws.on('close', (code, reasonBuf) => {
-      const reason = reasonBuf.toString('utf8');
-      stats.closeCode = code;
-      stats.closeReason = reason;
-      if (finished) return;
-      if (doneSeen) {
-        finish();
-        return;
-      }
-      if (handshakeError) {
-        fail(handshakeError());
-        return;
-      }
-      if (!opened) {
-        const why = socketError ? clean(socketError.message) : `closed with ${code}`;
-        fail(new SessionError('connection_failed', `could not connect to ${safeUrl}: ${why}`, { retryable: true, cause: socketError ? new Error(why) : undefined, audio: account() }));
-        return;
-      }
-      // ws reports server protocol violations (oversized or invalid frames) as WS_ERR_* errors.
-      const wsCode = (socketError as { code?: string } | undefined)?.code;
-      if (socketError && errorText === undefined && wsCode?.startsWith('WS_ERR_')) {
-        const what = wsCode === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH' ? `a frame larger than maxServerFrameBytes` : 'an invalid frame';
-        fail(new SessionError('malformed_frame', `the server sent ${what}: ${clean(socketError.message)}`, { closeCode: code, retryable: false, audio: account() }));
-        return;
-      }
-      if (code === 1000 && errorText === undefined) {
-        fail(new SessionError('missing_done', `the server closed normally before sending done${audioEnded ? '' : ' (audio was still being sent)'}`, { closeCode: code, retryable: true, audio: account() }));
-        return;
-      }
-      const err = errorFromClose(code, clean(reason), errorText, account());
-      fail(err);
-    });
-
-    const connectLimit = options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs;
-    connectTimer = timer(connectLimit, scheduler).subscribe(() => {
-      if (!opened) fail(new SessionError('connect_timeout', `no WebSocket handshake with ${safeUrl} within ${connectLimit} ms`, { retryable: true, audio: account() }));
-    });
+    const limit = this.options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs;
+    this.stateTimer = timer(limit, this.scheduler).subscribe(() =>
+      this.fail(new SessionError('connect_timeout', `no WebSocket handshake with ${this.safeUrl} within ${limit} ms`, { retryable: true, audio: this.account() })),
+    );
 
     // A pull-capable source reads the slot synchronously when subscribed.
-    if (meta?.flow) meta.flow.current = flow;
-    audioSub = audio$.subscribe({
-      next: onChunk,
-      error: (err: unknown) => fail(err),
-      complete: onAudioComplete,
-    });
+    if (this.meta?.flow) this.meta.flow.current = this.flow;
+    // Added to a Subscription we own, so a failure during a synchronous subscribe still unsubscribes it.
+    this.audioSub.add(
+      this.audio$.subscribe({
+        next: (chunk) => {
+          try {
+            this.onChunk(chunk);
+          } catch (err) {
+            this.fail(err);
+          }
+        },
+        error: (err: unknown) => this.fail(err),
+        complete: () => this.guard(() => this.onAudioComplete()),
+      }),
+    );
+  }
 
-    return () => {
-      if (!finished) {
-        finished = true;
-        stats.phase = 'closed';
+  // ---- audio -------------------------------------------------------------------------------
+
+  private onChunk(chunk: AudioChunk): void {
+    const status = this.current.status;
+    const open = status === 'streaming' || status === 'paused';
+    if (!open && status !== 'connecting') return;
+    if (!(chunk instanceof Uint8Array)) {
+      this.fail(new InputError('invalid_argument', `audio chunks must be Uint8Array or Buffer, got ${typeof chunk}`));
+      return;
+    }
+    const len = chunk.byteLength;
+    if (len === 0) return;
+    this.stats.bytesRead += len;
+    if (open) {
+      // Once the socket is not open no chunk can go: stop reading now, so the account is the
+      // one of this moment (and a source with no I/O between chunks cannot spin on failed sends).
+      if (this.ws!.readyState !== WebSocket.OPEN) {
+        this.lose();
+        return;
       }
-      stopTimers();
-      audioSub?.unsubscribe();
-      flow.release();
-      shutSocket();
-    };
+      this.send(chunk);
+    } else if (this.ws!.readyState > WebSocket.OPEN) {
+      // A handshake already refused or aborted: nothing more is worth queueing.
+      this.lose();
+      return;
+    } else {
+      this.queue.push(chunk);
+      this.pending += len;
+    }
+    this.checkPressure();
+  }
+
+  private send(chunk: AudioChunk): void {
+    const len = chunk.byteLength;
+    this.pending += len;
+    this.ws!.send(chunk, { binary: true }, (err) => {
+      this.pending -= len;
+      if (err) {
+        this.lose();
+        return;
+      }
+      this.stats.bytesSent += len;
+      this.stats.framesSent++;
+      if (this.pending <= this.lowWater && this.current.status === 'paused') this.transition({ status: 'streaming' });
+    });
+  }
+
+  private checkPressure(): void {
+    const pending = this.pending;
+    if (pending > this.stats.peakBufferedBytes) this.stats.peakBufferedBytes = pending;
+    if (this.pausable) {
+      if (pending <= this.highWater) return;
+      if (this.current.status === 'streaming') {
+        this.transition({ status: 'paused' });
+      } else if (this.current.status === 'connecting' && !this.flow.paused) {
+        // Entered as `paused` on open.
+        this.flow.pause();
+        this.stats.pauses++;
+      }
+    } else if (pending > this.maxBuffered) {
+      this.fail(
+        new SessionError(
+          'backpressure_overflow',
+          `audio arrives faster than the socket sends it: ${pending} bytes waiting exceed maxBufferedBytes=${this.maxBuffered}; use a pull-capable source (fromReadable) or raise the bound`,
+          { retryable: false, audio: this.account() },
+        ),
+      );
+    }
+  }
+
+  private onAudioComplete(): void {
+    this.audioEnded = true;
+    const status = this.current.status;
+    // The end-of-audio frame goes after every chunk: ws sends in order, so once open it can follow at once.
+    if (status === 'streaming' || status === 'paused') this.sendEnd();
+  }
+
+  private sendEnd(): void {
+    const ws = this.ws!;
+    if (ws.readyState !== WebSocket.OPEN) {
+      this.lose();
+      return;
+    }
+    ws.send('');
+    const limit = this.options.doneTimeoutMs ?? DEFAULTS.doneTimeoutMs;
+    this.transition(
+      { status: 'finishing' },
+      timer(limit, this.scheduler).subscribe(() =>
+        this.fail(new SessionError('done_timeout', `no done event within ${limit} ms after the end of audio`, { retryable: true, audio: this.account() })),
+      ),
+    );
+  }
+
+  /** A send failed or the socket is no longer open: read nothing more, wait for the close to say why. */
+  private lose(): void {
+    const status = this.current.status;
+    if (status === 'closing' || isTerminal(this.current)) return;
+    const limit = this.options.closeTimeoutMs ?? DEFAULTS.closeTimeoutMs;
+    this.transition(
+      { status: 'closing', reason: 'lost' },
+      timer(limit, this.scheduler).subscribe(() => {
+        const c = errorFromClose(1006, '', this.errorText, this.account());
+        this.fail(new SessionError(c.code, `the connection was lost and did not close within ${limit} ms`, { closeCode: 1006, retryable: c.retryable, audio: this.account() }));
+      }),
+    );
+  }
+
+  // ---- socket ------------------------------------------------------------------------------
+
+  private onOpen(): void {
+    if (this.current.status !== 'connecting') return;
+    this.opened = true;
+    const ws = this.ws!;
+    if (this.protocol.configFrame !== undefined) ws.send(this.protocol.configFrame);
+    this.transition({ status: this.flow.paused ? 'paused' : 'streaming' });
+    const waiting = this.queue;
+    this.queue = [];
+    for (const chunk of waiting) {
+      this.pending -= chunk.byteLength;
+      this.send(chunk);
+    }
+    if (this.audioEnded) this.sendEnd();
+  }
+
+  private onMessage(data: WebSocket.RawData, isBinary: boolean): void {
+    const state = this.current;
+    if (isTerminal(state)) return;
+    this.stats.eventsReceived++;
+    // `done` is the last event (§3) and the results are complete with it: whatever follows
+    // is ignored, as a drop, a stall or any close code after `done` is.
+    if (state.status === 'closing' && state.reason === 'done') return;
+    if (isBinary) {
+      this.fail(new SessionError('malformed_frame', 'the server sent a binary frame where JSON events were expected', { retryable: false, audio: this.account() }));
+      return;
+    }
+    // A server that echoes the key gets it masked here, before any event, snapshot or page shows it.
+    const text = this.clean(Buffer.isBuffer(data) ? data.toString('utf8') : Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data).toString('utf8'));
+    const decoded = this.protocol.decode(text);
+    if (!decoded.ok) {
+      this.fail(new SessionError('malformed_frame', `the server sent a frame outside the contract: ${decoded.reason}`, { retryable: false, detail: text.slice(0, 500), audio: this.account() }));
+      return;
+    }
+    this.subscriber.next(decoded.value);
+    // The consumer may have unsubscribed in `next`; the transition below then does nothing.
+    const limit = this.options.closeTimeoutMs ?? DEFAULTS.closeTimeoutMs;
+    if (decoded.kind === 'done') {
+      // The results are complete at `done`; a server that then never closes cannot hang us.
+      this.transition({ status: 'closing', reason: 'done' }, timer(limit, this.scheduler).subscribe(() => this.finish()));
+    } else if (decoded.kind === 'error') {
+      const errorText = decoded.errorText ?? 'error';
+      this.errorText = errorText;
+      this.transition(
+        { status: 'closing', reason: 'error' },
+        timer(limit, this.scheduler).subscribe(() => {
+          const c = errorFromClose(1011, '', errorText, this.account());
+          this.fail(new SessionError(c.code, `the server reported an error and did not close within ${limit} ms: ${errorText}`, { detail: errorText, retryable: c.retryable, audio: this.account() }));
+        }),
+      );
+    }
+  }
+
+  private onRefused(req: { destroy(): void }, res: IncomingMessage): void {
+    const ws = this.ws!;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    res.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size <= 65_536) chunks.push(c);
+    });
+    res.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      let body: unknown = raw;
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        /* a non-JSON body is kept as text */
+      }
+      const status = res.statusCode ?? 0;
+      const http = errorFromHttp(status, body, 'the WebSocket handshake');
+      const code = http.code === 'http_error' ? 'handshake_rejected' : http.code;
+      this.handshakeError = () => new SessionError(code, this.clean(http.message), { status, detail: http.detail, retryable: http.retryable, audio: this.account() });
+      req.destroy();
+      ws.terminate();
+    });
+    res.on('error', () => ws.terminate());
+  }
+
+  private onClose(code: number, reason: string): void {
+    this.stats.closeCode = code;
+    this.stats.closeReason = reason;
+    const state = this.current;
+    if (isTerminal(state)) return;
+    if (state.status === 'closing' && state.reason === 'done') {
+      this.finish();
+      return;
+    }
+    this.fail(this.closeError(code, reason));
+  }
+
+  /** The error a close before `done` means. */
+  private closeError(code: number, reason: string): unknown {
+    const socketError = this.socketError;
+    if (this.handshakeError) return this.handshakeError();
+    if (!this.opened) {
+      const why = socketError ? this.clean(socketError.message) : `closed with ${code}`;
+      return new SessionError('connection_failed', `could not connect to ${this.safeUrl}: ${why}`, { retryable: true, cause: socketError ? new Error(why) : undefined, audio: this.account() });
+    }
+    // ws reports server protocol violations (oversized or invalid frames) as WS_ERR_* errors.
+    const wsCode = (socketError as { code?: string } | undefined)?.code;
+    if (socketError && this.errorText === undefined && wsCode?.startsWith('WS_ERR_')) {
+      const what = wsCode === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH' ? `a frame larger than maxServerFrameBytes` : 'an invalid frame';
+      return new SessionError('malformed_frame', `the server sent ${what}: ${this.clean(socketError.message)}`, { closeCode: code, retryable: false, audio: this.account() });
+    }
+    if (code === 1000 && this.errorText === undefined) {
+      return new SessionError('missing_done', `the server closed normally before sending done${this.audioEnded ? '' : ' (audio was still being sent)'}`, { closeCode: code, retryable: true, audio: this.account() });
+    }
+    return errorFromClose(code, this.clean(reason), this.errorText, this.account());
+  }
+
+  private shutSocket(): void {
+    const ws = this.ws;
+    if (ws === undefined) return;
+    if (ws.readyState === WebSocket.CONNECTING) {
+      ws.terminate();
+    } else if (ws.readyState === WebSocket.OPEN) {
+      ws.close(1000, 'client done');
+      const t = timer(DEFAULTS.shutTimeoutMs, this.scheduler).subscribe(() => ws.terminate());
+      ws.once('close', () => t.unsubscribe());
+    }
+  }
+}
+
+/** As RxJS reports an error no subscriber can take: to `config.onUnhandledError`, or thrown on its own stack. */
+function reportUnhandled(err: unknown): void {
+  setTimeout(() => {
+    const { onUnhandledError } = config;
+    if (onUnhandledError) onUnhandledError(err);
+    else throw err;
   });
 }

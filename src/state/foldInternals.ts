@@ -1,7 +1,8 @@
 // The one RxJS shape every derived stream shares: fold events with a pure reducer, then
 // emit the selected part only when it changes (by reference) from the part before.
-import { Observable, scan, type OperatorFunction } from 'rxjs';
+import { scan, type OperatorFunction } from 'rxjs';
 import type { ServerEvent } from '../schema/events.js';
+import { operate, operatorSubscriber } from '../internal/operate.js';
 
 /**
  * Emit `select(state)` for each state whose selected part is not `===` the previous one,
@@ -10,21 +11,20 @@ import type { ServerEvent } from '../schema/events.js';
  * to a dozen of these per event.
  */
 export function selectChanged<S, T>(select: (state: S) => T, initial: S): OperatorFunction<S, T> {
-  const first = select(initial);
-  return (source) =>
-    new Observable<T>((subscriber) => {
-      let last = first;
-      return source.subscribe({
+  // A throw from `select` errors the stream and unsubscribes upstream, as in RxJS's own operators.
+  return operate<S, T>((source, subscriber) => {
+    let last = select(initial);
+    source.subscribe(
+      operatorSubscriber<S>(subscriber, {
         next: (state) => {
           const part = select(state);
           if (part === last) return;
           last = part;
           subscriber.next(part);
         },
-        error: (err: unknown) => subscriber.error(err),
-        complete: () => subscriber.complete(),
-      });
-    });
+      }),
+    );
+  });
 }
 
 /** `scan(reducer, initial)` followed by {@link selectChanged}. */

@@ -9,6 +9,7 @@ import { conversationSession, type ConversationOptions } from '../session/conver
 import { createSessionStats, type SessionStats } from '../session/stats.js';
 import { splitSession, type SessionStreams } from '../state/splitSession.js';
 import { initialConversationSnapshot, type ConversationSnapshot } from '../state/snapshot.js';
+import { operatorSubscriber } from '../internal/operate.js';
 
 /** Anything with an id and audio: a `CallLeg`, a `MediaStreamCall`, or your own. */
 export interface AnalyzableCall {
@@ -221,14 +222,16 @@ export function analyzeCalls<C extends AnalyzableCall>(calls$: Observable<C>, op
       maybeComplete();
     };
 
-    const source = calls$.subscribe({
-      next: onCall,
-      error: (err: unknown) => subscriber.error(err),
-      complete: () => {
-        sourceDone = true;
-        maybeComplete();
-      },
-    });
+    // A throw from onCall (a user's sessionOptions, say) errors the stream and stops the calls.
+    const source = calls$.subscribe(
+      operatorSubscriber<C>(subscriber, {
+        next: onCall,
+        complete: () => {
+          sourceDone = true;
+          maybeComplete();
+        },
+      }),
+    );
     return () => {
       source.unsubscribe();
       for (const d of [...drivers]) d.unsubscribe();

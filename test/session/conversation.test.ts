@@ -3,7 +3,7 @@
 import { createServer, type Server } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { firstValueFrom, from, lastValueFrom, Observable, Subject, throwError, concat, toArray, take, filter, timer, mergeMap } from 'rxjs';
+import { firstValueFrom, from, lastValueFrom, Observable, Subject, throwError, concat, toArray, take, filter, timer, mergeMap, VirtualTimeScheduler } from 'rxjs';
 import WebSocket from 'ws';
 import { analyzeConversation, createSessionStats, FlowControl, InputError, SessionError, SvcError, withAudioMeta, type ServerEvent } from 'svc-stream';
 import { startEmulator, type RunningEmulator, type ScenarioInput, type OrganizationSpec } from 'svc-stream/emulator';
@@ -266,7 +266,12 @@ describe('analyzeConversation: the handshake (§5.1, §7.3)', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
       const port = (server.address() as import('node:net').AddressInfo).port;
-      const r = await failure(from(pcm(1)).pipe(analyzeConversation({ apiKey: KEY, baseUrl: `http://127.0.0.1:${port}`, format: RAW, connectTimeoutMs: 200 })));
+      // On virtual time: the connect timer is the only one pending once the server has the socket.
+      const scheduler = new VirtualTimeScheduler();
+      const pending = failure(from(pcm(1)).pipe(analyzeConversation({ apiKey: KEY, baseUrl: `http://127.0.0.1:${port}`, format: RAW, scheduler })));
+      await waitFor(() => sockets.size > 0);
+      scheduler.flush();
+      const r = await pending;
       expect(r.error.code).toBe('connect_timeout');
     } finally {
       for (const s of sockets) s.destroy();
@@ -288,7 +293,13 @@ describe('analyzeConversation: faults mid-session never hang', () => {
 
   it('a server that stalls after the end of audio is done_timeout', async () => {
     const emu = await emulator({ faults: [{ at: 'end', action: 'stall' }] });
-    const r = await failure(from(pcm(3)).pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, format: RAW, doneTimeoutMs: 200 })));
+    // On virtual time: once `finishing`, the done timer is the only one pending.
+    const scheduler = new VirtualTimeScheduler();
+    const states: string[] = [];
+    const pending = failure(from(pcm(3)).pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, format: RAW, scheduler, onStateChange: (_, s) => states.push(s.status) })));
+    await waitFor(() => states.includes('finishing'));
+    scheduler.flush();
+    const r = await pending;
     expect(r.error.code).toBe('done_timeout');
     expect(r.error.retryable).toBe(true);
   });
