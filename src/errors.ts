@@ -58,6 +58,10 @@ export const ERROR_CODES = [
   'job_failed',
   'job_unknown_state',
   'poll_deadline',
+  // Fleet coordination through Redis (docs/fleet.md)
+  'redis_unavailable',
+  'slot_timeout',
+  'lease_lost',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 

@@ -198,8 +198,11 @@ export {
   batchLimiter,
   DEFAULT_BATCH_CONCURRENCY,
   MAX_BATCH_CONCURRENCY,
-  type LimiterTarget,
 } from './batch/semaphore.js';
+export { underLimiter, type ConcurrencyLimiter, type LimiterLease, type LimiterSource, type LimiterTarget } from './internal/limiter.js';
+
+// Fleet scale: limits shared through Redis (ioredis and redis-semaphore load on first use).
+export { createRedisLimits, type RedisLimits, type RedisLimiter, type RedisLimitsOptions } from './fleet/redisLimiter.js';
 export {
   retryDelay,
   retryClassOf,
