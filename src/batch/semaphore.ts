@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { Observable } from 'rxjs';
 import { InputError, SvcError } from '../errors.js';
-import type { ConcurrencyLimiter, LimiterLease, LimiterTarget } from '../internal/limiter.js';
+import { underLimiter, type ConcurrencyLimiter, type LimiterLease, type LimiterSource, type LimiterTarget } from '../internal/limiter.js';
 
 export type { LimiterTarget } from '../internal/limiter.js';
 
@@ -149,4 +149,14 @@ export function batchLimiter(target: LimiterTarget, concurrency?: number): Semap
     s.limit = concurrency;
   }
   return s;
+}
+
+/**
+ * What a batch call runs its attempts under: the shared limiter of `source` for the target
+ * when one is given (a fleet's Redis limits), else the process-wide semaphore.
+ */
+export function slotsFor(source: LimiterSource | undefined, target: LimiterTarget, concurrency?: number): { run<T>(work$: Observable<T>): Observable<T> } {
+  if (!source) return batchLimiter(target, concurrency);
+  const limiter = source.limiterFor(target);
+  return { run: <T>(work$: Observable<T>) => underLimiter(limiter, work$) };
 }

@@ -7,12 +7,20 @@ import { BatchConfigSchema, type SessionConfig } from '../schema/config.js';
 import { parseServerEvent, type ServerEvent } from '../schema/events.js';
 import { streamingSession, type Decoded, type StreamingOptions, type StreamProtocol } from './streamingSession.js';
 import { CONVERSATION_STREAMING_PATH } from './url.js';
+import type { LimiterSource } from '../internal/limiter.js';
+import { underSessionSlot } from './sessionLimiter.js';
 
 export interface ConversationOptions extends StreamingOptions {
   /** The analysis configuration: `'default'` (the default) or a BatchConfig, validated before connecting. */
   readonly config?: SessionConfig | undefined;
   /** Override the endpoint path (default `/api/svc-2-streaming`). */
   readonly path?: string | undefined;
+  /**
+   * Take a concurrency slot of the organization's model from this source before connecting,
+   * and give it back when the session ends (complete, error, unsubscribe): a fleet's
+   * `createRedisLimits(…)`. Default: none (the service refuses what is over its limit).
+   */
+  readonly limiter?: LimiterSource | undefined;
 }
 
 /**
@@ -81,5 +89,5 @@ export function conversationSession(audio$: Observable<AudioChunk>, options: Con
   } catch (err) {
     return throwError(() => err);
   }
-  return streamingSession(audio$, protocol, options);
+  return underSessionSlot(options.limiter, protocol.path, options, streamingSession(audio$, protocol, options));
 }

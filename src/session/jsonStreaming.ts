@@ -6,6 +6,8 @@ import type { AudioChunk } from '../audio/meta.js';
 import { InputError } from '../errors.js';
 import { streamingSession, type Decoded, type StreamingOptions } from './streamingSession.js';
 import { STREAMING_PATHS } from './url.js';
+import type { LimiterSource } from '../internal/limiter.js';
+import { underSessionSlot } from './sessionLimiter.js';
 
 /** Any JSON object frame; `type` when present. */
 export const JsonFrameSchema = z.looseObject({ type: z.string().optional() });
@@ -18,6 +20,8 @@ export interface JsonStreamingOptions extends StreamingOptions {
   readonly endpoint: JsonEndpoint;
   /** A first text frame to send before audio, if the endpoint wants one. Default: none. */
   readonly configFrame?: string | undefined;
+  /** Take a concurrency slot from this source for the session's lifetime, as `analyzeConversation` does. */
+  readonly limiter?: LimiterSource | undefined;
 }
 
 function decodeJson(text: string): Decoded<JsonFrame> {
@@ -57,6 +61,6 @@ export function streamJson(options: JsonStreamingOptions): OperatorFunction<Audi
     if (path === undefined) {
       return throwError(() => new InputError('invalid_argument', `unknown streaming endpoint ${JSON.stringify(options.endpoint)}; one of ${Object.keys(STREAMING_PATHS).filter((k) => k !== 'conversation').join(', ')}`, { path: 'endpoint' }));
     }
-    return streamingSession(audio$, { path, configFrame: options.configFrame, decode: decodeJson }, options);
+    return underSessionSlot(options.limiter, path, options, streamingSession(audio$, { path, configFrame: options.configFrame, decode: decodeJson }, options));
   };
 }
