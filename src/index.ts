@@ -204,6 +204,22 @@ export { underLimiter, type ConcurrencyLimiter, type LimiterLease, type LimiterS
 // Fleet scale: limits shared through Redis (ioredis and redis-semaphore load on first use).
 export { createRedisLimits, type RedisLimits, type RedisLimiter, type RedisLimitsOptions } from './fleet/redisLimiter.js';
 export {
+  createBatchQueue,
+  runBatchWorker,
+  QUEUE_MODELS,
+  type QueueModel,
+  type BatchJobData,
+  type BatchJobOutcome,
+  type BatchQueue,
+  type BatchQueueCounts,
+  type BatchQueueOptions,
+  type AddOptions as BatchQueueAddOptions,
+  type StoredError,
+  type WorkerProgress,
+  type BatchWorkerOptions,
+  type WorkerSummary,
+} from './fleet/batchQueue.js';
+export {
   retryDelay,
   retryClassOf,
   retryByCause,
