@@ -22,7 +22,7 @@ export interface RedisLimitsOptions {
   readonly refreshMs?: number | undefined;
   /** The longest one acquire waits for a slot before failing with `slot_timeout`, ms. Default 600 000. */
   readonly acquireTimeoutMs?: number | undefined;
-  /** How often a waiting acquire asks Redis again, ms. Default 25. */
+  /** How often a waiting acquire asks Redis again, ms. Default 50. */
   readonly retryIntervalMs?: number | undefined;
   /** Prefix of every Redis key. Default `svc-stream`. */
   readonly prefix?: string | undefined;
@@ -125,10 +125,12 @@ function limitFor(concurrency: RedisLimitsOptions['concurrency'], model: string)
  *
  * ## Example
  * ```ts
- * import { createRedisLimits, tagFiles } from 'svc-stream';
+ * import { from } from 'rxjs';
+ * import { createRedisLimits } from 'svc-stream';
+ * import { tagFiles } from 'svc-stream/operators';
  *
  * const limits = await createRedisLimits({ url: 'redis://10.0.0.5:6379', concurrency: 3 });
- * from(paths).pipe(tagFiles({ limiter: limits })).subscribe(console.log);
+ * from(['a.wav', 'b.wav']).pipe(tagFiles({ limiter: limits })).subscribe(console.log);
  * // …
  * await limits.close();
  * ```
@@ -137,7 +139,7 @@ export async function createRedisLimits(options: RedisLimitsOptions = {}): Promi
   const leaseMs = checkMs('leaseMs', options.leaseMs, DEFAULT_LEASE_MS, 100);
   const refreshMs = checkMs('refreshMs', options.refreshMs, Math.max(50, Math.floor(leaseMs / 3)));
   const acquireTimeoutMs = checkMs('acquireTimeoutMs', options.acquireTimeoutMs, DEFAULT_ACQUIRE_TIMEOUT_MS);
-  const retryIntervalMs = checkMs('retryIntervalMs', options.retryIntervalMs, 25);
+  const retryIntervalMs = checkMs('retryIntervalMs', options.retryIntervalMs, 50);
   const prefix = options.prefix ?? 'svc-stream';
   limitFor(options.concurrency, 'any');
   const { Semaphore: RedisSemaphoreBase } = (await import('redis-semaphore')) as { Semaphore: SemaphoreCtor };
