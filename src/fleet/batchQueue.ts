@@ -126,6 +126,8 @@ function outcomeOf(job: Job<BatchJobData>, state: string): BatchJobOutcome {
 export async function createBatchQueue(options: BatchQueueOptions = {}): Promise<BatchQueue> {
   const url = resolveRedisUrl(options.url);
   const name = options.name ?? DEFAULT_QUEUE;
+  // BullMQ waits out an unreachable Redis forever; ask once first, to fail fast and typed.
+  (await connectRedis(url)).disconnect();
   const { Queue } = await bullmq();
   const queue: Queue<BatchJobData> = new Queue<BatchJobData>(name, {
     connection: connectionOf(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 5000 }),
@@ -133,7 +135,10 @@ export async function createBatchQueue(options: BatchQueueOptions = {}): Promise
   });
   queue.on('error', () => undefined);
   try {
-    await queue.waitUntilReady();
+    await Promise.race([
+      queue.waitUntilReady(),
+      new Promise((_, reject) => setTimeout(() => reject(new Error('not ready within 10 s')), 10_000).unref()),
+    ]);
   } catch (err) {
     await queue.close().catch(() => undefined);
     throw redisError(err, `cannot open the batch queue at ${redactRedisUrl(url)}`);

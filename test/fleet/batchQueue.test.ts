@@ -3,6 +3,8 @@
 // that loses Redis, and organizations keep their own slots.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync as readBytes } from 'node:fs';
+import { PassThrough, Writable } from 'node:stream';
+import { main } from '../../src/cli/main.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createBatchQueue, runBatchWorker, type BatchJobOutcome, type BatchQueue } from 'svc-stream';
 import { audioDir, loggedEmulator, type AudioDir, type LoggedEmulator } from '../batch/fixtures.js';
@@ -55,6 +57,16 @@ function cli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 50_000): P
   return p;
 }
 
+/** `svc-stream ARGS` in this process, with captured output. */
+async function inProcess(args: string[], env: NodeJS.ProcessEnv = {}, tty = false): Promise<{ code: number; stdout: string; stderr: string }> {
+  let out = '';
+  let err = '';
+  const stdout = new Writable({ write(c, _e, cb) { out += String(c); cb(); } });
+  const stderr = Object.assign(new Writable({ write(c, _e, cb) { err += String(c); cb(); } }), { isTTY: tty });
+  const code = await main(args, { stdout, stderr, stdin: new PassThrough(), env });
+  return { code, stdout: out, stderr: err };
+}
+
 let n = 0;
 async function queue(name = `q${n++}`): Promise<BatchQueue> {
   const q = await createBatchQueue({ url: redis.url, name });
@@ -78,18 +90,16 @@ describe('queue', () => {
     const name = `four${n++}`;
     const q = await queue(name);
     // Added through the CLI, worked by four CLI processes, read back through the CLI.
-    const add = cli(['queue', 'add', '--redis', redis.url, '--queue', name, ...forty]);
-    expect(await add.exited).toBe(0);
+    const add = await inProcess(['queue', 'add', '--redis', redis.url, '--queue', name, ...forty]);
+    expect(add).toMatchObject({ code: 0, stderr: `svc-stream queue: added 40 file(s) to ${name}\n` });
     expect((await q.counts()).waiting).toBe(40);
     const env = { SVC_BASE_URL: emu.baseUrl, SVC_API_KEY: 'fleet-key', SVC_REDIS_URL: redis.url };
     const workers = [0, 1, 2, 3].map(() => cli(['queue', 'work', '--queue', name, '--until-empty', '--concurrency', '3', '--org-concurrency', '3'], env));
-    const started = Date.now();
     const codes = await Promise.all(workers.map((w) => w.exited));
-    console.log(`four workers: ${Date.now() - started} ms`);
     expect(codes, workers.map((w) => w.stderr()).join('\n')).toEqual([0, 0, 0, 0]);
-    const results = cli(['queue', 'results', '--redis', redis.url, '--queue', name, '--json']);
-    expect(await results.exited).toBe(0);
-    const lines = results.stdout().trim().split('\n').map((l) => JSON.parse(l) as BatchJobOutcome);
+    const results = await inProcess(['queue', 'results', '--queue', name, '--json'], { SVC_REDIS_URL: redis.url });
+    expect(results.code).toBe(0);
+    const lines = results.stdout.trim().split('\n').map((l) => JSON.parse(l) as BatchJobOutcome);
     expect(lines).toHaveLength(40);
     expect(lines.filter((l) => l.status !== 'done')).toEqual([]);
     expect(new Set(lines.map((l) => l.file))).toEqual(new Set(forty));
@@ -97,10 +107,34 @@ describe('queue', () => {
     // Every POST was answered 200: no 429 refusal was retried.
     expect(emu.posts(AE)).toBe(40);
     expect(emu.accounts.find('fleet-key')!.peakInFlight['audio-event']).toBeLessThanOrEqual(3);
-    const status = cli(['queue', 'status', '--redis', redis.url, '--queue', name]);
-    expect(await status.exited).toBe(0);
-    expect(JSON.parse(status.stdout())).toEqual({ waiting: 0, active: 0, delayed: 0, completed: 40, failed: 0 });
+    const status = await inProcess(['queue', 'status', '--redis', redis.url, '--queue', name]);
+    expect(status.code).toBe(0);
+    expect(JSON.parse(status.stdout)).toEqual({ waiting: 0, active: 0, delayed: 0, completed: 40, failed: 0 });
+    // Each worker took part.
+    for (const w of workers) expect(w.stderr()).toMatch(/this worker finished [1-9]\d* file\(s\), 0 failed/);
   }, 90_000);
+
+  it('queue work in process: progress with counts, rate and ETA on a terminal', async () => {
+    const emu = await emulator({ organizations: [{ keys: ['tty'], concurrency: 3 }] });
+    const q = await queue();
+    await q.add(forty.slice(0, 4));
+    const env = { SVC_BASE_URL: emu.baseUrl, SVC_API_KEY: 'tty', SVC_REDIS_URL: redis.url };
+    const work = await inProcess(['queue', 'work', '--queue', q.name, '--until-empty'], env, true);
+    expect(work.code).toBe(0);
+    expect(work.stderr).toMatch(/\[\d+\/4\] \d+ active, \d+ waiting, 0 failed · here \d+ ok 0 failed · \d+\.\d\d files\/s · ETA /);
+    expect(work.stderr).toContain('this worker finished 4 file(s), 0 failed');
+  });
+
+  it('usage errors and an unreachable Redis', async () => {
+    expect((await inProcess(['queue', 'add', '--redis', redis.url])).code).toBe(2);
+    expect((await inProcess(['queue', 'add', '--redis', redis.url, '--model', 'stt', 'a.wav'])).code).toBe(2);
+    expect((await inProcess(['queue', 'frobnicate', '--redis', redis.url])).code).toBe(2);
+    expect((await inProcess(['queue', 'status', '--redis', 'http://x'])).code).toBe(2);
+    const port = (await import('./redisServer.js')).freePort;
+    const down = await inProcess(['queue', 'status', '--redis', `redis://127.0.0.1:${await port()}`]);
+    expect(down.code).toBe(1);
+    expect(down.stderr).toMatch(/^svc-stream: redis_unavailable: /);
+  });
 
   it("a SIGKILLed worker's jobs and slots go to the others after the lock and lease expire", async () => {
     const emu = await emulator({ organizations: [{ keys: ['k2'], concurrency: 3 }] });
