@@ -1,5 +1,6 @@
 // A batch run spread over many machines: files go into a BullMQ queue in Redis, workers take
 // them, call the batch endpoint under the fleet's shared limit, and store each outcome.
+import { fileURLToPath } from 'node:url';
 import { lastValueFrom } from 'rxjs';
 import type { Job, Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -13,7 +14,7 @@ import { connectRedis, createRedisLimits, redactRedisUrl, redisError, resolveRed
 export const QUEUE_MODELS = ['audio-event', 'emotion'] as const;
 export type QueueModel = (typeof QUEUE_MODELS)[number];
 
-/** What one job carries: the file (a path or URL the workers can read) and the model. */
+/** What one job carries: the file (a path, or a `file://` URL, every worker can read) and the model. */
 export interface BatchJobData {
   readonly file: string;
   readonly model: QueueModel;
@@ -288,7 +289,8 @@ export async function runBatchWorker(options: BatchWorkerOptions = {}): Promise<
       const controller = new AbortController();
       inFlight.add(controller);
       try {
-        const { file, model } = job.data;
+        const { model } = job.data;
+        const file = /^file:\/\//i.test(job.data.file) ? fileURLToPath(job.data.file) : job.data.file;
         const opts = { ...batch, signal: controller.signal };
         return model === 'emotion' ? await lastValueFrom(detectEmotion(file, opts)) : await lastValueFrom(detectAudioEvents(file, opts));
       } catch (err) {

@@ -14,7 +14,7 @@ take them, call the batch endpoint under the organization's concurrency limit (s
 whole fleet through the same Redis), and store each result or typed error.
 
   queue add [--model audio-event|emotion] FILE...
-                      enqueue one job per FILE (a path every worker can read)
+                      enqueue one job per FILE (a path or file:// URL every worker can read)
   queue work [--concurrency N] [--org-concurrency N] [--until-empty]
                       take jobs until Ctrl-C (or until none is left); progress on a terminal
   queue results [--json]
@@ -105,7 +105,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       const queue = await fleet.createBatchQueue(base);
       try {
         // Absolute paths, so a worker started elsewhere on a shared mount finds them.
-        const n = await queue.add(rest.map((f) => resolve(f)), { model });
+        const n = await queue.add(rest.map((f) => (/^file:\/\//i.test(f) ? f : resolve(f))), { model });
         io.stderr.write(`svc-stream queue: added ${n} file(s) to ${queue.name}\n`);
       } finally {
         await queue.close();
