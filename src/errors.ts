@@ -63,6 +63,10 @@ export const ERROR_CODES = [
   'job_failed',
   'job_unknown_state',
   'poll_deadline',
+  // Fleet coordination through Redis (docs/fleet.md)
+  'redis_unavailable',
+  'slot_timeout',
+  'lease_lost',
 ] as const;
 /** A stable error code, one of {@link ERROR_CODES}; branch on `err.code`, not on the message. */
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -202,8 +202,27 @@ export {
   batchLimiter,
   DEFAULT_BATCH_CONCURRENCY,
   MAX_BATCH_CONCURRENCY,
-  type LimiterTarget,
 } from './batch/semaphore.js';
+export { underLimiter, type ConcurrencyLimiter, type LimiterLease, type LimiterSource, type LimiterTarget } from './internal/limiter.js';
+
+// Fleet scale: limits shared through Redis (ioredis and redis-semaphore load on first use).
+export { createRedisLimits, type RedisLimits, type RedisLimiter, type RedisLimitsOptions } from './fleet/redisLimiter.js';
+export {
+  createBatchQueue,
+  runBatchWorker,
+  QUEUE_MODELS,
+  type QueueModel,
+  type BatchJobData,
+  type BatchJobOutcome,
+  type BatchQueue,
+  type BatchQueueCounts,
+  type BatchQueueOptions,
+  type AddOptions as BatchQueueAddOptions,
+  type StoredError,
+  type WorkerProgress,
+  type BatchWorkerOptions,
+  type WorkerSummary,
+} from './fleet/batchQueue.js';
 export {
   retryDelay,
   retryClassOf,

@@ -8,7 +8,8 @@ import { rememberSecret } from '../internal/redact.js';
 import { BATCH_ENDPOINTS, type BatchEndpointName } from './endpoints.js';
 import { checkUploadFile, type CheckedFile } from './files.js';
 import { retryByCause, type RetryPolicy } from './retry.js';
-import { batchLimiter } from './semaphore.js';
+import { slotsFor } from './semaphore.js';
+import type { LimiterSource } from '../internal/limiter.js';
 import { multipartBody } from './multipartBody.js';
 
 /**
@@ -25,6 +26,11 @@ export interface BatchOptions extends HttpLimits {
    * process (1…25). Sets the shared limit; default 3 (§8).
    */
   readonly concurrency?: number | undefined;
+  /**
+   * Take the concurrency slot from this source instead of the process-wide semaphore: a
+   * fleet's `createRedisLimits(…)`, shared by every process of the organization.
+   */
+  readonly limiter?: LimiterSource | undefined;
   /** Retry policy by cause, or `false` for none. Default: see RetryPolicy. */
   readonly retry?: RetryPolicy | false | undefined;
   /** Scheduler for every wait (tests use virtual time or tiny delays). Default `asyncScheduler`. */
@@ -152,7 +158,7 @@ export function batchCall<T>(path: string, spec: BatchCallSpec<T>, options: Batc
   const call$ = defer(() => {
     if (!endpoint) throw new InputError('invalid_argument', `unknown batch endpoint ${JSON.stringify(spec.endpoint)}; one of ${Object.keys(BATCH_ENDPOINTS).join(', ')}`, { path: 'endpoint' });
     const target = resolveTarget(options);
-    const limiter = batchLimiter({ model: endpoint.model, baseUrl: target.baseUrl, apiKey: target.apiKey }, options.concurrency);
+    const limiter = slotsFor(options.limiter, { model: endpoint.model, baseUrl: target.baseUrl, apiKey: target.apiKey }, options.concurrency);
     const url = new URL(target.baseUrl.replace(/\/+$/, '') + endpoint.path);
     return from(checkUploadFile(path)).pipe(
       switchMap((file: CheckedFile) => {

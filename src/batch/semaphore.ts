@@ -2,16 +2,19 @@
 // key, shared by every call, because the service's limit is per organization and model (§8).
 import { createHash } from 'node:crypto';
 import { Observable } from 'rxjs';
-import { InputError } from '../errors.js';
+import { InputError, SvcError } from '../errors.js';
 import { operatorSubscriber } from '../internal/operate.js';
+import { underLimiter, type ConcurrencyLimiter, type LimiterLease, type LimiterSource, type LimiterTarget } from '../internal/limiter.js';
+
+export type { LimiterTarget } from '../internal/limiter.js';
 
 /** The service's stated default concurrency per model (§8). */
 export const DEFAULT_BATCH_CONCURRENCY = 3;
 /** The most an organization can set without the operator's approval (§8). */
 export const MAX_BATCH_CONCURRENCY = 25;
 
-/** A counting semaphore whose permits are held by subscriptions. */
-export class Semaphore {
+/** A counting semaphore whose permits are held by subscriptions (`run`) or leases (`acquire`). */
+export class Semaphore implements ConcurrencyLimiter {
   private current: number;
   private active = 0;
   private peakActive = 0;
@@ -77,6 +80,38 @@ export class Semaphore {
     });
   }
 
+  /**
+   * Wait for a permit (first come, first served, in the same queue as `run`) and resolve with
+   * its lease. Rejects with `aborted` when `signal` aborts first, withdrawing the request.
+   */
+  acquire(signal?: AbortSignal): Promise<LimiterLease> {
+    return new Promise<LimiterLease>((resolve, reject) => {
+      if (signal?.aborted) return reject(new SvcError('aborted', 'waiting for a concurrency permit was aborted', { cause: signal.reason }));
+      const onAbort = (): void => {
+        const i = this.queue.indexOf(start);
+        if (i >= 0) this.queue.splice(i, 1);
+        reject(new SvcError('aborted', 'waiting for a concurrency permit was aborted', { cause: signal?.reason }));
+      };
+      const start = (): void => {
+        signal?.removeEventListener('abort', onAbort);
+        this.active++;
+        if (this.active > this.peakActive) this.peakActive = this.active;
+        let released = false;
+        resolve({
+          release: () => {
+            if (released) return;
+            released = true;
+            this.active--;
+            queueMicrotask(() => this.drain());
+          },
+        });
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.queue.push(start);
+      this.drain();
+    });
+  }
+
   private drain(): void {
     while (this.active < this.current && this.queue.length > 0) this.queue.shift()!();
   }
@@ -87,13 +122,6 @@ function checkConcurrency(n: number): number {
     throw new InputError('invalid_argument', `concurrency must be an integer from 1 to ${MAX_BATCH_CONCURRENCY}, got ${n}`, { path: 'concurrency' });
   }
   return n;
-}
-
-/** Which limit a call counts against: the organization (via its key) on one service, for one model. */
-export interface LimiterTarget {
-  readonly model: string;
-  readonly baseUrl: string;
-  readonly apiKey: string;
 }
 
 const limiters = new Map<string, Semaphore>();
@@ -118,4 +146,14 @@ export function batchLimiter(target: LimiterTarget, concurrency?: number): Semap
     s.limit = concurrency;
   }
   return s;
+}
+
+/**
+ * What a batch call runs its attempts under: the shared limiter of `source` for the target
+ * when one is given (a fleet's Redis limits), else the process-wide semaphore.
+ */
+export function slotsFor(source: LimiterSource | undefined, target: LimiterTarget, concurrency?: number): { run<T>(work$: Observable<T>): Observable<T> } {
+  if (!source) return batchLimiter(target, concurrency);
+  const limiter = source.limiterFor(target);
+  return { run: <T>(work$: Observable<T>) => underLimiter(limiter, work$) };
 }

@@ -6,10 +6,11 @@ import { batchCommands } from './commands/batch.js';
 import { dashboardCommands } from './commands/dashboard.js';
 import { emulatorCommand } from './commands/emulator.js';
 import { jobCommands } from './commands/job.js';
+import { queueCommand } from './commands/queue.js';
 import { rtpCommands } from './commands/rtp.js';
 import { argsErrorMessage, suggestOption, usageHint } from './usage.js';
 
-export const COMMANDS: readonly Command[] = [analyzeCommand, ...dashboardCommands, ...batchCommands, ...jobCommands, ...rtpCommands, emulatorCommand];
+export const COMMANDS: readonly Command[] = [analyzeCommand, ...dashboardCommands, ...batchCommands, ...jobCommands, queueCommand, ...rtpCommands, emulatorCommand];
 
 function version(): string {
   try {
@@ -29,7 +30,7 @@ function help(): string {
     ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
     "Run 'svc-stream <command> --help' for a command's options.",
-    'Environment: SVC_API_KEY, SVC_BASE_URL, SVC_PLATFORM_URL, SVC_ACCOUNT_UUID, SVC_PLATFORM_API_KEY.',
+    'Environment: SVC_API_KEY, SVC_BASE_URL, SVC_PLATFORM_URL, SVC_ACCOUNT_UUID, SVC_PLATFORM_API_KEY, SVC_REDIS_URL.',
     'With no SVC_API_KEY or SVC_BASE_URL, commands run against an embedded local emulator.',
   ].join('\n');
 }

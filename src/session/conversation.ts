@@ -8,12 +8,20 @@ import { parseServerEvent, type ServerEvent } from '../schema/events.js';
 import { createSessionStats, reportWarnings, type SessionStats, type ToleranceOptions } from './stats.js';
 import { streamingSession, type Decoded, type StreamingOptions, type StreamProtocol } from './streamingSession.js';
 import { CONVERSATION_STREAMING_PATH } from './url.js';
+import type { LimiterSource } from '../internal/limiter.js';
+import { underSessionSlot } from './sessionLimiter.js';
 
 export interface ConversationOptions extends StreamingOptions, ToleranceOptions {
   /** The analysis configuration: `'default'` (the default) or a BatchConfig, validated before connecting. */
   readonly config?: SessionConfig | undefined;
   /** Override the endpoint path (default `/api/svc-2-streaming`). */
   readonly path?: string | undefined;
+  /**
+   * Take a concurrency slot of the organization's model from this source before connecting,
+   * and give it back when the session ends (complete, error, unsubscribe): a fleet's
+   * `createRedisLimits(…)`. Default: none (the service refuses what is over its limit).
+   */
+  readonly limiter?: LimiterSource | undefined;
 }
 
 /**
@@ -102,9 +110,10 @@ export function conversationSession(audio$: Observable<AudioChunk>, options: Con
     return throwError(() => err);
   }
   // Counters per subscription (the session is cold), unless the caller passed its own.
-  return defer(() => {
+  const session$ = defer(() => {
     const stats = options.stats ?? createSessionStats();
     const decode = (text: string): Decoded<ServerEvent> => decodeConversation(text, options, stats);
     return streamingSession(audio$, { ...protocol, decode }, { ...options, stats });
   });
+  return underSessionSlot(options.limiter, protocol.path, options, session$);
 }

@@ -8,6 +8,8 @@ import type { EventWarning } from '../schema/events.js';
 import { createSessionStats, reportWarnings, type SessionStats, type ToleranceOptions } from './stats.js';
 import { streamingSession, type Decoded, type StreamingOptions } from './streamingSession.js';
 import { STREAMING_PATHS } from './url.js';
+import type { LimiterSource } from '../internal/limiter.js';
+import { underSessionSlot } from './sessionLimiter.js';
 
 /** Any JSON object frame; `type` when present. */
 export const JsonFrameSchema = z.looseObject({ type: z.string().optional() });
@@ -22,6 +24,8 @@ export interface JsonStreamingOptions extends StreamingOptions, ToleranceOptions
   readonly endpoint: JsonEndpoint;
   /** A first text frame to send before audio, if the endpoint wants one. Default: none. */
   readonly configFrame?: string | undefined;
+  /** Take a concurrency slot from this source for the session's lifetime, as `analyzeConversation` does. */
+  readonly limiter?: LimiterSource | undefined;
 }
 
 function jsonWarning(eventType: string, path: string, reason: string, action: EventWarning['action'], what: string): EventWarning {
@@ -84,9 +88,10 @@ export function streamJson(options: JsonStreamingOptions): OperatorFunction<Audi
     if (path === undefined) {
       return throwError(() => new InputError('invalid_argument', `unknown streaming endpoint ${JSON.stringify(options.endpoint)}; one of ${Object.keys(STREAMING_PATHS).filter((k) => k !== 'conversation').join(', ')}`, { path: 'endpoint' }));
     }
-    return defer(() => {
+    const session$ = defer(() => {
       const stats = options.stats ?? createSessionStats();
       return streamingSession(audio$, { path, configFrame: options.configFrame, decode: (text) => decodeJson(text, options, stats) }, { ...options, stats });
     });
+    return underSessionSlot(options.limiter, path, options, session$);
   };
 }

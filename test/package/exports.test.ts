@@ -55,3 +55,14 @@ it('the client entries never load the emulator or the CLI (the CLI loads the emu
   expect(reach('../../src/cli/main.ts').filter((f) => f.startsWith('src/emulator/'))).toEqual([]);
   expect(reach('../../src/dashboard/server.ts').filter((f) => f.startsWith('src/cli/'))).toEqual([]);
 });
+
+it('the Redis and BullMQ packages are never imported statically: a client that does not use them never loads them', () => {
+  const entries = ['../../src/index.ts', '../../src/operators/index.ts', '../../src/cli/main.ts'];
+  for (const entry of entries) {
+    for (const file of staticGraph(fileURLToPath(new URL(entry, import.meta.url)))) {
+      const text = readFileSync(file, 'utf8');
+      const bare = [...text.matchAll(/^\s*(?:import|export)\s+(?!type\s)[^;]*?from\s+'([^.'][^']*)'/gm)].map((m) => m[1]);
+      expect({ file: file.replace(/^.*\/src\//, 'src/'), bare: bare.filter((b) => /^(ioredis|redis-semaphore|bullmq)(\/|$)/.test(b!)) }).toEqual({ file: file.replace(/^.*\/src\//, 'src/'), bare: [] });
+    }
+  }
+});

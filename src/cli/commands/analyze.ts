@@ -12,6 +12,7 @@ import { InputError, SvcError } from '../../errors.js';
 import { bytesToMs, isRawFormat, type AudioFormat } from '../../schema/audio.js';
 import type { ServerEvent } from '../../schema/events.js';
 import { conversationSession } from '../../session/conversation.js';
+import { fleetLimits, REDIS_HELP, REDIS_OPTION } from '../redisFlag.js';
 import { createSessionStats } from '../../session/stats.js';
 import { initialConversationSnapshot, snapshotReducer, type ConversationSnapshot } from '../../state/snapshot.js';
 import { configFlag, printError, readJsonFile, type CliIo, type Command } from '../command.js';
@@ -38,6 +39,7 @@ Options:
   --scenario FILE   what the embedded emulator plays (default: FILE's stem + .scenario.json)
   --base-url URL    models API base (default SVC_BASE_URL, else the embedded emulator)
   --done-timeout MS how long to wait for done after the end of audio (default 120000)
+${REDIS_HELP}
   -h, --help        this help
 
 Environment: SVC_API_KEY, SVC_BASE_URL. With neither set, an embedded emulator is started.
@@ -69,6 +71,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       scenario: { type: 'string' },
       'base-url': { type: 'string' },
       'done-timeout': { type: 'string' },
+      ...REDIS_OPTION,
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -101,6 +104,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
 
   const endpoint = await resolveEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
   if (endpoint.emulator && scenarioPath) io.stderr.write(`svc-stream: the emulator plays ${scenarioPath}\n`);
+  const fleet = await fleetLimits(values.redis, io.env);
   const stats = createSessionStats();
   const live = !values.json && io.stdout.isTTY === true;
   const view = live ? new TerminalView(io.stdout, colorEnabled(io.stdout, io.env)) : undefined;
@@ -124,6 +128,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       baseUrl: endpoint.baseUrl,
       config,
       stats,
+      limiter: fleet.limiter,
       ...(format ? { format } : {}),
       ...(values['done-timeout'] ? { doneTimeoutMs: Number(values['done-timeout']) } : {}),
     });
@@ -163,6 +168,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     printError(io, err);
     return 1;
   } finally {
+    await fleet.close();
     await endpoint.close();
   }
 }

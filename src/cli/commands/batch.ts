@@ -11,6 +11,7 @@ import { describeByteLimit, MAX_UPLOAD_BYTES } from '../../schema/limits.js';
 import { printError, type CliIo, type Command } from '../command.js';
 import { resolveEndpoint, type ModelsEndpoint } from '../endpoint.js';
 import { argsErrorMessage, usageHint } from '../usage.js';
+import { fleetLimits, REDIS_HELP, REDIS_OPTION } from '../redisFlag.js';
 
 const COMMON_OPTIONS = {
   'base-url': { type: 'string' },
@@ -35,6 +36,8 @@ Exit status: 0 when every file succeeded, 1 when any failed, 2 on a usage error.
 Options:
   --concurrency N     Requests in flight at once for this model (1-${MAX_BATCH_CONCURRENCY}, default 3)
   --fail-fast         Stop at the first failed file
+${REDIS_HELP}
+                      (--concurrency is then the fleet's limit for the model)
 ${ENDPOINT_HELP}`;
 }
 
@@ -71,7 +74,7 @@ function filesCommand(name: string, summary: string, what: string, call: (path: 
       try {
         parsed = parseArgs({
           args: [...argv],
-          options: { ...COMMON_OPTIONS, concurrency: { type: 'string' }, 'fail-fast': { type: 'boolean' } },
+          options: { ...COMMON_OPTIONS, ...REDIS_OPTION, concurrency: { type: 'string' }, 'fail-fast': { type: 'boolean' } },
           allowPositionals: true,
           strict: true,
         });
@@ -94,6 +97,14 @@ function filesCommand(name: string, summary: string, what: string, call: (path: 
 
       const endpoint = await endpointOrUsage(values, io);
       if (endpoint === undefined) return 2;
+      let fleet;
+      try {
+        fleet = await fleetLimits(values.redis, io.env, concurrency);
+      } catch (err) {
+        await endpoint.close();
+        printError(io, err);
+        return err instanceof InputError ? 2 : 1;
+      }
       const total = positionals.length;
       let done = 0;
       let failed = 0;
@@ -110,6 +121,7 @@ function filesCommand(name: string, summary: string, what: string, call: (path: 
                 baseUrl: endpoint.baseUrl,
                 apiKey: endpoint.apiKey,
                 concurrency,
+                limiter: fleet.limiter,
                 failFast: values['fail-fast'] ?? false,
                 signal: io.signal,
               }),
@@ -135,6 +147,7 @@ function filesCommand(name: string, summary: string, what: string, call: (path: 
         printError(io, err);
         return 1;
       } finally {
+        await fleet.close();
         await endpoint.close();
       }
       if (io.stderr.isTTY) io.stderr.write('\n');

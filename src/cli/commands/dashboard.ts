@@ -12,6 +12,7 @@ import { configFrame, conversationSession } from '../../session/conversation.js'
 import { createSessionStats } from '../../session/stats.js';
 import { configFlag, readJsonFile, type CliIo, type Command } from '../command.js';
 import { resolveEndpoint } from '../endpoint.js';
+import { fleetLimits, REDIS_HELP, REDIS_OPTION } from '../redisFlag.js';
 import { scenarioFor } from './analyze.js';
 
 const USAGE = `Usage: svc-stream dashboard [FILE] [options]
@@ -34,6 +35,7 @@ Options:
                     (for tests and CI); otherwise run until Ctrl-C
   --scenario FILE   what the embedded emulator plays (default: FILE's stem + .scenario.json)
   --base-url URL    models API base (default SVC_BASE_URL, else the embedded emulator)
+${REDIS_HELP}
   -h, --help        this help
 
 Environment: SVC_API_KEY, SVC_BASE_URL. With neither set, an embedded emulator is started.
@@ -74,6 +76,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       'exit-when-done': { type: 'boolean' },
       scenario: { type: 'string' },
       'base-url': { type: 'string' },
+      ...REDIS_OPTION,
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -95,10 +98,11 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
 
   const endpoint = await resolveEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
   let final: DashboardView | undefined;
+  const fleet = await fleetLimits(values.redis, io.env);
   try {
     if (endpoint.emulator && scenarioPath) io.stderr.write(`svc-stream: the emulator plays ${scenarioPath}\n`);
     const stats = createSessionStats();
-    const events$ = conversationSession(fileSource(file, { realtime: speed }), { apiKey: endpoint.apiKey, baseUrl: endpoint.baseUrl, config, stats });
+    const events$ = conversationSession(fileSource(file, { realtime: speed }), { apiKey: endpoint.apiKey, baseUrl: endpoint.baseUrl, config, stats, limiter: fleet.limiter });
     const dashboard = await startDashboard({ events$, stats, title: basename(file), port, start: values['start-now'] ? 'now' : 'load' });
     try {
       io.stdout.write(`svc-stream dashboard: ${dashboard.url}\n`);
@@ -118,6 +122,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       await dashboard.close();
     }
   } finally {
+    await fleet.close();
     await endpoint.close();
   }
   return final?.phase === 'error' ? 1 : 0;

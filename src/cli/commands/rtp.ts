@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { InputError } from '../../errors.js';
 import { initialConversationSnapshot, type ConversationSnapshot } from '../../state/snapshot.js';
 import { analyzeCalls, createAnalyzeCallsStats } from '../../telephony/analyzeCalls.js';
+import { fleetLimits, REDIS_HELP, REDIS_OPTION } from '../redisFlag.js';
 import { parsePayloadTypeArg, type PayloadTypeSpec } from '../../telephony/payloadTypes.js';
 import { createRtpSourceStats, rtpSource } from '../../telephony/rtpSource.js';
 import { configFlag, printError, readJsonFile, type CliIo, type Command } from '../command.js';
@@ -31,6 +32,7 @@ Options:
   --scenario FILE       what the embedded emulator plays
   --base-url URL        models API base (default SVC_BASE_URL, else the embedded emulator)
   --json                one NDJSON line per call start, event and call end
+${REDIS_HELP}
   -h, --help            this help
 
 Environment: SVC_API_KEY, SVC_BASE_URL. With neither set, an embedded emulator is started.
@@ -59,6 +61,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       scenario: { type: 'string' },
       'base-url': { type: 'string' },
       json: { type: 'boolean' },
+      ...REDIS_OPTION,
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -79,6 +82,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const scenario = values.scenario ? readJsonFile(values.scenario, 'scenario') : undefined;
 
   const endpoint = await resolveEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
+  const fleet = await fleetLimits(values.redis, io.env);
   const sourceStats = createRtpSourceStats();
   const callStats = createAnalyzeCallsStats();
   const out = (line: string): void => void io.stdout.write(`${line}\n`);
@@ -103,6 +107,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
         maxConcurrent: intFlag(values['max-calls'], 'max-calls', 3, 1),
         whenFull,
         callStats,
+        limiter: fleet.limiter,
       }).subscribe({
         next: (call) => {
           const leg = call.call;
@@ -147,6 +152,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     printError(io, err);
     return 1;
   } finally {
+    await fleet.close();
     await endpoint.close();
   }
 }

@@ -1,0 +1,173 @@
+// `svc-stream queue add|work|results|status`: a batch run spread over machines through a
+// BullMQ queue in Redis. The fleet code (and BullMQ, ioredis) loads only when this runs.
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { MAX_BATCH_CONCURRENCY } from '../../batch/semaphore.js';
+import { InputError } from '../../errors.js';
+import { printError, type CliIo, type Command } from '../command.js';
+import { resolveEndpoint } from '../endpoint.js';
+
+const USAGE = `Usage: svc-stream queue <add|work|results|status> --redis URL [options]
+
+A batch run shared by many machines: files go into a queue in Redis, workers on any machine
+take them, call the batch endpoint under the organization's concurrency limit (shared by the
+whole fleet through the same Redis), and store each result or typed error.
+
+  queue add [--model audio-event|emotion] FILE...
+                      enqueue one job per FILE (a path or file:// URL every worker can read)
+  queue work [--concurrency N] [--org-concurrency N] [--until-empty]
+                      take jobs until Ctrl-C (or until none is left); progress on a terminal
+  queue results [--json]
+                      one NDJSON line per file: {"file","status","result"|"error"}
+  queue status        the counts: waiting, active, delayed, completed, failed
+
+Options:
+  --redis URL         the fleet's Redis (default SVC_REDIS_URL, then redis://127.0.0.1:6379)
+  --queue NAME        queue name (default svc-stream-batch)
+  --model M           audio-event (default) or emotion (add)
+  --concurrency N     jobs this worker runs at once (default: --org-concurrency)
+  --org-concurrency N the organization's concurrent requests per model, fleet-wide (1-${MAX_BATCH_CONCURRENCY}, default 3)
+  --until-empty       exit once no job is waiting or running (work)
+  --json              results as NDJSON (the default; kept for symmetry with other commands)
+  --base-url URL      models API base for work (default SVC_BASE_URL)
+  --api-key KEY       models API key for work (default SVC_API_KEY)
+  -h, --help          this help
+
+Exit status: 0 on success (work: also when some files failed, see results); 1 when Redis
+cannot be reached; 2 on a usage error.`;
+
+function usageError(io: CliIo, message: string): number {
+  io.stderr.write(`svc-stream queue: ${message}\nRun 'svc-stream queue --help' for usage.\n`);
+  return 2;
+}
+
+function intOption(value: string | undefined, name: string, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < min || n > max) throw new InputError('invalid_argument', `--${name} must be an integer from ${min} to ${max}, got ${value}`, { path: name });
+  return n;
+}
+
+function duration(seconds: number | undefined): string {
+  if (seconds === undefined || !Number.isFinite(seconds)) return '--';
+  const s = Math.round(seconds);
+  return s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s` : `${s}s`;
+}
+
+async function run(argv: readonly string[], io: CliIo): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        redis: { type: 'string' },
+        queue: { type: 'string' },
+        model: { type: 'string' },
+        concurrency: { type: 'string' },
+        'org-concurrency': { type: 'string' },
+        'until-empty': { type: 'boolean' },
+        json: { type: 'boolean' },
+        'base-url': { type: 'string' },
+        'api-key': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (err) {
+    return usageError(io, (err as Error).message);
+  }
+  const { values, positionals } = parsed;
+  const [sub, ...rest] = positionals;
+  if (values.help || sub === undefined) {
+    io.stdout.write(`${USAGE}\n`);
+    return values.help ? 0 : 2;
+  }
+  const fleet = await import('../../fleet/batchQueue.js');
+  const { resolveRedisUrl } = await import('../../fleet/redisLimiter.js');
+  let url: string;
+  let concurrency: number | undefined;
+  let orgConcurrency: number | undefined;
+  try {
+    url = resolveRedisUrl(values.redis, io.env);
+    concurrency = intOption(values.concurrency, 'concurrency', 1, 1000);
+    orgConcurrency = intOption(values['org-concurrency'], 'org-concurrency', 1, MAX_BATCH_CONCURRENCY);
+  } catch (err) {
+    return usageError(io, (err as Error).message);
+  }
+  const base = { url, ...(values.queue ? { name: values.queue } : {}) };
+
+  try {
+    if (sub === 'add') {
+      if (rest.length === 0) return usageError(io, 'queue add needs FILE...');
+      const model = (values.model ?? 'audio-event') as (typeof fleet.QUEUE_MODELS)[number];
+      if (!fleet.QUEUE_MODELS.includes(model)) return usageError(io, `--model must be one of ${fleet.QUEUE_MODELS.join(', ')}, got ${values.model}`);
+      const queue = await fleet.createBatchQueue(base);
+      try {
+        // Absolute paths, so a worker started elsewhere on a shared mount finds them.
+        const n = await queue.add(rest.map((f) => (/^file:\/\//i.test(f) ? f : resolve(f))), { model });
+        io.stderr.write(`svc-stream queue: added ${n} file(s) to ${queue.name}\n`);
+      } finally {
+        await queue.close();
+      }
+      return 0;
+    }
+    if (sub === 'status') {
+      const queue = await fleet.createBatchQueue(base);
+      try {
+        io.stdout.write(`${JSON.stringify(await queue.counts())}\n`);
+      } finally {
+        await queue.close();
+      }
+      return 0;
+    }
+    if (sub === 'results') {
+      const queue = await fleet.createBatchQueue(base);
+      try {
+        for await (const o of queue.results()) io.stdout.write(`${JSON.stringify(o)}\n`);
+      } finally {
+        await queue.close();
+      }
+      return 0;
+    }
+    if (sub === 'work') {
+      const endpoint = await resolveEndpoint({ baseUrl: values['base-url'], apiKey: values['api-key'] }, io);
+      const tty = io.stderr.isTTY === true;
+      try {
+        const summary = await fleet.runBatchWorker({
+          ...base,
+          baseUrl: endpoint.baseUrl,
+          apiKey: endpoint.apiKey,
+          concurrency,
+          organizationConcurrency: orgConcurrency,
+          untilEmpty: values['until-empty'] ?? false,
+          signal: io.signal,
+          onProgress: (p) => {
+            if (!tty) return;
+            const c = p.counts;
+            io.stderr.write(
+              `\r\x1b[K[${c.completed + c.failed}/${c.completed + c.failed + c.waiting + c.active + c.delayed}] ${c.active} active, ${c.waiting} waiting, ${c.failed} failed · here ${p.done} ok ${p.failed} failed · ${p.rate.toFixed(2)} files/s · ETA ${duration(p.etaSeconds)}`,
+            );
+          },
+        });
+        if (tty) io.stderr.write('\n');
+        io.stderr.write(`svc-stream queue: this worker finished ${summary.done} file(s), ${summary.failed} failed\n`);
+      } finally {
+        await endpoint.close();
+      }
+      return 0;
+    }
+    return usageError(io, `unknown subcommand '${sub}' (add, work, results, status)`);
+  } catch (err) {
+    if (io.stderr.isTTY) io.stderr.write('\n');
+    printError(io, err);
+    return err instanceof InputError ? 2 : 1;
+  }
+}
+
+export const queueCommand: Command = {
+  name: 'queue',
+  summary: 'a batch run shared by many machines through Redis (add, work, results, status)',
+  usage: USAGE,
+  run,
+};

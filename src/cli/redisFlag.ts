@@ -1,0 +1,26 @@
+// `--redis URL` (or SVC_REDIS_URL) for every command that takes a concurrency slot: the
+// organization's slots shared with the rest of the fleet. Redis code loads only when asked.
+import type { LimiterSource } from '../internal/limiter.js';
+
+export const REDIS_OPTION = { redis: { type: 'string' } } as const;
+
+export const REDIS_HELP = `  --redis URL         share the organization's concurrency slots with a fleet through Redis
+                      (default SVC_REDIS_URL; without either, this process limits only itself)`;
+
+export interface FleetLimits {
+  /** The shared limits, when a Redis URL was given. */
+  readonly limiter: LimiterSource | undefined;
+  close(): Promise<void>;
+}
+
+/**
+ * Connect the shared limits named by `--redis` or SVC_REDIS_URL (slots per model: `concurrency`,
+ * default 3); nothing at all without either.
+ */
+export async function fleetLimits(flag: string | undefined, env: NodeJS.ProcessEnv, concurrency?: number): Promise<FleetLimits> {
+  const url = flag ?? env['SVC_REDIS_URL'];
+  if (!url) return { limiter: undefined, close: async () => undefined };
+  const { createRedisLimits, resolveRedisUrl } = await import('../fleet/redisLimiter.js');
+  const limits = await createRedisLimits({ url: resolveRedisUrl(url, env), ...(concurrency !== undefined ? { concurrency } : {}) });
+  return { limiter: limits, close: () => limits.close() };
+}

@@ -1,0 +1,33 @@
+// A streaming session under a shared concurrency slot: the slot is taken before the socket
+// opens and given back when the session ends, whichever way it ends.
+import { defer, type Observable } from 'rxjs';
+import { underLimiter, type LimiterSource } from '../internal/limiter.js';
+
+/** The model each streaming path counts against (§8, the emulator's endpoint table). */
+const STREAMING_MODELS: Readonly<Record<string, string>> = {
+  '/api/svc-2-streaming': 'conversation',
+  '/api/svc-2-stt-streaming': 'stt',
+  '/api/svc-2-synthetic-voice-detection-streaming': 'synthetic-voice-detection',
+  '/api/svc-2-pii-phi-redaction-streaming': 'pii-phi-redaction',
+};
+
+/**
+ * `session$` under a slot of `source` for its organization and model; `session$` itself when
+ * there is no source or no endpoint to tell the organization by (the session then reports
+ * the missing setting as it always does).
+ */
+export function underSessionSlot<T>(
+  source: LimiterSource | undefined,
+  path: string,
+  options: { readonly apiKey?: string | undefined; readonly baseUrl?: string | undefined },
+  session$: Observable<T>,
+): Observable<T> {
+  if (!source) return session$;
+  return defer(() => {
+    const apiKey = options.apiKey ?? process.env['SVC_API_KEY'];
+    const baseUrl = options.baseUrl ?? process.env['SVC_BASE_URL'];
+    if (!apiKey || !baseUrl) return session$;
+    const model = STREAMING_MODELS[path] ?? path;
+    return underLimiter(source.limiterFor({ model, baseUrl, apiKey }), session$);
+  });
+}
