@@ -155,7 +155,7 @@ export {
   type TranscodeOptions,
   type TranscodeTarget,
 } from './audio/transcode.js';
-export type { FfmpegSpawnInfo } from './audio/ffmpegProcess.js';
+export type { FfmpegHeader, FfmpegSpawnInfo } from './audio/ffmpegProcess.js';
 export { resolveFfmpeg, verifyFfmpeg, type ResolvedFfmpeg, type ResolveFfmpegOptions } from './internal/ffmpegPath.js';
 export { frame, frameBytes, type FrameOptions } from './audio/frame.js';
 export { pace, type PaceOptions } from './audio/pace.js';

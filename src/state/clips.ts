@@ -92,11 +92,13 @@ export function clipsReducer(state: ClipsState, event: ServerEvent): ClipsState 
 
 function onPartial(state: ClipsState, partial: PartialClip): ClipsState {
   const id = partial.clip_uuid;
-  const previous = state.transcript.get(id);
-  if (previous?.status === 'final') return { ...state, stalePartials: state.stalePartials + 1 };
-  const clip = previous ? mergePresent(previous.clip, partial) : partial;
-  if (clip === previous?.clip) return state;
-  return { ...state, transcript: state.transcript.set(id, { status: 'partial', clip }) };
+  const at = state.transcript.indexOf(id);
+  if (at < 0) return { ...state, transcript: state.transcript.set(id, { status: 'partial', clip: partial }) };
+  const previous = state.transcript.at(at)!;
+  if (previous.status === 'final') return { ...state, stalePartials: state.stalePartials + 1 };
+  const clip = mergePresent(previous.clip, partial);
+  if (clip === previous.clip) return state;
+  return { ...state, transcript: state.transcript.setAt(at, { status: 'partial', clip }) };
 }
 
 function onClip(state: ClipsState, incoming: Clip): ClipsState {
@@ -118,8 +120,9 @@ function onClip(state: ClipsState, incoming: Clip): ClipsState {
 
 function onUpdate(state: ClipsState, update: ClipUpdate): ClipsState {
   const id = update.clip_uuid;
-  const clip = state.clips.get(id);
-  if (clip === undefined) {
+  // One key lookup per map: at a million clips each is a likely cache miss.
+  const at = state.clips.indexOf(id);
+  if (at < 0) {
     const { pending, dropped } = state.pendingUpdates.add(update);
     return {
       ...state,
@@ -128,11 +131,12 @@ function onUpdate(state: ClipsState, update: ClipUpdate): ClipsState {
       droppedUpdates: dropped ? state.droppedUpdates + 1 : state.droppedUpdates,
     };
   }
+  const clip = state.clips.at(at)!;
   const next = applyUpdate(clip, update);
   if (next === clip) return state;
   return {
     ...state,
-    clips: state.clips.set(id, next),
+    clips: state.clips.setAt(at, next),
     transcript: state.transcript.set(id, { status: 'final', clip: next }),
   };
 }
