@@ -49,4 +49,25 @@ describe('HashTrie', () => {
     for (let i = 1; i < 100_000; i += 2) trie = trie.delete(`clip-${i}`);
     expect(trie.size).toBe(0);
   });
+
+  it('keeps keys whose 32-bit hashes collide apart (FNV-1a: k32728 and k261234 collide)', () => {
+    const colliding = ['k32728', 'k261234'];
+    let trie = HashTrie.empty<string>();
+    for (const k of ['a', ...colliding, 'b']) trie = trie.set(k, k.toUpperCase());
+    expect(trie.size).toBe(4);
+    for (const k of ['a', ...colliding, 'b']) expect(trie.get(k)).toBe(k.toUpperCase());
+    const replaced = trie.set('k261234', 'new');
+    expect(replaced.get('k261234')).toBe('new');
+    expect(replaced.get('k32728')).toBe('K32728');
+    expect(trie.get('k261234')).toBe('K261234');
+    const one = replaced.delete('k32728');
+    expect(one.size).toBe(3);
+    expect(one.get('k32728')).toBeUndefined();
+    expect(one.get('k261234')).toBe('new');
+    // Another key with the same hash joins the leaf left behind.
+    const again = one.set('k32728', 'back');
+    expect(again.get('k32728')).toBe('back');
+    expect(again.get('k261234')).toBe('new');
+    expect(again.delete('k261234').delete('k32728').delete('a').delete('b').size).toBe(0);
+  });
 });
