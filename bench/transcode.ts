@@ -1,11 +1,14 @@
-// Throughput of transcodeSource() against bare `ffmpeg -i FILE -f s16le pipe:1`: same binary,
-// same file, same output arguments. Run: npx tsx bench/transcode.ts [file] [--runs N]
+// Throughput of the library's transcoding against two baselines, same binary, same file, same
+// output arguments: bare `ffmpeg -i FILE -f s16le /dev/null` (no pipe at all) and the same
+// command piped into Node ('data' events, no processing). Every variant runs once per round,
+// rounds interleaved, so drift in machine load hits all alike.
+// Run: npx tsx bench/transcode.ts [file] [--runs N]
 import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { resolveFfmpeg, transcodeSource } from '../src/index.js';
+import { fileSource, probeAudioFile, resolveFfmpeg, transcodeSource } from '../src/index.js';
 
 const SECONDS = 600;
 const RATE = 44100;
@@ -16,11 +19,23 @@ interface Run {
   readonly ms: number;
 }
 
-/** The bare command, consumed as fast as Node can: 'data' events, no processing. */
-function bare(ffmpeg: string, file: string): Promise<Run> {
+const outputArgs = ['-map', '0:a:0', '-f', 's16le', '-ar', String(RATE), '-ac', String(CHANNELS)];
+
+/** Baseline 1: ffmpeg decoding to /dev/null, nothing read by anyone. Output size from the file length. */
+function devnull(ffmpeg: string, file: string, bytes: number): Promise<Run> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const child = spawn(ffmpeg, ['-hide_banner', '-loglevel', 'error', '-nostdin', '-i', file, '-map', '0:a:0', '-f', 's16le', '-ar', String(RATE), '-ac', String(CHANNELS), 'pipe:1'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(ffmpeg, ['-hide_banner', '-loglevel', 'error', '-nostdin', '-i', file, ...outputArgs, '-y', '/dev/null'], { stdio: ['ignore', 'ignore', 'inherit'] });
+    child.once('error', reject);
+    child.once('close', (code) => (code === 0 ? resolve({ bytes, ms: performance.now() - t0 }) : reject(new Error(`ffmpeg exited ${code}`))));
+  });
+}
+
+/** Baseline 2: the plain command piped into Node, consumed as fast as Node can ('data' events). */
+function piped(ffmpeg: string, file: string): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const child = spawn(ffmpeg, ['-hide_banner', '-loglevel', 'error', '-nostdin', '-i', file, ...outputArgs, 'pipe:1'], { stdio: ['ignore', 'pipe', 'inherit'] });
     let bytes = 0;
     child.stdout.on('data', (b: Buffer) => (bytes += b.length));
     child.once('error', reject);
@@ -28,11 +43,11 @@ function bare(ffmpeg: string, file: string): Promise<Run> {
   });
 }
 
-function library(ffmpeg: string, file: string): Promise<Run> {
+function consume(source: ReturnType<typeof transcodeSource>): Promise<Run> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     let bytes = 0;
-    transcodeSource(file, { ffmpegPath: ffmpeg, sampleRate: RATE, channels: CHANNELS }).subscribe({
+    source.subscribe({
       next: (c) => (bytes += c.byteLength),
       error: reject,
       complete: () => resolve({ bytes, ms: performance.now() - t0 }),
@@ -40,32 +55,52 @@ function library(ffmpeg: string, file: string): Promise<Run> {
   });
 }
 
+const target = { sampleRate: RATE, channels: CHANNELS } as const;
+const variants: Record<string, (ffmpeg: string, file: string, bytes: number) => Promise<Run>> = {
+  'ffmpeg > /dev/null': devnull,
+  'ffmpeg | node': (ffmpeg, file) => piped(ffmpeg, file),
+  'transcodeSource': (ffmpeg, file) => consume(transcodeSource(file, { ffmpegPath: ffmpeg, ...target })),
+  // What fileSource does now: one ffmpeg, which is also the decode check.
+  'fileSource (transcode)': (ffmpeg, file) => consume(fileSource(file, { ffmpegPath: ffmpeg, transcode: target })),
+  // What fileSource did before: a separate decode probe, then the transcoder.
+  'probe + transcodeSource': async (ffmpeg, file) => {
+    const t0 = performance.now();
+    await probeAudioFile(file, { ffmpegPath: ffmpeg, transcoding: true });
+    const run = await consume(transcodeSource(file, { ffmpegPath: ffmpeg, ...target }));
+    return { bytes: run.bytes, ms: performance.now() - t0 };
+  },
+};
+
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-async function benchFile(ffmpeg: string, file: string, runs: number): Promise<number> {
+async function benchFile(ffmpeg: string, file: string, runs: number): Promise<void> {
   const size = (await stat(file)).size;
-  await bare(ffmpeg, file); // warm the page cache and the binary
-  await library(ffmpeg, file);
-  const b: number[] = [];
-  const l: number[] = [];
-  let outBytes = 0;
+  const outBytes = (await piped(ffmpeg, file)).bytes; // also warms the page cache and the binary
+  const times = new Map<string, number[]>(Object.keys(variants).map((name) => [name, []]));
+  // CPU time of this Node process per run: what reading ffmpeg's output costs on our side
+  // (ffmpeg's own CPU is not in it), steadier than wall time on a loaded machine.
+  const cpu = new Map<string, number[]>(Object.keys(variants).map((name) => [name, []]));
+  for (const run of Object.values(variants)) await run(ffmpeg, file, outBytes); // warm-up
   for (let i = 0; i < runs; i++) {
-    // Alternate so drift in machine load hits both sides alike.
-    const x = await bare(ffmpeg, file);
-    const y = await library(ffmpeg, file);
-    if (x.bytes !== y.bytes) throw new Error(`output differs: bare ${x.bytes} bytes, library ${y.bytes} bytes`);
-    outBytes = x.bytes;
-    b.push(x.ms);
-    l.push(y.ms);
+    for (const [name, run] of Object.entries(variants)) {
+      const c0 = process.cpuUsage();
+      const r = await run(ffmpeg, file, outBytes);
+      const c = process.cpuUsage(c0);
+      cpu.get(name)!.push((c.user + c.system) / 1000);
+      if (r.bytes !== outBytes) throw new Error(`${name}: output differs: ${r.bytes} bytes, expected ${outBytes}`);
+      times.get(name)!.push(r.ms);
+    }
   }
   const mbps = (ms: number) => outBytes / 1e6 / (ms / 1000);
   const audioSeconds = outBytes / (RATE * CHANNELS * 2);
-  const ratio = median(b) / median(l);
-  console.log(`\n${file} (${(size / 1e6).toFixed(1)} MB in, ${(outBytes / 1e6).toFixed(1)} MB s16le ${RATE} Hz x${CHANNELS} out, ${audioSeconds.toFixed(0)} s of audio), median of ${runs}`);
-  console.log(`  bare ffmpeg     : ${median(b).toFixed(0).padStart(6)} ms  ${mbps(median(b)).toFixed(1).padStart(7)} MB/s  ${(audioSeconds / (median(b) / 1000)).toFixed(0)}x real time`);
-  console.log(`  transcodeSource : ${median(l).toFixed(0).padStart(6)} ms  ${mbps(median(l)).toFixed(1).padStart(7)} MB/s  ${(audioSeconds / (median(l) / 1000)).toFixed(0)}x real time`);
-  console.log(`  ratio (library / bare throughput): ${ratio.toFixed(3)} ${ratio >= 0.9 ? '(target >= 0.9 met)' : '(BELOW the 0.9 target)'}`);
-  return ratio;
+  const base = median(times.get('ffmpeg > /dev/null')!);
+  const pipe = median(times.get('ffmpeg | node')!);
+  console.log(`\n${file} (${(size / 1e6).toFixed(1)} MB in, ${(outBytes / 1e6).toFixed(1)} MB s16le ${RATE} Hz x${CHANNELS} out, ${audioSeconds.toFixed(0)} s of audio), median of ${runs} interleaved rounds, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(`  ${'variant'.padEnd(24)} ${'ms'.padStart(6)} ${'MB/s'.padStart(7)}  ${'x real time'.padStart(11)}  vs /dev/null  vs ffmpeg|node  node CPU ms`);
+  for (const [name, ts] of times) {
+    const ms = median(ts);
+    console.log(`  ${name.padEnd(24)} ${ms.toFixed(0).padStart(6)} ${mbps(ms).toFixed(1).padStart(7)}  ${(audioSeconds / (ms / 1000)).toFixed(0).padStart(10)}x  ${(base / ms).toFixed(3).padStart(11)}  ${(pipe / ms).toFixed(3).padStart(12)}  ${median(cpu.get(name)!).toFixed(0).padStart(11)}`);
+  }
 }
 
 async function main(): Promise<void> {

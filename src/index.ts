@@ -159,7 +159,7 @@ export {
   type TranscodeOptions,
   type TranscodeTarget,
 } from './audio/transcode.js';
-export type { FfmpegSpawnInfo } from './audio/ffmpegProcess.js';
+export type { FfmpegHeader, FfmpegSpawnInfo } from './audio/ffmpegProcess.js';
 export { resolveFfmpeg, verifyFfmpeg, type ResolvedFfmpeg, type ResolveFfmpegOptions } from './internal/ffmpegPath.js';
 export { frame, frameBytes, type FrameOptions } from './audio/frame.js';
 export { pace, type PaceOptions } from './audio/pace.js';
@@ -187,7 +187,8 @@ export { streamJson, JsonFrameSchema, type JsonFrame, type JsonEndpoint, type Js
 
 // Derived state: the ordering rules as pure reducers, and one session split into streams.
 export { OrderedMap } from './state/OrderedMap.js';
-export { clipsReducer, initialClipsState, type ClipsState, type TranscriptEntry } from './state/clips.js';
+export { clipsReducer, createClipsState, initialClipsState, type ClipsOptions, type ClipsState, type TranscriptEntry } from './state/clips.js';
+export { DEFAULT_MAX_PENDING_UPDATES, type PendingUpdates } from './state/pendingUpdates.js';
 export { conversationReducer, initialConversationState, type ConversationState } from './state/conversation.js';
 export { behaviorKey, behaviorsReducer, initialBehaviorsState, type BehaviorsState } from './state/behaviors.js';
 export { aggregatesReducer, initialAggregatesState, sentimentKey, type AggregatesState } from './state/aggregates.js';

@@ -33,6 +33,34 @@ export interface RunFfmpegOptions {
   /** The gate read before each stdout chunk. */
   readonly flow: FlowControl | undefined;
   readonly onSpawn?: ((info: FfmpegSpawnInfo) => void) | undefined;
+  /**
+   * Called once with what ffmpeg's stderr header says about the input (its container and
+   * duration). When set, ffmpeg logs at `info` level so it prints that header; this replaces
+   * a separate probe process.
+   */
+  readonly onHeader?: ((header: FfmpegHeader) => void) | undefined;
+  /**
+   * The error for an ffmpeg that exits non-zero before writing any output (it could not open
+   * or decode the input), instead of `ffmpeg_failed`.
+   */
+  readonly failedBeforeOutput?: ((stderrTail: string, code: number | null) => Error) | undefined;
+}
+
+/** What the transcoding ffmpeg's own stderr header tells about its input. */
+export interface FfmpegHeader {
+  /** ffmpeg's demuxer names for the input, e.g. `mp3` or `mov,mp4,m4a,3gp,3g2,mj2`. */
+  readonly demuxer: string;
+  /** The input's duration as ffmpeg reports it, in ms; undefined when it says N/A. */
+  readonly durationMs: number | undefined;
+}
+
+/** Parse the `Input #0, <demuxer>, from` / `Duration: hh:mm:ss.cc` lines of ffmpeg's stderr. */
+export function parseFfmpegHeader(stderr: string): FfmpegHeader | undefined {
+  const input = /^Input #0, (.+?), from /m.exec(stderr);
+  if (!input) return undefined;
+  const duration = /^\s*Duration: (\d+):(\d{2}):(\d{2}(?:\.\d+)?)/m.exec(stderr);
+  const durationMs = duration ? Math.round((Number(duration[1]) * 3600 + Number(duration[2]) * 60 + Number(duration[3])) * 1000) : undefined;
+  return { demuxer: input[1]!, durationMs };
 }
 
 /** Bytes of stderr kept for the error message. */
@@ -72,13 +100,18 @@ export function runFfmpeg(options: RunFfmpegOptions): Observable<AudioChunk> {
     resolveFfmpeg(options.ffmpegPath === undefined ? {} : { ffmpegPath: options.ffmpegPath }).then(
       (ffmpeg) => {
         if (closed) return;
+        const isFile = options.input.kind === 'file';
         const inputPath = options.input.kind === 'file' ? options.input.path : '-';
         // -nostdin for a file: ffmpeg would otherwise read keyboard commands from our pipe.
+        // -flush_packets 0 for a file: ffmpeg fills its 32 KiB output buffer before writing
+        // (7x fewer writes and chunks than one per decoded frame); a live input keeps the
+        // per-packet flush, where 32 KiB would be a second of latency.
         const args = [
-          '-hide_banner', '-loglevel', 'error',
-          ...(options.input.kind === 'file' ? ['-nostdin'] : []),
+          '-hide_banner', ...(options.onHeader ? ['-nostats', '-loglevel', 'info'] : ['-loglevel', 'error']),
+          ...(isFile ? ['-nostdin'] : []),
           ...options.inputArgs, '-i', inputPath,
           ...options.outputArgs,
+          ...(isFile ? ['-flush_packets', '0'] : []),
         ];
         let transcoder: prism.FFmpeg;
         try {
@@ -94,8 +127,18 @@ export function runFfmpeg(options: RunFfmpegOptions): Observable<AudioChunk> {
         const stderr = proc.stderr!;
 
         let tail = Buffer.alloc(0);
+        // The header comes first and is short; keep the head until it is parsed.
+        let head = options.onHeader ? '' : undefined;
         stderr.on('data', (b: Buffer) => {
           tail = tail.length + b.length > STDERR_TAIL_BYTES * 2 ? Buffer.concat([tail, b]).subarray(-STDERR_TAIL_BYTES) : Buffer.concat([tail, b]);
+          if (head === undefined) return;
+          head += b.toString('utf8');
+          // The header is complete once ffmpeg moves on to the output side.
+          if (/^(Stream mapping:|Output #0)/m.test(head) || head.length > 64 * 1024) {
+            const header = parseFfmpegHeader(head);
+            head = undefined;
+            if (header && !closed) options.onHeader!(header);
+          }
         });
         const stderrTail = (): string => tail.subarray(-STDERR_TAIL_BYTES).toString('utf8').trim();
 
@@ -111,8 +154,11 @@ export function runFfmpeg(options: RunFfmpegOptions): Observable<AudioChunk> {
         const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
           proc.once('close', (code, signal) => resolve({ code, signal }));
         });
-        const exitError = (code: number | null, signal: NodeJS.Signals | null): AudioSourceError => {
+        const exitError = (code: number | null, signal: NodeJS.Signals | null): Error => {
           const text = stderrTail();
+          // stdout is a pipe socket: bytesRead counts what ffmpeg wrote, read or not.
+          const outputBytes = (stdout as Readable & { bytesRead?: number }).bytesRead ?? 1;
+          if (outputBytes === 0 && code !== null && options.failedBeforeOutput) return options.failedBeforeOutput(text.split('\n').slice(-5).join('\n'), code);
           const how = code !== null ? `exited with code ${code}` : `was killed by ${signal ?? 'a signal'}`;
           const lastLines = text.split('\n').slice(-5).join('\n');
           return new AudioSourceError('ffmpeg_failed', `ffmpeg ${how}${lastLines ? `: ${lastLines}` : ' (no stderr output)'}`, {

@@ -7,11 +7,12 @@ import type { AudioFormat } from '../schema/audio.js';
 import type { FlowControl } from '../internal/flow.js';
 import { takeFlow } from './audioInternals.js';
 import { FILE_FORMATS } from './fileFormats.js';
-import type { FfmpegSpawnInfo } from './ffmpegProcess.js';
+import { InputError } from '../errors.js';
+import type { FfmpegHeader, FfmpegSpawnInfo } from './ffmpegProcess.js';
 import { fromReadable } from './fromReadable.js';
 import { pace } from './pace.js';
 import { probeAudioFile } from './probeAudioFile.js';
-import { transcodeSource, transcodeTarget, type TranscodeTarget } from './transcode.js';
+import { transcodeFile, transcodeTarget, type TranscodeTarget } from './transcode.js';
 import { withAudioMeta, type AudioChunk, type AudioObservable, type FlowSlot } from './meta.js';
 
 /** Options of {@link fileSource}: transcoding, live-pace release, the decode check, the ffmpeg binary, read size and flow control. */
@@ -27,8 +28,18 @@ export interface FileSourceOptions {
    * transcodes too (to `transcode`'s target, or the default).
    */
   readonly realtime?: boolean | number | undefined;
-  /** Run ffmpeg's decode check on subscribe (default true). Existence and size are always checked. */
+  /**
+   * Check that ffmpeg can decode the file before emitting anything (default true). Existence
+   * and size are always checked. A passthrough file gets a short decode run first; a
+   * transcoded file needs none: the transcoding ffmpeg itself reports a file it cannot
+   * decode (`corrupt_audio`, before any output) and its container and duration (`onInput`).
+   */
   readonly probe?: boolean | undefined;
+  /**
+   * Called once, when transcoding with `probe` on, with the input's container (ffmpeg's
+   * demuxer names) and duration as the transcoding ffmpeg reports them.
+   */
+  readonly onInput?: ((header: FfmpegHeader) => void) | undefined;
   /** The ffmpeg binary; otherwise resolved by `resolveFfmpeg()`. */
   readonly ffmpegPath?: string | undefined;
   /** Bytes per read from disk for passthrough files (default 64 KiB). */
@@ -82,22 +93,34 @@ export function fileSource(path: string, options: FileSourceOptions = {}): Audio
     const flow = takeFlow(slot, options.flow);
     let inner: Subscription | undefined;
     let closed = false;
+    const check = options.probe !== false;
     probeAudioFile(path, {
       ...(options.ffmpegPath !== undefined ? { ffmpegPath: options.ffmpegPath } : {}),
-      decode: options.probe !== false,
+      // Transcoding: the transcoder is the decode check (one ffmpeg process, not two).
+      decode: check && !target,
       transcoding,
     }).then(
       () => {
         if (closed) return;
         const source = target
-          ? transcodeSource(path, {
-              sampleRate: target.sample_rate,
-              channels: target.num_channels,
-              format: target.audio_format,
-              ...(options.ffmpegPath !== undefined ? { ffmpegPath: options.ffmpegPath } : {}),
-              ...(options.onSpawn ? { onSpawn: options.onSpawn } : {}),
-              ...(flow ? { flow } : {}),
-            })
+          ? transcodeFile(
+              path,
+              {
+                sampleRate: target.sample_rate,
+                channels: target.num_channels,
+                format: target.audio_format,
+                ...(options.ffmpegPath !== undefined ? { ffmpegPath: options.ffmpegPath } : {}),
+                ...(options.onSpawn ? { onSpawn: options.onSpawn } : {}),
+                ...(flow ? { flow } : {}),
+              },
+              check
+                ? {
+                    onHeader: (header) => options.onInput?.(header),
+                    failedBeforeOutput: (tail, code) =>
+                      new InputError('corrupt_audio', `audio file cannot be decoded: ${path}${tail ? `\n${tail}` : ''}`, { path: 'path', detail: { exitCode: code, stderr: tail } }),
+                  }
+                : {},
+            )
           : fromReadable(createReadStream(path, { highWaterMark: options.chunkSize ?? 64 * 1024 }), { ...(flow ? { flow } : {}) });
         inner = source.subscribe(subscriber);
       },

@@ -19,7 +19,7 @@ import {
 } from '../schema/audio.js';
 import type { FlowControl } from '../internal/flow.js';
 import { takeFlow } from './audioInternals.js';
-import { runFfmpeg, type FfmpegInput, type FfmpegSpawnInfo } from './ffmpegProcess.js';
+import { runFfmpeg, type FfmpegInput, type FfmpegSpawnInfo, type RunFfmpegOptions } from './ffmpegProcess.js';
 import { audioMetaOf, withAudioMeta, type AudioChunk, type AudioObservable, type FlowSlot } from './meta.js';
 
 /** What to transcode to. Every field is optional; the defaults are {@link DEFAULT_TRANSCODE_TARGET}. */
@@ -88,7 +88,10 @@ function inputArgs(format: AudioFormat | undefined): string[] {
   return [];
 }
 
-function ffmpegSource(input: FfmpegInput, options: TranscodeOptions, inputFormat: AudioFormat | undefined): AudioObservable {
+/** What only the library's own callers (fileSource) ask of the ffmpeg run. */
+type InternalRunOptions = Pick<RunFfmpegOptions, 'onHeader' | 'failedBeforeOutput'>;
+
+function ffmpegSource(input: FfmpegInput, options: TranscodeOptions, inputFormat: AudioFormat | undefined, internal: InternalRunOptions = {}): AudioObservable {
   const target = transcodeTarget(options);
   const slot: FlowSlot = { current: undefined };
   let consumed = false;
@@ -104,6 +107,7 @@ function ffmpegSource(input: FfmpegInput, options: TranscodeOptions, inputFormat
     return runFfmpeg({
       ...(options.ffmpegPath !== undefined ? { ffmpegPath: options.ffmpegPath } : {}),
       ...(options.onSpawn ? { onSpawn: options.onSpawn } : {}),
+      ...internal,
       inputArgs: inputArgs(inputFormat),
       outputArgs: outputArgs(target),
       input,
@@ -158,4 +162,12 @@ export function transcodeSource(input: string | Readable, options: TranscodeOpti
   return typeof input === 'string'
     ? ffmpegSource({ kind: 'file', path: input }, options, options.inputFormat)
     : ffmpegSource({ kind: 'readable', stream: input }, options, options.inputFormat);
+}
+
+/**
+ * {@link transcodeSource} of a file, with the hooks `fileSource` uses to let the transcoding
+ * ffmpeg stand in for a separate probe: its stderr header and its failure before any output.
+ */
+export function transcodeFile(path: string, options: TranscodeOptions, internal: InternalRunOptions): AudioObservable {
+  return ffmpegSource({ kind: 'file', path }, options, options.inputFormat, internal);
 }

@@ -1,6 +1,6 @@
 // The persistent keyed collection every derived stream emits: insertion-ordered, immutable,
 // and cheap to "change" (O(log n) per set), so a fold over n events stays O(n log32 n).
-import { PersistentVector } from './vectorInternals.js';
+import { copiedSlots, PersistentVector } from './vectorInternals.js';
 
 /**
  * Key order and key-to-slot index, shared by one lineage of maps and only ever appended to.
@@ -87,20 +87,27 @@ export class OrderedMap<V> implements Iterable<V> {
    */
   set(key: string, value: V): OrderedMap<V> {
     const i = this.indexOf(key);
-    if (i >= 0) {
-      const values = this.values.set(i, value);
-      return values === this.values ? this : new OrderedMap(this.backing, values);
-    }
+    if (i >= 0) return this.setAt(i, value);
     let backing = this.backing;
     const size = this.values.size;
     if (backing === null || backing.keys.length !== size) {
       // First key, or a branch off an older version: start a backing of our own.
       const keys = backing ? backing.keys.slice(0, size) : [];
+      copiedSlots.count += keys.length;
       backing = { keys, index: new Map(keys.map((k, n) => [k, n])) };
     }
     backing.keys.push(key);
     backing.index.set(key, size);
     return new OrderedMap(backing, this.values.push(value));
+  }
+
+  /**
+   * A map with the key at position `index` (which must be in range) holding `value`; `this`
+   * when it already does. Saves the key lookup when the caller has just made it (`indexOf`).
+   */
+  setAt(index: number, value: V): OrderedMap<V> {
+    const values = this.values.set(index, value);
+    return values === this.values ? this : new OrderedMap(this.backing, values);
   }
 
   /** Iterate the values in insertion order. */

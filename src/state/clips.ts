@@ -4,6 +4,7 @@
 // list, so a fold is linear in the session, and every earlier state stays intact.
 import type { Clip, ClipUpdate, PartialClip, ServerEvent } from '../schema/events.js';
 import { OrderedMap } from './OrderedMap.js';
+import { DEFAULT_MAX_PENDING_UPDATES, PendingUpdates } from './pendingUpdates.js';
 
 /** One line of the live transcript: an utterance still in progress, or a final clip. */
 export type TranscriptEntry =
@@ -26,22 +27,46 @@ export interface ClipsState {
   /**
    * Updates that arrived before their clip's final `clip` event, held in arrival order
    * per `clip_uuid` and applied when that clip arrives. Empty in a session that keeps rule 2.
+   * A persistent `ReadonlyMap` (`size` counts clips, `updateCount` the updates held),
+   * bounded by `maxPendingUpdates`: see {@link createClipsState}.
    */
-  readonly pendingUpdates: ReadonlyMap<string, readonly ClipUpdate[]>;
+  readonly pendingUpdates: PendingUpdates;
   /** How many updates ever arrived before their clip (held, then applied on arrival). */
   readonly orphanUpdates: number;
+  /**
+   * How many early updates were dropped unapplied: held while `maxPendingUpdates` more
+   * early updates arrived, and their clip never came in that time. 0 in a session that
+   * keeps rule 2.
+   */
+  readonly droppedUpdates: number;
   /** How many `partial_clip`s arrived for an already final clip (not applied: the final wins). */
   readonly stalePartials: number;
 }
 
+/** Options of {@link createClipsState}: the bound on early updates held. */
+export interface ClipsOptions {
+  /**
+   * How many early `clip_update`s (arrived before their clip) are held at most; when one
+   * more arrives, the oldest held is dropped and counted in `droppedUpdates`. Default
+   * 10,000; 0 holds none.
+   */
+  readonly maxPendingUpdates?: number | undefined;
+}
+
+/** An empty clips state; `initialClipsState` is `createClipsState()`. */
+export function createClipsState(options: ClipsOptions = {}): ClipsState {
+  return {
+    clips: OrderedMap.empty(),
+    transcript: OrderedMap.empty(),
+    pendingUpdates: PendingUpdates.empty(options.maxPendingUpdates ?? DEFAULT_MAX_PENDING_UPDATES),
+    orphanUpdates: 0,
+    droppedUpdates: 0,
+    stalePartials: 0,
+  };
+}
+
 /** The clips state before any event: no clips. Seed for {@link clipsReducer}. */
-export const initialClipsState: ClipsState = {
-  clips: OrderedMap.empty(),
-  transcript: OrderedMap.empty(),
-  pendingUpdates: new Map(),
-  orphanUpdates: 0,
-  stalePartials: 0,
-};
+export const initialClipsState: ClipsState = createClipsState();
 
 /**
  * Apply one event to the clips state. Pure; an event that changes nothing (or that this
@@ -52,7 +77,8 @@ export const initialClipsState: ClipsState = {
  * - `clip_update`: each field present with a non-null value supersedes the earlier value;
  *   an absent field, or `null` ("refinement unavailable"), keeps the earlier value.
  *   An update for a clip with no final `clip` yet is held in `pendingUpdates` and counted
- *   in `orphanUpdates`, never dropped.
+ *   in `orphanUpdates`; it is dropped (counted in `droppedUpdates`) only when
+ *   `maxPendingUpdates` more early updates arrive before its clip does.
  */
 export function clipsReducer(state: ClipsState, event: ServerEvent): ClipsState {
   switch (event.type) {
@@ -69,23 +95,23 @@ export function clipsReducer(state: ClipsState, event: ServerEvent): ClipsState 
 
 function onPartial(state: ClipsState, partial: PartialClip): ClipsState {
   const id = partial.clip_uuid;
-  const previous = state.transcript.get(id);
-  if (previous?.status === 'final') return { ...state, stalePartials: state.stalePartials + 1 };
-  const clip = previous ? mergePresent(previous.clip, partial) : partial;
-  if (clip === previous?.clip) return state;
-  return { ...state, transcript: state.transcript.set(id, { status: 'partial', clip }) };
+  const at = state.transcript.indexOf(id);
+  if (at < 0) return { ...state, transcript: state.transcript.set(id, { status: 'partial', clip: partial }) };
+  const previous = state.transcript.at(at)!;
+  if (previous.status === 'final') return { ...state, stalePartials: state.stalePartials + 1 };
+  const clip = mergePresent(previous.clip, partial);
+  if (clip === previous.clip) return state;
+  return { ...state, transcript: state.transcript.setAt(at, { status: 'partial', clip }) };
 }
 
 function onClip(state: ClipsState, incoming: Clip): ClipsState {
   const id = incoming.clip_uuid;
   let clip = incoming;
   let pendingUpdates = state.pendingUpdates;
-  const held = pendingUpdates.size > 0 ? pendingUpdates.get(id) : undefined;
-  if (held) {
-    for (const update of held) clip = applyUpdate(clip, update);
-    const rest = new Map(pendingUpdates);
-    rest.delete(id);
-    pendingUpdates = rest;
+  if (pendingUpdates.size > 0) {
+    const taken = pendingUpdates.take(id);
+    for (const update of taken.updates) clip = applyUpdate(clip, update);
+    pendingUpdates = taken.pending;
   }
   return {
     ...state,
@@ -97,17 +123,23 @@ function onClip(state: ClipsState, incoming: Clip): ClipsState {
 
 function onUpdate(state: ClipsState, update: ClipUpdate): ClipsState {
   const id = update.clip_uuid;
-  const clip = state.clips.get(id);
-  if (clip === undefined) {
-    const pendingUpdates = new Map(state.pendingUpdates);
-    pendingUpdates.set(id, [...(pendingUpdates.get(id) ?? []), update]);
-    return { ...state, pendingUpdates, orphanUpdates: state.orphanUpdates + 1 };
+  // One key lookup per map: at a million clips each is a likely cache miss.
+  const at = state.clips.indexOf(id);
+  if (at < 0) {
+    const { pending, dropped } = state.pendingUpdates.add(update);
+    return {
+      ...state,
+      pendingUpdates: pending,
+      orphanUpdates: state.orphanUpdates + 1,
+      droppedUpdates: dropped ? state.droppedUpdates + 1 : state.droppedUpdates,
+    };
   }
+  const clip = state.clips.at(at)!;
   const next = applyUpdate(clip, update);
   if (next === clip) return state;
   return {
     ...state,
-    clips: state.clips.set(id, next),
+    clips: state.clips.setAt(at, next),
     transcript: state.transcript.set(id, { status: 'final', clip: next }),
   };
 }

@@ -7,6 +7,12 @@ const MASK = WIDTH - 1;
 
 type Trie = unknown[];
 
+/**
+ * Slots copied by the persistent structures (path copying), summed since start. A
+ * structural cost measure for tests: it grows by O(log n) per change, never by O(n).
+ */
+export const copiedSlots = { count: 0 };
+
 const EMPTY_ROOT: Trie = [];
 
 /**
@@ -45,6 +51,7 @@ export class PersistentVector<T> {
   push(value: T): PersistentVector<T> {
     if (this.size - this.tailOffset() < WIDTH) {
       const tail = this.tail.slice();
+      copiedSlots.count += tail.length;
       tail.push(value);
       return new PersistentVector(this.size + 1, this.shift, this.root, tail);
     }
@@ -60,6 +67,7 @@ export class PersistentVector<T> {
 
   private pushTail(level: number, parent: Trie, tailNode: Trie): Trie {
     const copy = parent.slice();
+    copiedSlots.count += copy.length;
     const sub = ((this.size - 1) >>> level) & MASK;
     if (level === BITS) {
       copy[sub] = tailNode;
@@ -76,6 +84,7 @@ export class PersistentVector<T> {
     if (this.get(index) === value) return this;
     if (index >= this.tailOffset()) {
       const tail = this.tail.slice();
+      copiedSlots.count += tail.length;
       tail[index & MASK] = value;
       return new PersistentVector(this.size, this.shift, this.root, tail);
     }
@@ -108,6 +117,7 @@ function newPath(level: number, node: Trie): Trie {
 
 function assoc(level: number, node: Trie, index: number, value: unknown): Trie {
   const copy = node.slice();
+  copiedSlots.count += copy.length;
   if (level === 0) {
     copy[index & MASK] = value;
   } else {

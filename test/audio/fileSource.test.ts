@@ -1,9 +1,9 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { InputError } from '../../src/errors.js';
 import { audioMetaOf, fileSource, FILE_FORMATS, frame } from 'svc-stream';
-import { ALL_EXTENSIONS, byteCount, collect, eventually, FIXTURE_SECONDS, makeFixtures, readPausingAfter, type Fixtures } from './fixtures.js';
+import { ALL_EXTENSIONS, byteCount, collect, eventually, FIXTURE_SECONDS, makeFixtures, readPausingAfter, SYSTEM_FFMPEG, type Fixtures } from './fixtures.js';
 
 let fx: Fixtures;
 beforeAll(async () => {
@@ -119,5 +119,57 @@ describe('fileSource', () => {
     // 2 s of audio at 10x is 200 ms after the first chunk (plus the probe and ffmpeg start).
     expect(elapsed).toBeGreaterThanOrEqual(190);
     expect(elapsed).toBeLessThan(3000);
+  });
+
+  describe('transcoding without a separate probe', () => {
+    afterEach(() => {
+      delete process.env.SVC_FFMPEG_LOG;
+    });
+
+    /** A real ffmpeg behind a wrapper that logs each run's arguments, one line per process. */
+    async function loggingFfmpeg(): Promise<{ path: string; runs: () => Promise<string[]> }> {
+      const path = join(fx.dir, 'ffmpeg-logged.sh');
+      const log = join(fx.dir, `ffmpeg-runs-${Date.now()}-${Math.random().toString(36).slice(2)}.log`);
+      await writeFile(log, '');
+      await writeFile(path, `#!/bin/sh\necho "$*" >> "$SVC_FFMPEG_LOG"\nexec ${SYSTEM_FFMPEG} "$@"\n`);
+      await chmod(path, 0o755);
+      process.env.SVC_FFMPEG_LOG = log;
+      return { path, runs: async () => (await readFile(log, 'utf8')).split('\n').filter((l) => l.includes(' -i ')) };
+    }
+
+    it('runs ffmpeg once per transcoded subscription and reports the container and duration from it', async () => {
+      const ffmpeg = await loggingFfmpeg();
+      const headers: unknown[] = [];
+      const bytes = byteCount(await collect(fileSource(fx.file('.mp4'), { ffmpegPath: ffmpeg.path, onInput: (h) => headers.push(h) })));
+      expect(bytes).toBeGreaterThan(0);
+      const runs = await ffmpeg.runs();
+      expect(runs).toHaveLength(1);
+      // A file is read as fast as ffmpeg decodes: large writes, not one per decoded frame.
+      expect(runs[0]).toContain('-flush_packets 0');
+      expect(headers).toHaveLength(1);
+      expect(headers[0]).toMatchObject({ demuxer: expect.stringContaining('mp4') });
+      expect(Math.abs((headers[0] as { durationMs: number }).durationMs - FIXTURE_SECONDS * 1000)).toBeLessThan(100);
+    });
+
+    it('still reports corrupt_audio before emitting anything when the transcoder cannot decode the file', async () => {
+      const ffmpeg = await loggingFfmpeg();
+      for (const options of [{ transcode: true }, { realtime: 10 }] as const) {
+        let emitted = 0;
+        const err = await new Promise<unknown>((resolve) =>
+          fileSource(fx.corrupt, { ...options, ffmpegPath: ffmpeg.path }).subscribe({ next: () => emitted++, error: resolve, complete: () => resolve(undefined) }),
+        );
+        expect(err).toBeInstanceOf(InputError);
+        expect((err as InputError).code).toBe('corrupt_audio');
+        expect(emitted).toBe(0);
+      }
+      expect(await ffmpeg.runs()).toHaveLength(2);
+    });
+
+    it('keeps the passthrough decode check, and skips every decode with probe: false', async () => {
+      const ffmpeg = await loggingFfmpeg();
+      await collect(fileSource(fx.file('.mp3'), { ffmpegPath: ffmpeg.path }));
+      expect(await ffmpeg.runs()).toHaveLength(1);
+      await expect(collect(fileSource(fx.corrupt, { ffmpegPath: ffmpeg.path, transcode: true, probe: false }))).rejects.toMatchObject({ code: 'ffmpeg_failed' });
+    });
   });
 });

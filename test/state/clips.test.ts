@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clipsReducer, initialClipsState, type ServerEvent, type ClipsState } from 'svc-stream';
+import { clipsReducer, createClipsState, initialClipsState, type ServerEvent, type ClipsState } from 'svc-stream';
 import { ev } from './fixtures.js';
 
 /** What a test compares: plain data, so one table row reads as the expected state. */
@@ -99,5 +99,25 @@ describe('clipsReducer (rules 1-2), step by step', () => {
     let s = clipsReducer(initialClipsState, ev.clip('a', { deepfake_score: 0.1 }));
     s = clipsReducer(s, ev.update('a', { deepfake_score: 0.7 }));
     expect(s.clips.get('a')).toEqual({ clip_uuid: 'a', deepfake_score: 0.7 });
+  });
+
+  it('bounds early updates by maxPendingUpdates, dropping the oldest and counting it', () => {
+    let s = createClipsState({ maxPendingUpdates: 2 });
+    for (const e of [ev.update('a', { accent: 'x' }), ev.update('b', { accent: 'y' }), ev.update('c', { accent: 'z' })]) s = clipsReducer(s, e);
+    expect([...s.pendingUpdates.keys()]).toEqual(['b', 'c']);
+    expect(s.pendingUpdates.updateCount).toBe(2);
+    expect(s.orphanUpdates).toBe(3);
+    expect(s.droppedUpdates).toBe(1);
+    s = clipsReducer(s, ev.clip('a'));
+    s = clipsReducer(s, ev.clip('b'));
+    expect(s.clips.get('a')).toEqual({ clip_uuid: 'a' });
+    expect(s.clips.get('b')).toEqual({ clip_uuid: 'b', accent: 'y' });
+    expect(s.pendingUpdates.size).toBe(1);
+  });
+
+  it('holds 10,000 early updates by default and counts none dropped in a session that keeps rule 2', () => {
+    expect(initialClipsState.pendingUpdates.capacity).toBe(10_000);
+    expect(initialClipsState.droppedUpdates).toBe(0);
+    expect(() => createClipsState({ maxPendingUpdates: -1 })).toThrow(RangeError);
   });
 });
