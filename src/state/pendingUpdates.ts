@@ -55,6 +55,7 @@ export class PendingUpdates implements ReadonlyMap<string, readonly ClipUpdate[]
     return this.chains.size;
   }
 
+  /** Whether updates are held for the clip `id`. */
   has(id: string): boolean {
     return this.chains.has(id);
   }
@@ -134,10 +135,12 @@ export class PendingUpdates implements ReadonlyMap<string, readonly ClipUpdate[]
     for (const [, updates] of this.entries()) yield updates;
   }
 
+  /** The held updates per clip, oldest clip first. */
   [Symbol.iterator](): MapIterator<[string, readonly ClipUpdate[]]> {
     return this.entries();
   }
 
+  /** Calls `callback` with each clip's held updates, as `Map.prototype.forEach` does. */
   forEach(callback: (value: readonly ClipUpdate[], key: string, map: ReadonlyMap<string, readonly ClipUpdate[]>) => void, thisArg?: unknown): void {
     for (const [id, updates] of this.entries()) callback.call(thisArg, updates, id, this);
   }
