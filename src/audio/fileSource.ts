@@ -3,10 +3,10 @@
 import { createReadStream } from 'node:fs';
 import { extname } from 'node:path';
 import { Observable, type Subscription } from 'rxjs';
-import type { AudioFormat } from '../schema/audio.js';
+import { isRawFormat, type AudioFormat, type RawAudioFormat } from '../schema/audio.js';
 import type { FlowControl } from '../internal/flow.js';
 import { takeFlow } from './audioInternals.js';
-import { FILE_FORMATS } from './fileFormats.js';
+import { FILE_FORMATS, RAW_FILE_EXTENSIONS, rawFormatHint } from './fileFormats.js';
 import { InputError } from '../errors.js';
 import type { FfmpegHeader, FfmpegSpawnInfo } from './ffmpegProcess.js';
 import { fromReadable } from './fromReadable.js';
@@ -17,6 +17,12 @@ import { withAudioMeta, type AudioChunk, type AudioObservable, type FlowSlot } f
 
 /** Options of {@link fileSource}: transcoding, live-pace release, the decode check, the ffmpeg binary, read size and flow control. */
 export interface FileSourceOptions {
+  /**
+   * The file is headerless raw audio of this format (`.raw`, `.pcm`, `.mulaw`, … or any
+   * name): its bytes are emitted as they are, with this format, or transcoded from it. A raw
+   * extension without this option is refused with `unsupported_format`, saying what to give.
+   */
+  readonly format?: RawAudioFormat | undefined;
   /**
    * Transcode to raw PCM even when the endpoint would take the file as it is: `true` for the
    * default target (s16le, 16 kHz, mono), or a target. Files of other extensions are accepted
@@ -79,12 +85,20 @@ export interface FileSourceOptions {
  * ```
  */
 export function fileSource(path: string, options: FileSourceOptions = {}): AudioObservable {
-  const handling = FILE_FORMATS[extname(path).toLowerCase()];
+  const extension = extname(path).toLowerCase();
+  const raw = options.format;
+  if (raw !== undefined && !isRawFormat(raw)) {
+    throw new InputError('invalid_audio_params', `format: ${JSON.stringify(raw)} is not a raw format with sample_rate and num_channels`, { path: 'format' });
+  }
+  // A raw file is what its format says; any other file is what its extension says, and an
+  // extension outside §2.1 is whatever ffmpeg can read (it is transcoded).
+  const handling = raw ? undefined : FILE_FORMATS[extension];
+  const rawExtension = !raw && RAW_FILE_EXTENSIONS[extension] !== undefined;
   const wantsRaw = options.transcode !== undefined && options.transcode !== false;
   const realtime = options.realtime === undefined || options.realtime === false ? undefined : options.realtime === true ? 1 : options.realtime;
-  const transcoding = wantsRaw || realtime !== undefined || handling?.mode === 'transcode';
+  const transcoding = wantsRaw || (realtime !== undefined && !raw) || handling?.mode === 'transcode' || (!raw && !handling && !rawExtension);
   const target = transcoding ? transcodeTarget(typeof options.transcode === 'object' ? options.transcode : {}) : undefined;
-  const format: AudioFormat | undefined = target ?? (handling?.mode === 'passthrough' ? { audio_format: handling.format } : undefined);
+  const format: AudioFormat | undefined = target ?? raw ?? (handling?.mode === 'passthrough' ? { audio_format: handling.format } : undefined);
   // Constructed eagerly so a bad rate throws here, not on subscribe.
   const pacing = realtime !== undefined ? pace({ rate: realtime, ...(target ? { format: target } : {}) }) : undefined;
 
@@ -94,11 +108,17 @@ export function fileSource(path: string, options: FileSourceOptions = {}): Audio
     let inner: Subscription | undefined;
     let closed = false;
     const check = options.probe !== false;
+    if (rawExtension) {
+      subscriber.error(new InputError('unsupported_format', `${path}: ${rawFormatHint(extension)}`, { path: 'format' }));
+      return;
+    }
+    const unknownExtension = !raw && !handling;
     probeAudioFile(path, {
       ...(options.ffmpegPath !== undefined ? { ffmpegPath: options.ffmpegPath } : {}),
-      // Transcoding: the transcoder is the decode check (one ffmpeg process, not two).
-      decode: check && !target,
-      transcoding,
+      // Transcoding: the transcoder is the decode check (one ffmpeg process, not two). Raw
+      // bytes have nothing to check but their size.
+      decode: check && !target && !raw,
+      transcoding: transcoding || raw !== undefined,
     }).then(
       () => {
         if (closed) return;
@@ -112,12 +132,15 @@ export function fileSource(path: string, options: FileSourceOptions = {}): Audio
                 ...(options.ffmpegPath !== undefined ? { ffmpegPath: options.ffmpegPath } : {}),
                 ...(options.onSpawn ? { onSpawn: options.onSpawn } : {}),
                 ...(flow ? { flow } : {}),
+                ...(raw ? { inputFormat: raw } : {}),
               },
               check
                 ? {
                     onHeader: (header) => options.onInput?.(header),
                     failedBeforeOutput: (tail, code) =>
-                      new InputError('corrupt_audio', `audio file cannot be decoded: ${path}${tail ? `\n${tail}` : ''}`, { path: 'path', detail: { exitCode: code, stderr: tail } }),
+                      unknownExtension
+                        ? new InputError('unsupported_format', `${path}: ffmpeg cannot read it as audio (extension '${extension || '(none)'}' is not one of §2.1)${tail ? `\n${tail}` : ''}`, { path: 'path', detail: { exitCode: code, stderr: tail } })
+                        : new InputError('corrupt_audio', `audio file cannot be decoded: ${path}${tail ? `\n${tail}` : ''}`, { path: 'path', detail: { exitCode: code, stderr: tail } }),
                   }
                 : {},
             )

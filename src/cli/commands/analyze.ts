@@ -5,7 +5,8 @@ import { stat } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { lastValueFrom, Observable, scan, tap } from 'rxjs';
-import { fileSource } from '../../audio/fileSource.js';
+import { transcode } from '../../audio/transcode.js';
+import { AUDIO_HELP, AUDIO_OPTIONS, fileAudio, formatFromFlags } from '../audioFlags.js';
 import { fromReadable } from '../../audio/fromReadable.js';
 import { audioMetaOf, type AudioObservable } from '../../audio/meta.js';
 import { InputError, SvcError } from '../../errors.js';
@@ -25,13 +26,13 @@ import { stateJson } from '../../state/stateJson.js';
 const USAGE = `Usage: svc-stream analyze [FILE|-] [options]
 
 Stream audio through conversation analysis and show the results as they arrive.
-FILE is any format of the contract (.wav .mp3 .mp4 .ogg .flac .webm .aac .aiff .mov .opus);
-'-' (or no FILE) reads stdin, which then needs --format (and --rate/--channels for raw audio).
+FILE is any audio file: the contract's formats (.wav .mp3 .mp4 .ogg .flac .webm .aac .aiff
+.mov .opus) as they are, anything else ffmpeg reads (.m4a .mkv …) transcoded, and headerless
+raw audio (.raw .pcm .mulaw …) with --format/--rate/--channels. '-' (or no FILE) reads stdin,
+which then needs --format (and --rate/--channels for raw audio).
 
 Options:
-  --format F        audio_format of the input (raw: s16le, mulaw, alaw, …; or wav, mp3, …)
-  --rate HZ         sample_rate for raw input (8000 … 96000)
-  --channels N      num_channels for raw input (1-8)
+${AUDIO_HELP}
   --config FILE     BatchConfig JSON file, or 'default' (the default)
   --realtime        send at live pace (1x)
   --speed X         send at X times live pace (implies --realtime)
@@ -61,9 +62,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     args: [...argv],
     allowPositionals: true,
     options: {
-      format: { type: 'string' },
-      rate: { type: 'string' },
-      channels: { type: 'string' },
+      ...AUDIO_OPTIONS,
       config: { type: 'string' },
       realtime: { type: 'boolean' },
       speed: { type: 'string' },
@@ -82,13 +81,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   if (positionals.length > 1) throw new InputError('invalid_argument', `analyze takes one FILE, got ${positionals.length}`);
   const file = positionals[0];
 
-  const format: AudioFormat | undefined = values.format
-    ? ({
-        audio_format: values.format,
-        ...(values.rate ? { sample_rate: Number(values.rate) } : {}),
-        ...(values.channels ? { num_channels: Number(values.channels) } : {}),
-      } as AudioFormat)
-    : undefined;
+  const format: AudioFormat | undefined = formatFromFlags(values);
   const config = configFlag(values.config);
   const scenarioPath = values.scenario ?? scenarioFor(file);
   const scenario = scenarioPath ? readJsonFile(scenarioPath, 'scenario') : undefined;
@@ -98,8 +91,9 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   if (file === undefined || file === '-') {
     if (!format) throw new InputError('invalid_argument', 'reading stdin needs --format (and --rate/--channels for raw audio)', { path: 'format' });
     audio = fromReadable(io.stdin, { format });
+    if (values.transcode) audio = audio.pipe(transcode()) as AudioObservable;
   } else {
-    audio = fileSource(file, rate !== undefined ? { realtime: rate } : {});
+    audio = fileAudio(file, values, rate);
   }
 
   const endpoint = await resolveEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
@@ -129,7 +123,6 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       config,
       stats,
       limiter: fleet.limiter,
-      ...(format ? { format } : {}),
       ...(values['done-timeout'] ? { doneTimeoutMs: Number(values['done-timeout']) } : {}),
     });
     // Ctrl-C ends the session (closing its socket) with code `aborted`; completion passes through.

@@ -1,7 +1,7 @@
 // `svc-stream events|emotion|presets`: batch calls from the command line. Results are JSON
 // lines on stdout; progress (on a TTY) and the failure summary go to stderr.
 import { parseArgs } from 'node:util';
-import { from, type Observable } from 'rxjs';
+import { defer, finalize, from, switchMap, type Observable } from 'rxjs';
 import { detectAudioEvents, detectEmotion, listPresetsAsync } from '../../batch/calls.js';
 import { overFiles, type FileOutcome } from '../../batch/overFiles.js';
 import type { BatchOptions } from '../../batch/request.js';
@@ -11,6 +11,8 @@ import { describeByteLimit, MAX_UPLOAD_BYTES } from '../../schema/limits.js';
 import { printError, type CliIo, type Command } from '../command.js';
 import { resolveEndpoint, type ModelsEndpoint } from '../endpoint.js';
 import { argsErrorMessage, usageHint } from '../usage.js';
+import { AUDIO_HELP, AUDIO_OPTIONS, prepareUpload } from '../audioFlags.js';
+import { BATCH_FILE_EXTENSIONS } from '../../batch/files.js';
 import { fleetLimits, REDIS_HELP, REDIS_OPTION } from '../redisFlag.js';
 
 const COMMON_OPTIONS = {
@@ -28,12 +30,15 @@ function filesUsage(name: string, what: string): string {
   return `Usage: svc-stream ${name} [options] FILE...
 
 ${what} for each FILE (.aac .aiff .flac .mp3 .mp4 .mov .ogg .opus .wav .webm, at most ${describeByteLimit(MAX_UPLOAD_BYTES)}).
+Other audio files ffmpeg reads (.m4a …) and headerless raw audio (with --format/--rate/--channels)
+are converted to WAV with ffmpeg before the upload; --transcode converts any file.
 Prints one JSON line per file on stdout: {"path":…,"result":…} or
 {"path":…,"error":{"code":…,"status":…,"detail":…,"message":…},"skipped":false}.
 A progress line goes to stderr when it is a terminal; a summary of failures by code at the end.
 Exit status: 0 when every file succeeded, 1 when any failed, 2 on a usage error.
 
 Options:
+${AUDIO_HELP}
   --concurrency N     Requests in flight at once for this model (1-${MAX_BATCH_CONCURRENCY}, default 3)
   --fail-fast         Stop at the first failed file
 ${REDIS_HELP}
@@ -74,7 +79,7 @@ function filesCommand(name: string, summary: string, what: string, call: (path: 
       try {
         parsed = parseArgs({
           args: [...argv],
-          options: { ...COMMON_OPTIONS, ...REDIS_OPTION, concurrency: { type: 'string' }, 'fail-fast': { type: 'boolean' } },
+          options: { ...COMMON_OPTIONS, ...REDIS_OPTION, ...AUDIO_OPTIONS, concurrency: { type: 'string' }, 'fail-fast': { type: 'boolean' } },
           allowPositionals: true,
           strict: true,
         });
@@ -117,7 +122,12 @@ function filesCommand(name: string, summary: string, what: string, call: (path: 
         await new Promise<void>((resolve, reject) => {
           from(positionals)
             .pipe(
-              overFiles(call, {
+              // A file the service would not take (raw, .m4a, --transcode) is uploaded as a WAV
+              // made by ffmpeg; its line still names the file given.
+              overFiles((path: string, o: BatchOptions) =>
+                defer(() => prepareUpload(path, values, BATCH_FILE_EXTENSIONS)).pipe(
+                  switchMap((upload) => call(upload.path, o).pipe(finalize(() => void upload.cleanup()))),
+                ), {
                 baseUrl: endpoint.baseUrl,
                 apiKey: endpoint.apiKey,
                 concurrency,

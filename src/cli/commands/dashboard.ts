@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { fileSource } from '../../audio/fileSource.js';
+import { AUDIO_HELP, AUDIO_OPTIONS, fileAudio } from '../audioFlags.js';
 import { openBrowser } from '../../dashboard/openBrowser.js';
 import { startDashboard } from '../../dashboard/server.js';
 import type { DashboardView } from '../../dashboard/view.js';
@@ -23,10 +23,13 @@ conversation type, topics, per-speaker topic sentiment, behaviors as they fire, 
 and the session's phase. The session starts when the page first loads (or at once with
 --start-now) and runs once: reloading the page shows the current state at once.
 Without FILE, the sample call shipped with the package (samples/call.wav) is played with
-its config (samples/call.config.json: behaviors and emotions on).
+its config (samples/call.config.json: behaviors and emotions on). FILE is any audio file:
+the contract's formats, anything else ffmpeg reads (.m4a …), and headerless raw audio
+(.raw .pcm .mulaw …) with --format/--rate/--channels.
 
 Options:
   --port N          port on 127.0.0.1 (default 0: a free port)
+${AUDIO_HELP}
   --config FILE     BatchConfig JSON file, or 'default' (the default when FILE is given)
   --speed X         send the audio at X times live pace (default 1: real time)
   --no-open         do not open the browser; just print the URL
@@ -69,6 +72,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     allowPositionals: true,
     options: {
       port: { type: 'string' },
+      ...AUDIO_OPTIONS,
       config: { type: 'string' },
       speed: { type: 'string' },
       'no-open': { type: 'boolean' },
@@ -102,7 +106,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   try {
     if (endpoint.emulator && scenarioPath) io.stderr.write(`svc-stream: the emulator plays ${scenarioPath}\n`);
     const stats = createSessionStats();
-    const events$ = conversationSession(fileSource(file, { realtime: speed }), { apiKey: endpoint.apiKey, baseUrl: endpoint.baseUrl, config, stats, limiter: fleet.limiter });
+    const events$ = conversationSession(fileAudio(file, values, speed), { apiKey: endpoint.apiKey, baseUrl: endpoint.baseUrl, config, stats, limiter: fleet.limiter });
     const dashboard = await startDashboard({ events$, stats, title: basename(file), port, start: values['start-now'] ? 'now' : 'load' });
     try {
       io.stdout.write(`svc-stream dashboard: ${dashboard.url}\n`);

@@ -3,6 +3,8 @@ import { parseArgs } from 'node:util';
 import { lastValueFrom, tap } from 'rxjs';
 import { InputError } from '../../errors.js';
 import { argsErrorMessage, usageHint } from '../usage.js';
+import { AUDIO_HELP, AUDIO_OPTIONS, prepareUpload, type PreparedUpload } from '../audioFlags.js';
+import { SUBMISSION_EXTENSIONS } from '../../platform/files.js';
 import { PlatformClient } from '../../platform/PlatformClient.js';
 import type { PollJobOptions } from '../../platform/PlatformClient.js';
 import { printError, type CliIo, type Command } from '../command.js';
@@ -16,7 +18,9 @@ const USAGE = `Usage:
 Submit a job to the orchestration API (early access) or read its status.
 One FILE is a single-file job (at most 5,000,000 bytes); several FILEs are one multi-file
 job, uploaded in order and finalized with the last. --realtime submits a
-real-time job and prints its realtime_url.
+real-time job and prints its realtime_url. Audio files ffmpeg reads that the API does
+not take (.m4a …) and headerless raw audio (with --format/--rate/--channels) are
+converted to WAV before the upload; --transcode converts any file.
 
 Options:
   --wait              Poll until the status is exactly 'completed'; exit 0 when it
@@ -27,6 +31,7 @@ Options:
   --interval-ms N     First delay between polls (default 1000; grows 1.5x, capped at 10000).
   --timeout-ms N      Give up waiting after N ms (default 900000).
   --platform-url URL  Orchestration API base (default SVC_PLATFORM_URL).
+${AUDIO_HELP}
   -h, --help          This text.
 
 Output: JSON lines on stdout: the submission reply (or the status), then with
@@ -47,6 +52,7 @@ const OPTIONS = {
   'interval-ms': { type: 'string' },
   'timeout-ms': { type: 'string' },
   'platform-url': { type: 'string' },
+  ...AUDIO_OPTIONS,
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -141,7 +147,15 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       return 0;
     }
     const opts = { flags, ...(signal ? { signal } : {}) };
-    const reply = positionals.length === 1 ? await client.submitFile(positionals[0]!, opts) : await client.submitFiles(positionals, opts);
+    const uploads: PreparedUpload[] = [];
+    let reply;
+    try {
+      for (const file of positionals) uploads.push(await prepareUpload(file, values, SUBMISSION_EXTENSIONS));
+      const paths = uploads.map((u) => u.path);
+      reply = paths.length === 1 ? await client.submitFile(paths[0]!, opts) : await client.submitFiles(paths, opts);
+    } finally {
+      await Promise.all(uploads.map((u) => u.cleanup()));
+    }
     writeLine(io, reply);
     if (values.wait) await waitFor(client, reply.job_id, poll, io);
     return 0;
