@@ -1,6 +1,6 @@
 // One conversation-analysis session per incoming call, under a concurrency bound that either
 // queues or rejects calls beyond it; a call's failure is its own and never ends the others.
-import { AsyncSubject, defer, Observable, type Subscription } from 'rxjs';
+import { asyncScheduler, AsyncSubject, defer, Observable, timer, type Subscription } from 'rxjs';
 import type { AudioChunk } from '../audio/meta.js';
 import { InputError, SessionError } from '../errors.js';
 import type { AudioFormat } from '../schema/audio.js';
@@ -18,6 +18,9 @@ export interface AnalyzableCall {
   /** The audio's format, when `audio$` does not carry it. */
   readonly format?: AudioFormat | undefined;
 }
+
+/** How long a call waits for a session slot by default before it is refused: {@link AnalyzeCallsOptions.maxQueueMs}. */
+export const DEFAULT_MAX_QUEUE_MS = 5_000;
 
 /** Where one call is in {@link analyzeCalls}: waiting for a session slot, running, or ended (`done`, `error`, `rejected` when full). */
 export type CallStatus = 'queued' | 'running' | 'done' | 'error' | 'rejected';
@@ -41,6 +44,8 @@ export interface CallAnalysis<C extends AnalyzableCall = AnalyzableCall> {
   readonly stats: SessionStats;
   /** Where the call is now. */
   readonly status: CallStatus;
+  /** How long the call waited for a session slot (so far, while `queued`), in ms: how stale its audio is when its session starts. */
+  readonly queuedMs: number;
   /** Emits the outcome once, then completes (replayed to late subscribers). */
   readonly outcome$: Observable<CallOutcome>;
 }
@@ -53,12 +58,17 @@ export interface AnalyzeCallsStats {
   peakRunning: number;
   done: number;
   failed: number;
+  /** Calls refused: at arrival (`whenFull: 'reject'`) or after waiting `maxQueueMs` (also in `queueTimeouts`). */
   rejected: number;
+  /** Calls refused because they waited `maxQueueMs` for a slot. */
+  queueTimeouts: number;
+  /** The longest wait for a slot of any call that got one, in ms. */
+  peakQueuedMs: number;
 }
 
 /** Fresh {@link AnalyzeCallsStats}, every counter at zero; pass it as `stats` and read it while calls run. */
 export function createAnalyzeCallsStats(): AnalyzeCallsStats {
-  return { calls: 0, queued: 0, running: 0, peakRunning: 0, done: 0, failed: 0, rejected: 0 };
+  return { calls: 0, queued: 0, running: 0, peakRunning: 0, done: 0, failed: 0, rejected: 0, queueTimeouts: 0, peakQueuedMs: 0 };
 }
 
 export interface AnalyzeCallsOptions<C extends AnalyzableCall = AnalyzableCall> extends ConversationOptions {
@@ -66,6 +76,13 @@ export interface AnalyzeCallsOptions<C extends AnalyzableCall = AnalyzableCall> 
   readonly maxConcurrent?: number | undefined;
   /** Beyond the bound: wait for a free session (`queue`, default) or refuse the call (`reject`). */
   readonly whenFull?: 'queue' | 'reject' | undefined;
+  /**
+   * The longest a call waits for a session slot before it is refused (`rejected`, with a
+   * `SessionError('concurrency_limit')`, counted in `queueTimeouts`). Default 5000 ms: live
+   * audio analysed later than that is stale, while a short wait absorbs the gap until a call
+   * ends. `Infinity` keeps an unbounded queue (recorded calls, where lateness does not matter).
+   */
+  readonly maxQueueMs?: number | undefined;
   /** Per-call session options over the shared ones (e.g. a key per organization). */
   readonly sessionOptions?: ((call: C, index: number) => ConversationOptions) | undefined;
   /** Drain the audio of a rejected call so a live source does not keep it (default true). */
@@ -82,8 +99,10 @@ export interface AnalyzeCallsOptions<C extends AnalyzableCall = AnalyzableCall> 
  *   replay the current state.
  * - At most `maxConcurrent` sessions run at once. With `whenFull: 'queue'` a call waits (its
  *   live audio is kept, see `LiveAudio`) and starts when a session ends, first come first
- *   served; with `'reject'` it is emitted with status `rejected` and an outcome carrying a
- *   `SessionError('concurrency_limit')`, never silently dropped.
+ *   served, for at most `maxQueueMs` (default 5 s; then it is refused as stale); with
+ *   `'reject'` it is emitted with status `rejected` and an outcome carrying a
+ *   `SessionError('concurrency_limit')`. A refused call is never silently dropped: its
+ *   outcome says why and `callStats` counts it (`rejected`, `queueTimeouts`).
  * - A call's session error ends that call only (`outcome$` reports it); `calls$` erroring
  *   errors the result.
  * - Completes when `calls$` has completed and every call has ended. Unsubscribing closes
@@ -103,7 +122,10 @@ export function analyzeCalls<C extends AnalyzableCall>(calls$: Observable<C>, op
   const max = options.maxConcurrent ?? 3;
   if (!Number.isInteger(max) || max < 1) throw new InputError('invalid_argument', `maxConcurrent must be a positive integer, got ${max}`);
   const whenFull = options.whenFull ?? 'queue';
-  const { maxConcurrent: _m, whenFull: _w, sessionOptions, drainRejected, callStats, stats: _s, ...shared } = options;
+  const maxQueueMs = options.maxQueueMs ?? DEFAULT_MAX_QUEUE_MS;
+  if (!(maxQueueMs >= 0)) throw new InputError('invalid_argument', `maxQueueMs must be 0 or more, got ${maxQueueMs}`);
+  const scheduler = options.scheduler ?? asyncScheduler;
+  const { maxConcurrent: _m, whenFull: _w, maxQueueMs: _q, sessionOptions, drainRejected, callStats, stats: _s, ...shared } = options;
   return new Observable<CallAnalysis<C>>((subscriber) => {
     const stats = callStats ?? createAnalyzeCallsStats();
     const waiting: Array<() => void> = [];
@@ -130,6 +152,10 @@ export function analyzeCalls<C extends AnalyzableCall>(calls$: Observable<C>, op
       const outcome = new AsyncSubject<CallOutcome>();
       let status: CallStatus = 'queued';
       let last: ConversationSnapshot = initialConversationSnapshot;
+      const arrivedAt = scheduler.now();
+      let startedAt: number | undefined;
+      let timedOut = false;
+      let refusedAt: number | undefined;
       const perCall = sessionOptions?.(call, i) ?? {};
       const sessionOpts: ConversationOptions = { ...shared, ...perCall, stats: sessionStats, ...(call.format && !perCall.format && !shared.format ? { format: call.format } : {}) };
 
@@ -139,8 +165,12 @@ export function analyzeCalls<C extends AnalyzableCall>(calls$: Observable<C>, op
         let inner: Subscription | undefined;
         let holding = false;
         let stopped = false;
+        let queueTimer: Subscription | undefined;
         const start = (): void => {
           if (stopped) return;
+          queueTimer?.unsubscribe();
+          startedAt = scheduler.now();
+          stats.peakQueuedMs = Math.max(stats.peakQueuedMs, startedAt - arrivedAt);
           holding = true;
           running++;
           stats.running = running;
@@ -153,9 +183,27 @@ export function analyzeCalls<C extends AnalyzableCall>(calls$: Observable<C>, op
         else {
           stats.queued++;
           waiting.push(start);
+          if (Number.isFinite(maxQueueMs)) {
+            queueTimer = timer(maxQueueMs, scheduler).subscribe(() => {
+              const w = waiting.indexOf(start);
+              if (w < 0) return;
+              waiting.splice(w, 1);
+              stats.queued--;
+              timedOut = true;
+              refusedAt = scheduler.now();
+              stopped = true;
+              if (drainRejected !== false) call.audio$.subscribe({ error: () => undefined });
+              sub.error(
+                new SessionError('concurrency_limit', `call ${call.id} refused: it waited ${maxQueueMs} ms for one of ${max} sessions (maxQueueMs); its live audio would be analysed late`, {
+                  retryable: true,
+                }),
+              );
+            });
+          }
         }
         return () => {
           stopped = true;
+          queueTimer?.unsubscribe();
           inner?.unsubscribe();
           const w = waiting.indexOf(start);
           if (w >= 0) {
@@ -177,6 +225,9 @@ export function analyzeCalls<C extends AnalyzableCall>(calls$: Observable<C>, op
         get status() {
           return status;
         },
+        get queuedMs() {
+          return (startedAt ?? refusedAt ?? (status === 'queued' ? scheduler.now() : arrivedAt)) - arrivedAt;
+        },
         outcome$: outcome.asObservable(),
       };
 
@@ -195,9 +246,13 @@ export function analyzeCalls<C extends AnalyzableCall>(calls$: Observable<C>, op
       open++;
       let emitted = false;
       const finish = (o: CallOutcome): void => {
+        if (timedOut) o = { ...o, status: 'rejected' };
         status = o.status;
         if (o.status === 'done') stats.done++;
-        else stats.failed++;
+        else if (o.status === 'rejected') {
+          stats.rejected++;
+          stats.queueTimeouts++;
+        } else stats.failed++;
         outcome.next(o);
         outcome.complete();
         open--;

@@ -33,7 +33,7 @@ describe('analyzeCalls', () => {
     const analyses: Array<CallAnalysis<CallLeg>> = [];
     const outcomes = new Subject<{ id: string; status: string; duration: number | null; error?: unknown }>();
     subs.push(
-      analyzeCalls(legs$, { apiKey: 'k-telco', baseUrl: emu.baseUrl, maxConcurrent: 25, whenFull: 'queue', callStats }).subscribe((a) => {
+      analyzeCalls(legs$, { apiKey: 'k-telco', baseUrl: emu.baseUrl, maxConcurrent: 25, whenFull: 'queue', maxQueueMs: 20_000, callStats }).subscribe((a) => {
         analyses.push(a);
         a.outcome$.subscribe((o) => outcomes.next({ id: a.id, status: o.status, duration: o.snapshot.aggregates.audioDurationMs, error: o.error }));
       }),
@@ -64,6 +64,33 @@ describe('analyzeCalls', () => {
     expect(outcomes.map((o) => o.status)).toEqual(['done', 'done', 'rejected', 'rejected']);
     expect((outcomes[2]!.error as { code: string }).code).toBe('concurrency_limit');
     expect(emu.accounts.organizations[0]!.peakInFlight.conversation).toBe(2);
+  });
+
+  it('a live call queued longer than maxQueueMs is refused as stale, said and counted; one served in time reports its wait', async () => {
+    emu = await startEmulator({ organizations: [{ keys: ['k'], concurrency: 5 }] });
+    // A live call that goes on holds the only slot; the next two wait.
+    const live = new LiveAudio({ audio_format: 'mulaw', sample_rate: 8000, num_channels: 1 });
+    live.push(MULAW.subarray(0, 800));
+    const callStats = createAnalyzeCallsStats();
+    const analyses: CallAnalysis[] = [];
+    const calls = new Subject<{ id: string; audio$: LiveAudio['audio$'] }>();
+    subs.push(analyzeCalls(calls, { apiKey: 'k', baseUrl: emu.baseUrl, maxConcurrent: 1, maxQueueMs: 300, callStats }).subscribe((a) => analyses.push(a)));
+    calls.next({ id: 'live', audio$: live.audio$ });
+    calls.next(recordedCall('late', 200));
+    const late = await firstValueFrom(analyses[1]!.outcome$.pipe(timeout(5_000)));
+    expect(late.status).toBe('rejected');
+    expect(late.error).toMatchObject({ code: 'concurrency_limit', message: expect.stringContaining('waited 300 ms') });
+    expect(analyses[1]!.status).toBe('rejected');
+    expect(analyses[1]!.queuedMs).toBeGreaterThanOrEqual(300);
+    expect(callStats).toMatchObject({ rejected: 1, queueTimeouts: 1, queued: 0, running: 1 });
+    // A call that gets the slot within the limit starts, and says how long it waited.
+    calls.next(recordedCall('next', 200));
+    await new Promise((r) => setTimeout(r, 100));
+    live.end();
+    const next = await firstValueFrom(analyses[2]!.outcome$.pipe(timeout(10_000)));
+    expect(next.status).toBe('done');
+    expect(analyses[2]!.queuedMs).toBeGreaterThan(50);
+    expect(callStats.peakQueuedMs).toBe(analyses[2]!.queuedMs);
   });
 
   it("a call's failure is its own: the others finish", async () => {
