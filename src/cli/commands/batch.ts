@@ -21,10 +21,10 @@ const COMMON_OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-const ENDPOINT_HELP = `  --base-url URL      Models API base (default SVC_BASE_URL)
-  --api-key KEY       Models API key (default SVC_API_KEY)
-                      With neither set, an embedded emulator is started.
-  -h, --help          Show this help`;
+const ENDPOINT_HELP = `  --base-url URL      models API base (default SVC_BASE_URL)
+  --api-key KEY       models API key (default SVC_API_KEY)
+                      (with neither set, an embedded emulator is started)
+  -h, --help          this help`;
 
 function filesUsage(name: string, what: string): string {
   return `Usage: svc-stream ${name} [options] FILE...
@@ -39,8 +39,8 @@ Exit status: 0 when every file succeeded, 1 when any failed, 2 on a usage error.
 
 Options:
 ${AUDIO_HELP}
-  --concurrency N     Requests in flight at once for this model (1-${MAX_BATCH_CONCURRENCY}, default 3)
-  --fail-fast         Stop at the first failed file
+  --concurrency N     requests in flight at once for this model (1-${MAX_BATCH_CONCURRENCY}, default 3)
+  --fail-fast         stop at the first failed file
 ${REDIS_HELP}
                       (--concurrency is then the fleet's limit for the model)
 ${ENDPOINT_HELP}`;

@@ -23,16 +23,16 @@ not take (.m4a …) and headerless raw audio (with --format/--rate/--channels) a
 converted to WAV before the upload; --transcode converts any file.
 
 Options:
-  --wait              Poll until the status is exactly 'completed'; exit 0 when it
+  --wait              poll until the status is exactly 'completed'; exit 0 when it
                       is. Any other status (even 'failed') is polled until --timeout-ms.
-  --emotion           Ask for emotion annotation (flags.emotion_annotation).
-  --demographics      Ask for demographics (flags.demographics).
-  --realtime          Real-time job, no files (cannot be combined with --wait).
-  --interval-ms N     First delay between polls (default 1000; grows 1.5x, capped at 10000).
-  --timeout-ms N      Give up waiting after N ms (default 900000).
-  --platform-url URL  Orchestration API base (default SVC_PLATFORM_URL).
+  --emotion           ask for emotion annotation (flags.emotion_annotation)
+  --demographics      ask for demographics (flags.demographics)
+  --realtime          real-time job, no files (cannot be combined with --wait)
+  --interval-ms N     first delay between polls (default 1000; grows 1.5x, capped at 10000)
+  --timeout-ms N      give up waiting after N ms (default 900000)
+  --platform-url URL  orchestration API base (default SVC_PLATFORM_URL)
 ${AUDIO_HELP}
-  -h, --help          This text.
+  -h, --help          this help
 
 Output: JSON lines on stdout: the submission reply (or the status), then with
 --wait one line per status change, the last one 'completed' with the results.
