@@ -276,8 +276,11 @@ export function errorFromHttp(status: number, body: unknown, context = 'request'
 /** What each close code means when no `error` event said more (§7.3, wire reference). */
 export const CLOSE_CODES: Readonly<Record<number, Classified & { meaning: string }>> = {
   1000: { code: 'missing_done', retryable: false, meaning: 'normal close (an error only when it comes before done)' },
+  1002: { code: 'protocol_error', retryable: false, meaning: 'WebSocket protocol error (RFC 6455): a frame the server could not parse' },
   1003: { code: 'protocol_error', retryable: false, meaning: 'protocol error: audio before config, invalid config, or unsupported format, rate or channels' },
   1006: { code: 'connection_lost', retryable: true, meaning: 'connection dropped without a close frame' },
+  1007: { code: 'protocol_error', retryable: false, meaning: 'invalid frame payload (RFC 6455): a text frame that is not UTF-8' },
+  1009: { code: 'protocol_error', retryable: false, meaning: 'message too big (RFC 6455): a frame over the server\'s limit' },
   1011: { code: 'internal_error', retryable: true, meaning: 'internal error during streaming' },
   4001: { code: 'invalid_api_key', retryable: false, meaning: 'invalid API key' },
   4002: { code: 'invalid_audio', retryable: false, meaning: 'audio could not be decoded or does not match the declared format' },
