@@ -9,35 +9,12 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from 'svc-stream/emulator';
 import { main } from '../../src/cli/main.js';
-import type { CliIo } from '../../src/cli/command.js';
+import { runCli } from './runCli.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const sample = (name: string): string => join(root, 'samples', name);
 
-interface Run {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-async function run(argv: string[], options: { env?: NodeJS.ProcessEnv; stdin?: Readable; signal?: AbortSignal; tty?: boolean } = {}): Promise<Run> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (c: Buffer) => (out += c.toString()));
-  stderr.on('data', (c: Buffer) => (err += c.toString()));
-  if (options.tty) Object.assign(stdout, { isTTY: true, columns: 100 });
-  const io: CliIo = {
-    stdout,
-    stderr,
-    stdin: options.stdin ?? Readable.from([]),
-    env: options.env ?? {},
-    ...(options.signal ? { signal: options.signal } : {}),
-  };
-  const code = await main(argv, io);
-  return { code, stdout: out, stderr: err };
-}
+const run = runCli;
 
 const lines = (text: string): unknown[] => text.trim().split('\n').map((l) => JSON.parse(l) as unknown);
 

@@ -6,13 +6,11 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough, Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { lastValueFrom, reduce } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileSource } from 'svc-stream';
-import { main } from '../../src/cli/main.js';
-import type { CliIo } from '../../src/cli/command.js';
+import { runCli } from './runCli.js';
 import { connectSse } from '../dashboard/sseClient.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -33,18 +31,8 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function run(argv: string[], whileRunning?: (stdout: () => string) => Promise<void>): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (c: Buffer) => (out += c.toString()));
-  stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const io: CliIo = { stdout, stderr, stdin: Readable.from([]), env: {} };
-  const exit = main(argv, io);
-  await whileRunning?.(() => out);
-  const code = await exit;
-  return { code, stdout: out, stderr: err };
+function run(argv: string[], whileRunning?: (stdout: () => string) => Promise<void>) {
+  return runCli(argv, whileRunning ? { whileRunning } : {});
 }
 
 const RAW_FLAGS = ['--format', 'mulaw', '--rate', '8000', '--channels', '1'];
