@@ -15,11 +15,12 @@ const FAST_RETRY = { concurrencyDelayMs: 2, transientDelayMs: 2, jitter: 0.5 };
 
 let files: AudioDir;
 let twenty: string[];
+// Twenty sox runs: allow for a loaded machine.
 beforeAll(() => {
   files = audioDir();
   const one = files.tone('t0.wav', 1);
   twenty = [one, ...Array.from({ length: 19 }, (_, i) => files.tone(`t${i + 1}.wav`, 1, 200 + i * 50))];
-});
+}, 60_000);
 afterAll(() => files?.remove());
 
 const running: LoggedEmulator[] = [];
