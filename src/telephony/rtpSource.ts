@@ -183,7 +183,7 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
     const legs = new Map<number, { stream: PlayoutStream; ext: SequenceExtender; payloadType: number }>();
     const socket = options.socketFactory?.() ?? dgram.createSocket('udp4');
     let closed = false;
-    // Set before the socket binds, so before any datagram arrives.
+    // Set before datagrams are listened to and the socket binds.
     let rtp!: typeof RtpPackets;
 
     const startLeg = (ssrc: number, codec: RtpCodec, rinfo: dgram.RemoteInfo) => {
@@ -284,7 +284,6 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
       leg.stream.push({ seq, timestamp: ts, payload, samples });
     };
 
-    socket.on('message', onMessage);
     socket.on('error', (err) => {
       if (closed) return;
       closed = true;
@@ -305,6 +304,7 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
       (module) => {
         if (closed) return;
         rtp = module;
+        socket.on('message', onMessage);
         bind();
       },
       (err: unknown) => {
