@@ -6,7 +6,6 @@ import { asyncScheduler, throttleTime, type Observable, type SchedulerLike } fro
 import type { ServerEvent } from '../schema/events.js';
 import type { SessionStats } from '../session/stats.js';
 import { dashboardSession, type DashboardSession } from './dashboardSession.js';
-import { PAGE_CSS, PAGE_HTML, PAGE_JS } from './page.js';
 import { sseFrame } from './sse.js';
 import type { DashboardView } from './view.js';
 
@@ -125,6 +124,9 @@ function send(res: ServerResponse, status: number, type: string, body: string): 
  * - Hot: one session, whatever the number of pages.
  */
 export async function startDashboard(options: DashboardOptions): Promise<RunningDashboard> {
+  // The page text (about 24 kB of HTML, script and styles) loads when a dashboard starts,
+  // not with the package: `import 'svc-stream'` need not pay for it.
+  const { PAGE_CSS, PAGE_HTML, PAGE_JS } = await import('./page.js');
   const scheduler = options.scheduler ?? asyncScheduler;
   const session = dashboardSession({
     events$: options.events$,

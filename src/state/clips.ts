@@ -137,10 +137,14 @@ function onUpdate(state: ClipsState, update: ClipUpdate): ClipsState {
   const clip = state.clips.at(at)!;
   const next = applyUpdate(clip, update);
   if (next === clip) return state;
+  // A final clip sits at the same position in both maps unless partials of later clips
+  // came before it: check that slot's key first, and look the key up only when it differs.
+  const transcript = state.transcript;
+  const tAt = transcript.keyAt(at) === id ? at : transcript.indexOf(id);
   return {
     ...state,
     clips: state.clips.setAt(at, next),
-    transcript: state.transcript.set(id, { status: 'final', clip: next }),
+    transcript: tAt >= 0 ? transcript.setAt(tAt, { status: 'final', clip: next }) : transcript.set(id, { status: 'final', clip: next }),
   };
 }
 

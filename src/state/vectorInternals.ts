@@ -81,14 +81,15 @@ export class PersistentVector<T> {
   /** A vector with `index` (in range) holding `value`; `this` when it already does. */
   set(index: number, value: T): PersistentVector<T> {
     if (index < 0 || index >= this.size) throw new RangeError(`index ${index} out of range 0..${this.size - 1}`);
-    if (this.get(index) === value) return this;
     if (index >= this.tailOffset()) {
+      if (this.tail[index & MASK] === value) return this;
       const tail = this.tail.slice();
       copiedSlots.count += tail.length;
       tail[index & MASK] = value;
       return new PersistentVector(this.size, this.shift, this.root, tail);
     }
-    return new PersistentVector(this.size, this.shift, assoc(this.shift, this.root, index, value), this.tail);
+    const root = assoc(this.shift, this.root, index, value);
+    return root === this.root ? this : new PersistentVector(this.size, this.shift, root, this.tail);
   }
 
   *[Symbol.iterator](): IterableIterator<T> {
@@ -115,14 +116,25 @@ function newPath(level: number, node: Trie): Trie {
   return level === 0 ? node : [newPath(level - BITS, node)];
 }
 
+/**
+ * `node` with `index` holding `value`, path-copied; `node` itself when the slot already holds
+ * `value` (found on the way down, so a no-op costs one walk and no copy).
+ */
 function assoc(level: number, node: Trie, index: number, value: unknown): Trie {
+  if (level === 0) {
+    const at = index & MASK;
+    if (node[at] === value) return node;
+    const copy = node.slice();
+    copiedSlots.count += copy.length;
+    copy[at] = value;
+    return copy;
+  }
+  const sub = (index >>> level) & MASK;
+  const child = node[sub] as Trie;
+  const next = assoc(level - BITS, child, index, value);
+  if (next === child) return node;
   const copy = node.slice();
   copiedSlots.count += copy.length;
-  if (level === 0) {
-    copy[index & MASK] = value;
-  } else {
-    const sub = (index >>> level) & MASK;
-    copy[sub] = assoc(level - BITS, node[sub] as Trie, index, value);
-  }
+  copy[sub] = next;
   return copy;
 }

@@ -3,7 +3,7 @@
 import dgram from 'node:dgram';
 import type { AddressInfo } from 'node:net';
 import { asyncScheduler, Observable, type SchedulerLike } from 'rxjs';
-import { isRtcp, isRtp, RtpPacket } from 'rtp.js/packets';
+import type * as RtpPackets from 'rtp.js/packets';
 import { runFfmpeg } from '../audio/ffmpegProcess.js';
 import { withAudioMeta, type AudioObservable } from '../audio/meta.js';
 import { AudioSourceError, InputError } from '../errors.js';
@@ -165,6 +165,11 @@ function legAudio(stream: PlayoutStream, codec: RtpCodec, options: RtpSourceOpti
  * });
  * ```
  */
+// rtp.js (about 0.8 MB of heap once loaded) loads on the first subscription to an
+// rtpSource, not with the package: `import 'svc-stream'` need not pay for it.
+let rtpPackets: Promise<typeof RtpPackets> | undefined;
+const loadRtpPackets = (): Promise<typeof RtpPackets> => (rtpPackets ??= import('rtp.js/packets'));
+
 export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
   const payloadTypes = options.payloadTypes ?? {};
   // Fail early on a bad map, not at the first packet.
@@ -178,6 +183,8 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
     const legs = new Map<number, { stream: PlayoutStream; ext: SequenceExtender; payloadType: number }>();
     const socket = options.socketFactory?.() ?? dgram.createSocket('udp4');
     let closed = false;
+    // Set before datagrams are listened to and the socket binds.
+    let rtp!: typeof RtpPackets;
 
     const startLeg = (ssrc: number, codec: RtpCodec, rinfo: dgram.RemoteInfo) => {
       const stream: PlayoutStream = new PlayoutStream(codec, {
@@ -219,7 +226,7 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
       }
       const view = new DataView(msg.buffer, msg.byteOffset, msg.byteLength);
       // RTCP first: a marker bit plus payload type 72-76 looks like RTP to isRtp (RFC 5761).
-      if (isRtcp(view)) {
+      if (rtp.isRtcp(view)) {
         stats.rtcp++;
         const sender = view.getUint32(4);
         options.onDatagram?.(msg, sender);
@@ -227,14 +234,14 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
         if (leg) leg.stream.stats.rtcp++;
         return;
       }
-      if (!isRtp(view)) {
+      if (!rtp.isRtp(view)) {
         stats.malformed++;
         options.onDatagram?.(msg, undefined);
         return;
       }
-      let packet: RtpPacket;
+      let packet: RtpPackets.RtpPacket;
       try {
-        packet = new RtpPacket(view);
+        packet = new rtp.RtpPacket(view);
       } catch {
         stats.malformed++;
         options.onDatagram?.(msg, undefined);
@@ -277,21 +284,34 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
       leg.stream.push({ seq, timestamp: ts, payload, samples });
     };
 
-    socket.on('message', onMessage);
     socket.on('error', (err) => {
       if (closed) return;
       closed = true;
       for (const l of legs.values()) l.stream.stop(err);
       subscriber.error(new AudioSourceError('source_error', `RTP socket failed: ${err.message}`, { cause: err }));
     });
-    try {
-      socket.bind({ address: options.host ?? '127.0.0.1', port: options.port ?? 0 }, () => {
-        if (options.recvBufferSize) socket.setRecvBufferSize(options.recvBufferSize);
-        options.onListening?.(socket.address());
-      });
-    } catch (err) {
-      subscriber.error(new InputError('invalid_argument', `cannot bind RTP socket: ${(err as Error).message}`));
-    }
+    const bind = (): void => {
+      try {
+        socket.bind({ address: options.host ?? '127.0.0.1', port: options.port ?? 0 }, () => {
+          if (options.recvBufferSize) socket.setRecvBufferSize(options.recvBufferSize);
+          options.onListening?.(socket.address());
+        });
+      } catch (err) {
+        subscriber.error(new InputError('invalid_argument', `cannot bind RTP socket: ${(err as Error).message}`));
+      }
+    };
+    loadRtpPackets().then(
+      (module) => {
+        if (closed) return;
+        rtp = module;
+        socket.on('message', onMessage);
+        bind();
+      },
+      (err: unknown) => {
+        if (closed) return;
+        subscriber.error(new AudioSourceError('source_error', `cannot load rtp.js: ${(err as Error).message}`, { cause: err }));
+      },
+    );
 
     return () => {
       closed = true;

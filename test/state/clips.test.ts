@@ -120,4 +120,32 @@ describe('clipsReducer (rules 1-2), step by step', () => {
     expect(initialClipsState.droppedUpdates).toBe(0);
     expect(() => createClipsState({ maxPendingUpdates: -1 })).toThrow(RangeError);
   });
+
+  it('looks the key up once for an update to a final clip (both maps written by position)', () => {
+    // Partials of 'b' before 'a' is final: the two maps then disagree on positions.
+    let s = initialClipsState;
+    for (const e of [ev.partial('a'), ev.clip('a'), ev.partial('c'), ev.partial('b'), ev.clip('b'), ev.clip('c')]) s = clipsReducer(s, e);
+    const lookups = (event: ServerEvent): [ClipsState, number] => {
+      const get = Map.prototype.get;
+      let count = 0;
+      Map.prototype.get = function (this: Map<unknown, unknown>, key: unknown) {
+        count++;
+        return get.call(this, key);
+      };
+      try {
+        return [clipsReducer(s, event), count];
+      } finally {
+        Map.prototype.get = get;
+      }
+    };
+    const [same, sameLookups] = lookups(ev.update('a', { accent: 'x' }));
+    expect(sameLookups).toBe(1);
+    expect(same.transcript.get('a')).toEqual({ status: 'final', clip: { clip_uuid: 'a', accent: 'x' } });
+    // 'b' is second in clips, third in the transcript: the slot's key differs, so one more lookup.
+    const [moved, movedLookups] = lookups(ev.update('b', { accent: 'y' }));
+    expect(movedLookups).toBe(2);
+    expect(moved.transcript.get('b')).toEqual({ status: 'final', clip: { clip_uuid: 'b', accent: 'y' } });
+    expect(moved.transcript.get('c')).toEqual({ status: 'final', clip: { clip_uuid: 'c' } });
+    expect([...moved.transcript.keys()]).toEqual(['a', 'c', 'b']);
+  });
 });

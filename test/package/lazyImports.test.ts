@@ -1,0 +1,42 @@
+// `import 'svc-stream'` loads no module that only a started dashboard or a subscribed
+// rtpSource needs: the dashboard's page text and rtp.js load on first use. Checked in a
+// fresh Node process (with tsx for the sources) whose load hook lists every file loaded.
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+function filesLoadedBy(code: string): string[] {
+  const hook = "export async function load(url, context, next) { if (url.startsWith('file:')) process.stderr.write('LOADED ' + url + '\\n'); return next(url, context); }";
+  const register = `import { register } from 'node:module'; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hook)}`)});`;
+  const child = spawnSync(process.execPath, ['--import', 'tsx', '--import', `data:text/javascript,${encodeURIComponent(register)}`, '--input-type=module', '-e', code], {
+    cwd: root,
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  expect(child.status, child.stderr).toBe(0);
+  return child.stderr.split('\n').filter((l) => l.startsWith('LOADED ')).map((l) => l.slice('LOADED '.length));
+}
+
+it('the main entry loads neither the dashboard page nor rtp.js until they are used', () => {
+  const files = filesLoadedBy("const m = await import('./src/index.ts'); if (typeof m.analyzeConversation !== 'function') throw new Error('missing');");
+  expect(files.some((f) => f.endsWith('/src/index.ts'))).toBe(true);
+  expect(files.filter((f) => /\/dashboard\/page\.ts$/.test(f))).toEqual([]);
+  expect(files.filter((f) => /\/node_modules\/rtp\.js\//.test(f))).toEqual([]);
+}, 40_000);
+
+it('a started dashboard and a subscribed rtpSource load them', () => {
+  const code = `
+    const m = await import('./src/index.ts');
+    const { EMPTY } = await import('rxjs');
+    const dashboard = await m.startDashboard({ events$: EMPTY });
+    await dashboard.close();
+    await new Promise((resolve, reject) => {
+      const sub = m.rtpSource({ onListening: () => { sub.unsubscribe(); resolve(); } }).subscribe({ error: reject });
+    });
+  `;
+  const files = filesLoadedBy(code);
+  expect(files.filter((f) => /\/dashboard\/page\.ts$/.test(f))).toHaveLength(1);
+  expect(files.some((f) => /\/node_modules\/rtp\.js\//.test(f))).toBe(true);
+}, 40_000);
