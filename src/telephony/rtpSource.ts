@@ -135,6 +135,11 @@ function legAudio(stream: PlayoutStream, codec: RtpCodec, options: RtpSourceOpti
   return withAudioMeta(decoded, { format: route.format });
 }
 
+// rtp.js (about 0.8 MB of heap once loaded) loads on the first subscription to an
+// rtpSource, not with the package: `import 'svc-stream'` need not pay for it.
+let rtpPackets: Promise<typeof RtpPackets> | undefined;
+const loadRtpPackets = (): Promise<typeof RtpPackets> => (rtpPackets ??= import('rtp.js/packets'));
+
 /**
  * Listen for RTP on a UDP port and emit one {@link CallLeg} per SSRC.
  *
@@ -165,11 +170,6 @@ function legAudio(stream: PlayoutStream, codec: RtpCodec, options: RtpSourceOpti
  * });
  * ```
  */
-// rtp.js (about 0.8 MB of heap once loaded) loads on the first subscription to an
-// rtpSource, not with the package: `import 'svc-stream'` need not pay for it.
-let rtpPackets: Promise<typeof RtpPackets> | undefined;
-const loadRtpPackets = (): Promise<typeof RtpPackets> => (rtpPackets ??= import('rtp.js/packets'));
-
 export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
   const payloadTypes = options.payloadTypes ?? {};
   // Fail early on a bad map, not at the first packet.
