@@ -9,7 +9,7 @@ import { lastValueFrom } from 'rxjs';
 import { analyzeConversation } from '../src/session/conversation.js';
 import { createSessionStats } from '../src/session/stats.js';
 import { bareClient, KEY, MB, startSink } from './benchInternals.js';
-import { makeSource, type SourceKind } from './throughputSources.js';
+import { benchFile, makeSource, type SourceKind } from './throughputSources.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
 
@@ -28,12 +28,13 @@ async function main(): Promise<void> {
     const c = process.cpuUsage(c0);
     console.log(`bare ${size} B: ${((count * size) / MB / secs).toFixed(1)} MB/s, CPU ${((c.user + c.system) / 1000).toFixed(0)} ms`);
   } else {
-    const src = await makeSource(kind, count, size);
+    const file = kind === 'file' ? benchFile(count, size) : undefined;
+    const src = makeSource(kind, count, size, file?.file);
     const stats = createSessionStats();
-    await lastValueFrom(src.audio$.pipe(analyzeConversation({ apiKey: KEY, baseUrl, stats })));
+    await lastValueFrom(src.audio$.pipe(analyzeConversation({ apiKey: KEY, baseUrl, stats, format: { audio_format: 's16le', sample_rate: 16000, num_channels: 1 }, ...(src.flow ? { flow: src.flow } : {}) })));
     const secs = (performance.now() - t0) / 1000;
     const c = process.cpuUsage(c0);
-    await src.cleanup();
+    file?.remove();
     console.log(`${kind} ${size} B: ${(stats.bytesSent / MB / secs).toFixed(1)} MB/s, CPU ${((c.user + c.system) / 1000).toFixed(0)} ms, ${stats.framesSent} frames for ${count} chunks`);
   }
   child.stdin.end();
