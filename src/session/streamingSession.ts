@@ -107,10 +107,10 @@ const DEFAULTS = {
 } as const;
 
 /**
- * Chunks read while the socket is backed up are held and sent as one frame when it drains
- * (binary audio frames may be split anywhere, §3): one frame, one mask, one write instead of
- * one per chunk. A held frame is sent at once when it reaches this size, so no frame grows
- * past it by more than one chunk; a chunk this large is never copied.
+ * Chunks read while a frame is still being written are copied into one buffer and sent as one
+ * frame when that write calls back (binary audio frames may be split anywhere, §3): one frame,
+ * one mask, one write instead of one per chunk. No held frame grows past this size; a chunk
+ * this large is never held.
  */
 const COALESCE_BYTES = 64 * 1024;
 const BINARY = { binary: true } as const;
@@ -179,8 +179,11 @@ class StreamingSession<T> {
   private queue: AudioChunk[] = [];
   /** Bytes read and not yet flushed (queued, held, or in the socket's buffers). */
   private pending = 0;
-  /** Chunks read while the socket was backed up, to go as one frame when it drains. */
-  private held: AudioChunk[] = [];
+  /**
+   * Chunks read while a frame was being written, copied (a source may reuse its buffer once
+   * `next` returns, as it could when ws masked each chunk at once), to go as one frame.
+   */
+  private held: Buffer | undefined;
   private heldBytes = 0;
   /** The byte length of each frame sent and not yet flushed, oldest first (ws calls back in order). */
   private readonly inFlight: number[] = [];
@@ -370,7 +373,9 @@ class StreamingSession<T> {
       this.lose();
       return;
     } else {
-      this.queue.push(chunk);
+      // Copied, as a chunk sent at once is (ws masks it into a frame of its own): a source may
+      // reuse its buffer once `next` returns.
+      this.queue.push(new Uint8Array(chunk));
       this.pending += len;
     }
     this.checkPressure();
@@ -392,18 +397,19 @@ class StreamingSession<T> {
       this.sendFrame(chunk, len);
       return;
     }
-    this.held.push(chunk);
+    if (this.heldBytes + len > COALESCE_BYTES) this.flushHeld();
+    const held = (this.held ??= Buffer.allocUnsafe(COALESCE_BYTES));
+    held.set(chunk, this.heldBytes);
     this.heldBytes += len;
-    if (this.heldBytes >= COALESCE_BYTES) this.flushHeld();
   }
 
   /** Send what is held as one frame (the chunks in the order read). */
   private flushHeld(): void {
     const bytes = this.heldBytes;
     if (bytes === 0) return;
-    const held = this.held;
-    const frame = held.length === 1 ? held[0]! : Buffer.concat(held, bytes);
-    this.held = [];
+    const frame = this.held!.subarray(0, bytes);
+    // A fresh buffer for the next frame: ws may still hold this one (it queues while busy).
+    this.held = undefined;
     this.heldBytes = 0;
     this.sendFrame(frame, bytes);
   }

@@ -100,6 +100,25 @@ describe('coalescing small chunks', () => {
     for (const f of srv.frames) expect(f.length).toBeLessThan(64 * 1024 + size);
   });
 
+  it('copies held and queued chunks: a source that overwrites its one buffer after each chunk still gets every chunk sent', async () => {
+    const srv = await server();
+    const count = 5_000;
+    const size = 160;
+    const reused = new Uint8Array(size);
+    async function* frames(): AsyncGenerator<Uint8Array> {
+      for (let i = 0; i < count; i++) {
+        reused.set(chunk(i, size));
+        yield reused;
+      }
+    }
+    const stats = createSessionStats();
+    await lastValueFrom(fromAsyncIterable(frames(), { format: RAW }).pipe(analyzeConversation({ apiKey: KEY, baseUrl: srv.baseUrl, stats })));
+    expect(srv.frames.length).toBeLessThan(count / 10);
+    const expected = Buffer.concat(Array.from({ length: count }, (_, i) => chunk(i, size)));
+    // Chunks read before the socket opened are queued: copied too.
+    expect(Buffer.concat(srv.frames).equals(expected)).toBe(true);
+  });
+
   it('sends each chunk at once on an idle socket: it arrives before the next chunk is read', async () => {
     const srv = await server();
     const count = 20;
