@@ -29,6 +29,8 @@ export interface SinkOptions {
    * each frame; returns the text frames to send now.
    */
   readonly eventsFor?: (before: number, after: number) => readonly string[];
+  /** Read audio no faster than this (bytes per second) by pausing the socket: a slow server. */
+  readonly bytesPerSecond?: number;
 }
 
 export interface Sink {
@@ -46,6 +48,7 @@ export async function startSink(options: SinkOptions = {}): Promise<Sink> {
   wss.on('connection', (ws) => {
     let bytes = 0;
     let configSeen = false;
+    let firstAt = 0;
     ws.on('message', (data, isBinary) => {
       const buf = data as Buffer;
       if (isBinary) {
@@ -53,6 +56,15 @@ export async function startSink(options: SinkOptions = {}): Promise<Sink> {
         bytes += buf.length;
         total += buf.length;
         options.onBinary?.(buf, performance.now());
+        if (options.bytesPerSecond !== undefined) {
+          const now = performance.now();
+          if (before === 0) firstAt = now;
+          const wait = firstAt + (bytes / options.bytesPerSecond) * 1000 - now;
+          if (wait > 1) {
+            ws.pause();
+            setTimeout(() => ws.resume(), wait);
+          }
+        }
         if (options.eventsFor) for (const text of options.eventsFor(before, bytes)) ws.send(text);
         return;
       }

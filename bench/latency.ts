@@ -2,6 +2,9 @@
 // `message` event on a loopback ws server in the same process, against a bare ws client
 // timing its own `send` the same way. Frames are 100 ms of audio emitted every 5 ms (a live
 // source at 20x, never saturating the socket), once the socket is open.
+// With LATENCY_BASELINE=/other/checkout/src/session/conversation.ts, that checkout's
+// analyzeConversation runs too, interleaved in the same process (before/after comparisons).
+// LATENCY_ROUNDS=n for more rounds (default 4).
 // Run: npx tsx bench/latency.ts
 import { performance } from 'node:perf_hooks';
 import { lastValueFrom, Observable } from 'rxjs';
@@ -13,7 +16,8 @@ import { fmt, FRAME_100MS, KEY, machine, percentile, RAW, startSink, wsUrl } fro
 
 const FRAMES = 400;
 const INTERVAL_MS = 5;
-const ROUNDS = 4;
+const ROUNDS = Number(process.env['LATENCY_ROUNDS'] ?? 4);
+const BASELINE = process.env['LATENCY_BASELINE'];
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -43,15 +47,21 @@ async function main(): Promise<void> {
   let arrivals: number[] = [];
   const sink = await startSink({ onBinary: (_d, now) => arrivals.push(now) });
   const lib: number[] = [];
+  const base: number[] = [];
   const bare: number[] = [];
+  const baseline = BASELINE ? ((await import(BASELINE)) as { analyzeConversation: typeof analyzeConversation }).analyzeConversation : undefined;
 
-  const runLib = async (): Promise<void> => {
+  const runWith = async (analyze: typeof analyzeConversation, into: number[]): Promise<void> => {
     arrivals = [];
     const emitted: number[] = [];
     const stats: SessionStats = createSessionStats();
-    await lastValueFrom(timedSource(emitted, () => stats.phase === 'streaming').pipe(analyzeConversation({ apiKey: KEY, baseUrl: sink.baseUrl, stats })));
+    await lastValueFrom(timedSource(emitted, () => stats.phase === 'streaming').pipe(analyze({ apiKey: KEY, baseUrl: sink.baseUrl, stats })));
     if (arrivals.length !== FRAMES) throw new Error(`library: ${arrivals.length} of ${FRAMES} frames arrived`);
-    for (let i = 0; i < FRAMES; i++) lib.push(arrivals[i]! - emitted[i]!);
+    for (let i = 0; i < FRAMES; i++) into.push(arrivals[i]! - emitted[i]!);
+  };
+  const runLib = (): Promise<void> => runWith(analyzeConversation, lib);
+  const runBase = async (): Promise<void> => {
+    if (baseline) await runWith(baseline, base);
   };
 
   const runBare = async (): Promise<void> => {
@@ -72,18 +82,15 @@ async function main(): Promise<void> {
     for (let i = 0; i < FRAMES; i++) bare.push(arrivals[i]! - emitted[i]!);
   };
 
-  await runLib(); // warm-up, both paths
+  await runLib(); // warm-up, every path
+  await runBase();
   await runBare();
   lib.length = 0;
+  base.length = 0;
   bare.length = 0;
   for (let r = 0; r < ROUNDS; r++) {
-    if (r % 2 === 0) {
-      await runLib();
-      await runBare();
-    } else {
-      await runBare();
-      await runLib();
-    }
+    const order = [runLib, runBase, runBare];
+    for (let i = 0; i < order.length; i++) await order[(i + r) % order.length]!();
   }
   await sink.close();
 
@@ -94,6 +101,10 @@ async function main(): Promise<void> {
   console.log(machine());
   console.log('              p50        p99        max');
   console.log(`library   ${us(percentile(l, 50)).padStart(9)}  ${us(percentile(l, 99)).padStart(9)}  ${us(l.at(-1)!).padStart(9)}`);
+  if (baseline) {
+    const o = base.sort((a, b2) => a - b2);
+    console.log(`baseline  ${us(percentile(o, 50)).padStart(9)}  ${us(percentile(o, 99)).padStart(9)}  ${us(o.at(-1)!).padStart(9)}   (${BASELINE})`);
+  }
   console.log(`bare ws   ${us(percentile(b, 50)).padStart(9)}  ${us(percentile(b, 99)).padStart(9)}  ${us(b.at(-1)!).padStart(9)}`);
   console.log(`added     ${us(percentile(l, 50) - percentile(b, 50)).padStart(9)}  ${us(percentile(l, 99) - percentile(b, 99)).padStart(9)}`);
 }

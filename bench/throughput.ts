@@ -1,147 +1,232 @@
-// Throughput of the library against a bare ws client doing the same job (config frame,
-// 100 ms frames with the same 1 MiB high-water mark, end frame, wait for done) into the same
-// loopback sink, which runs in its own process so its unmasking is not charged to either.
-// Prints MB/s for each and the ratio library/bare (target >= 0.9), with bufferutil and
-// without (a child process with WS_NO_BUFFER_UTIL=1). The library runs twice: with a pull
-// source (its flow slot pauses it) and with a plain push Observable paced by a FlowControl
-// handed to analyzeConversation({ flow }) (docs/audio-sources.md).
-// Run: npx tsx bench/throughput.ts
+// Throughput of the library against a bare ws client doing the same job (config frame, the
+// frames with the same 1 MiB high-water mark, end frame, wait for done) into the same loopback
+// sink, which runs in its own process so its unmasking is not charged to either.
+//
+// For 3200-byte frames (100 ms of s16le 16 kHz) and 160-byte frames (20 ms of 8 kHz mu-law,
+// telephony), the library runs over each source: fromAsyncIterable (a generator),
+// fromReadable (a Readable pushing the frames), fileSource (a WAV read 64 KiB at a time, and
+// `size` bytes at a time)
+// and a plain push Observable paced by a FlowControl given as `flow`. Each round runs every
+// client once, in an order rotated per round; the ratio is bare time / library time per round
+// (above 1: the library is faster), and the table shows medians. fileSource is also compared
+// with a bare client reading the same file with a ReadStream of the same size ("bare file"),
+// since 160-byte disk reads cost far more than the socket. CPU time is this process's
+// user + system: steadier than wall time on a shared machine. The whole runs twice, in child
+// processes: with bufferutil and with WS_NO_BUFFER_UTIL=1.
+//
+// Then peak RSS at a slow sink (40 MiB/s): each client streams 64 MiB of 3200-byte frames in
+// a fresh process (same imports for all), 3 interleaved rounds, medians.
+//
+// Run: npx tsx bench/throughput.ts        (THROUGHPUT_ROUNDS=n for more rounds; default 5)
 import { spawn } from 'node:child_process';
+import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { lastValueFrom, Observable } from 'rxjs';
-import { FlowControl } from '../src/internal/flow.js';
+import { lastValueFrom } from 'rxjs';
 import { analyzeConversation } from '../src/session/conversation.js';
 import { createSessionStats } from '../src/session/stats.js';
-import { bareClient, bufferUtilInUse, fmt, FRAME_100MS, KEY, machine, MB, median, pullFrames, runSelf, startSink } from './benchInternals.js';
+import { bareClient, bufferUtilInUse, fmt, KEY, machine, MB, median, RAW, runSelf, startSink } from './benchInternals.js';
+import { bareFileClient, benchFile, makeSource, SOURCE_KINDS, type SourceKind } from './throughputSources.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
-const SIZES = [FRAME_100MS, 10 * FRAME_100MS, 100 * FRAME_100MS] as const;
-const TOTAL_BYTES = 64 * MB;
-const ROUNDS = 9;
-const TARGET = 0.9;
+const SIZES = [
+  { size: 3200, total: 32 * MB },
+  { size: 160, total: 4 * MB },
+] as const;
+const ROUNDS = Number(process.env['THROUGHPUT_ROUNDS'] ?? 5);
+const TARGET = 0.95;
+const SLOW_SINK = 40 * 1024 * 1024;
+const RSS_BYTES = 64 * 1024 * 1024;
+const RSS_ROUNDS = 3;
 
-interface Result {
+type Client = 'bare' | 'bareFile' | (typeof SOURCE_KINDS)[number];
+const CLIENTS: readonly Client[] = ['bare', 'bareFile', ...SOURCE_KINDS];
+
+interface SizeResult {
   readonly size: number;
-  readonly libMBps: number;
-  /** The library fed by a push Observable that waits on a FlowControl given as `flow`. */
-  readonly pushMBps: number;
-  readonly bareMBps: number;
-  /** Median over rounds of bare time / push-source library time. */
-  readonly pushWallRatio: number;
-  /** Median over rounds of bare time / library time, each round running both back to back. */
-  readonly wallRatio: number;
-  /** The same with this process's CPU time (user + system): steadier on a shared machine. */
-  readonly cpuRatio: number;
+  readonly bytes: number;
   readonly bufferutil: boolean;
+  /** 1-minute load average before and after this frame size's rounds. */
+  readonly load: readonly [number, number];
+  /** Median MB/s per client. */
+  readonly mbps: Record<Client, number>;
+  /** Median per-round bare time / client time (wall and CPU); the file source also against bareFile. */
+  readonly wall: Record<Client, number>;
+  readonly cpu: Record<Client, number>;
+  readonly fileVsBareFile: { readonly wall: number; readonly cpu: number };
+  /** Median binary frames the library sent per run, per source. */
+  readonly frames: Partial<Record<Client, number>>;
 }
 
-/** A plain push Observable (no flow slot) that checks `flow` before every frame, as documented. */
-function pushFrames(count: number, size: number, flow: FlowControl): Observable<Uint8Array> {
-  const frame = new Uint8Array(size);
-  return new Observable<Uint8Array>((subscriber) => {
-    let stopped = false;
-    void (async () => {
-      for (let i = 0; i < count && !stopped; i++) {
-        if (flow.paused) await flow.ready();
-        if (!stopped) subscriber.next(frame);
-      }
-      if (!stopped) subscriber.complete();
-    })();
-    return () => {
-      stopped = true;
-    };
-  });
+async function runClient(client: Client, baseUrl: string, count: number, size: number, file: string): Promise<number | undefined> {
+  const bytes = count * size;
+  if (client === 'bare') return void (await bareClient(baseUrl, count, size));
+  if (client === 'bareFile') return void (await bareFileClient(baseUrl, file, size));
+  const src = makeSource(client as SourceKind, count, size, file);
+  const stats = createSessionStats();
+  const done = await lastValueFrom(src.audio$.pipe(analyzeConversation({ apiKey: KEY, baseUrl, stats, format: RAW, ...(src.flow ? { flow: src.flow } : {}) })));
+  if (stats.bytesSent !== bytes || stats.bytesRead !== bytes || done.type !== 'done') throw new Error(`${client}: sent ${stats.bytesSent} of ${bytes}`);
+  return stats.framesSent;
 }
 
-async function sinkProcess(): Promise<void> {
-  const sink = await startSink();
+async function sinkProcess(bytesPerSecond?: number): Promise<void> {
+  const sink = await startSink(bytesPerSecond !== undefined ? { bytesPerSecond } : {});
   process.stdout.write(`${sink.port}\n`);
   // Lives until the parent closes our stdin.
   process.stdin.resume();
   process.stdin.on('end', () => void sink.close().then(() => process.exit(0)));
 }
 
-async function measure(): Promise<void> {
-  const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT, '--sink'], { stdio: ['pipe', 'pipe', 'inherit'], env: process.env });
+async function withSink<T>(args: readonly string[], run: (baseUrl: string) => Promise<T>): Promise<T> {
+  const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT, '--sink', ...args], { stdio: ['pipe', 'pipe', 'inherit'], env: process.env });
   const port = await new Promise<number>((resolve) => child.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim()))));
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const results: Result[] = [];
-  for (const size of SIZES) {
-    const count = Math.round(TOTAL_BYTES / size);
-    const bytes = count * size;
-    const lib: number[] = [];
-    const push: number[] = [];
-    const bare: number[] = [];
-    const wallRatios: number[] = [];
-    const pushRatios: number[] = [];
-    const cpuRatios: number[] = [];
-    // Rounds alternate which goes first, so warm-up and background load hit both alike; the
-    // ratio is taken per round, from two runs seconds apart.
-    for (let round = 0; round < ROUNDS + 1; round++) {
-      const order = round % 2 === 0 ? (['lib', 'push', 'bare'] as const) : (['bare', 'push', 'lib'] as const);
-      const wall = { lib: 0, push: 0, bare: 0 };
-      const cpu = { lib: 0, push: 0, bare: 0 };
-      for (const which of order) {
-        const c0 = process.cpuUsage();
-        const t0 = performance.now();
-        if (which === 'lib') {
-          const stats = createSessionStats();
-          const done = await lastValueFrom(pullFrames(count, size).pipe(analyzeConversation({ apiKey: KEY, baseUrl, stats })));
-          if (stats.bytesSent !== bytes || done.type !== 'done' || done.duration_ms !== Math.round(bytes / 32)) throw new Error(`library run lost bytes: sent ${stats.bytesSent} of ${bytes}`);
-        } else if (which === 'push') {
-          const stats = createSessionStats();
-          const flow = new FlowControl();
-          const format = { audio_format: 's16le', sample_rate: 16000, num_channels: 1 } as const;
-          const done = await lastValueFrom(pushFrames(count, size, flow).pipe(analyzeConversation({ apiKey: KEY, baseUrl, stats, flow, format })));
-          if (stats.bytesSent !== bytes || done.type !== 'done') throw new Error(`push run lost bytes: sent ${stats.bytesSent} of ${bytes}`);
-        } else {
-          await bareClient(baseUrl, count, size);
-        }
-        wall[which] = (performance.now() - t0) / 1000;
-        const c = process.cpuUsage(c0);
-        cpu[which] = (c.user + c.system) / 1e6;
-      }
-      if (round === 0) continue; // warm-up
-      lib.push(bytes / MB / wall.lib);
-      push.push(bytes / MB / wall.push);
-      bare.push(bytes / MB / wall.bare);
-      wallRatios.push(wall.bare / wall.lib);
-      pushRatios.push(wall.bare / wall.push);
-      cpuRatios.push(cpu.bare / cpu.lib);
-    }
-    results.push({ size, libMBps: median(lib), pushMBps: median(push), bareMBps: median(bare), pushWallRatio: median(pushRatios), wallRatio: median(wallRatios), cpuRatio: median(cpuRatios), bufferutil: bufferUtilInUse() });
+  try {
+    return await run(`http://127.0.0.1:${port}`);
+  } finally {
+    child.stdin.end();
   }
-  child.stdin.end();
+}
+
+async function measure(): Promise<void> {
+  const results = await withSink([], async (baseUrl) => {
+    const out: SizeResult[] = [];
+    for (const { size, total } of SIZES) {
+      const count = Math.round(total / size);
+      const bytes = count * size;
+      const file = benchFile(count, size);
+      const load0 = os.loadavg()[0]!;
+      const walls: Record<Client, number[]> = Object.fromEntries(CLIENTS.map((c) => [c, []])) as unknown as Record<Client, number[]>;
+      const cpus: Record<Client, number[]> = Object.fromEntries(CLIENTS.map((c) => [c, []])) as unknown as Record<Client, number[]>;
+      const frames: Partial<Record<Client, number[]>> = {};
+      const ratio = { wall: {} as Record<Client, number[]>, cpu: {} as Record<Client, number[]> };
+      const fileRatio = { wall: [] as number[], cpu: [] as number[] };
+      for (const c of CLIENTS) {
+        ratio.wall[c] = [];
+        ratio.cpu[c] = [];
+      }
+      for (let round = 0; round <= ROUNDS; round++) {
+        // Rotated per round, so warm-up and background load fall on every client alike.
+        const order = CLIENTS.map((_, i) => CLIENTS[(i + round) % CLIENTS.length]!);
+        const wall = {} as Record<Client, number>;
+        const cpu = {} as Record<Client, number>;
+        for (const client of order) {
+          const c0 = process.cpuUsage();
+          const t0 = performance.now();
+          const sent = await runClient(client, baseUrl, count, size, file.file);
+          wall[client] = (performance.now() - t0) / 1000;
+          const c = process.cpuUsage(c0);
+          cpu[client] = (c.user + c.system) / 1e6;
+          if (sent !== undefined && round > 0) (frames[client] ??= []).push(sent);
+        }
+        if (round === 0) continue; // warm-up
+        for (const c of CLIENTS) {
+          walls[c].push(bytes / MB / wall[c]);
+          cpus[c].push(cpu[c]);
+          ratio.wall[c].push(wall.bare / wall[c]);
+          ratio.cpu[c].push(cpu.bare / cpu[c]);
+        }
+        fileRatio.wall.push(wall.bareFile / wall.file);
+        fileRatio.cpu.push(cpu.bareFile / cpu.file);
+      }
+      file.remove();
+      const med = (r: Record<Client, number[]>): Record<Client, number> => Object.fromEntries(CLIENTS.map((c) => [c, median(r[c])])) as Record<Client, number>;
+      out.push({
+        size,
+        bytes,
+        bufferutil: bufferUtilInUse(),
+        load: [load0, os.loadavg()[0]!],
+        mbps: med(walls),
+        wall: med(ratio.wall),
+        cpu: med(ratio.cpu),
+        fileVsBareFile: { wall: median(fileRatio.wall), cpu: median(fileRatio.cpu) },
+        frames: Object.fromEntries(Object.entries(frames).map(([k, v]) => [k, median(v)])),
+      });
+    }
+    return out;
+  });
   process.stdout.write(JSON.stringify(results) + '\n');
 }
 
+/** One client streaming RSS_BYTES to the slow sink at `baseUrl`, in this (fresh) process. */
+async function rssRun(client: Client, baseUrl: string): Promise<void> {
+  const size = 3200;
+  const count = Math.floor(RSS_BYTES / size);
+  const file = client === 'file' || client === 'fileBlocks' || client === 'bareFile' ? benchFile(count, size) : undefined;
+  const base = process.memoryUsage().rss / MB;
+  let peak = base;
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss / MB)), 5);
+  await runClient(client, baseUrl, count, size, file?.file ?? '');
+  clearInterval(sampler);
+  peak = Math.max(peak, (process.resourceUsage().maxRSS * 1024) / MB); // maxRSS is in KiB
+  file?.remove();
+  process.stdout.write(JSON.stringify({ base, peak }) + '\n');
+}
+
+async function rss(): Promise<{ load: readonly [number, number]; peak: Record<string, number>; base: Record<string, number> }> {
+  const clients: readonly Client[] = ['bare', 'iterable', 'readable', 'fileBlocks', 'push'];
+  const load0 = os.loadavg()[0]!;
+  const peaks: Record<string, number[]> = {};
+  const bases: Record<string, number[]> = {};
+  await withSink([String(SLOW_SINK)], async (baseUrl) => {
+    for (let round = 0; round < RSS_ROUNDS; round++) {
+      for (let i = 0; i < clients.length; i++) {
+        const client = clients[(i + round) % clients.length]!;
+        const r = JSON.parse(await runSelf(SCRIPT, ['--rss', client, baseUrl])) as { base: number; peak: number };
+        (peaks[client] ??= []).push(r.peak);
+        (bases[client] ??= []).push(r.base);
+      }
+    }
+  });
+  const med = (r: Record<string, number[]>): Record<string, number> => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, median(v)]));
+  return { load: [load0, os.loadavg()[0]!], peak: med(peaks), base: med(bases) };
+}
+
+const LABEL: Record<Client, string> = {
+  bare: 'bare ws',
+  bareFile: 'bare ws + ReadStream (one frame per read)',
+  iterable: 'fromAsyncIterable',
+  readable: 'fromReadable',
+  fileBlocks: 'fileSource (64 KiB reads)',
+  file: 'fileSource (one frame per read)',
+  push: 'push + FlowControl',
+};
+
 async function main(): Promise<void> {
-  console.log(`throughput: library vs bare ws client, ${TOTAL_BYTES / MB} MB per run, medians of ${ROUNDS} rounds; ratio = library speed / bare speed, per round`);
+  console.log(`throughput: library vs bare ws, medians of ${ROUNDS} interleaved rounds after a warm-up; ratio = bare time / library time per round (> 1: library faster)`);
   console.log(machine());
-  let worst = Infinity;
+  let worstOn = Infinity;
   for (const [label, env] of [
     ['bufferutil on', {}],
     ['bufferutil off (WS_NO_BUFFER_UTIL=1)', { WS_NO_BUFFER_UTIL: '1' }],
   ] as const) {
-    const results = JSON.parse(await runSelf(SCRIPT, ['--measure'], env)) as Result[];
+    const results = JSON.parse(await runSelf(SCRIPT, ['--measure'], env)) as SizeResult[];
     console.log(`\n${label} (ws masks with bufferutil: ${results[0]!.bufferutil})`);
-    console.log('frame bytes   library MB/s   bare ws MB/s   ratio (wall)   ratio (CPU)   push+flow MB/s   push ratio (wall)');
+    console.log('| frame | MB per run | load (1 min) | source | MB/s | bare ws MB/s | ratio (wall) | ratio (CPU) | frames sent |');
+    console.log('|---|---|---|---|---|---|---|---|---|');
     for (const r of results) {
-      worst = Math.min(worst, r.wallRatio);
-      console.log(`${String(r.size).padStart(11)}   ${fmt(r.libMBps).padStart(12)}   ${fmt(r.bareMBps).padStart(12)}   ${fmt(r.wallRatio, 2).padStart(12)}   ${fmt(r.cpuRatio, 2).padStart(11)}   ${fmt(r.pushMBps).padStart(14)}   ${fmt(r.pushWallRatio, 2).padStart(17)}`);
+      for (const c of SOURCE_KINDS) {
+        // One frame per disk read is bound by the reads, not the session: compared with bare ws + ReadStream below.
+        if (env.WS_NO_BUFFER_UTIL === undefined && c !== 'file') worstOn = Math.min(worstOn, r.wall[c]);
+        console.log(`| ${r.size} B | ${fmt(r.bytes / MB)} | ${fmt(r.load[0], 2)} → ${fmt(r.load[1], 2)} | ${LABEL[c]} | ${fmt(r.mbps[c])} | ${fmt(r.mbps.bare)} | ${fmt(r.wall[c], 2)} | ${fmt(r.cpu[c], 2)} | ${r.frames[c] ?? ''} of ${Math.round(r.bytes / r.size)} chunks |`);
+      }
+      console.log(`| ${r.size} B | ${fmt(r.bytes / MB)} | | ${LABEL.file} vs ${LABEL.bareFile} | ${fmt(r.mbps.file)} | ${fmt(r.mbps.bareFile)} | ${fmt(r.fileVsBareFile.wall, 2)} | ${fmt(r.fileVsBareFile.cpu, 2)} | |`);
     }
   }
-  console.log(`\nworst ratio ${fmt(worst, 2)} (target >= ${TARGET}): ${worst >= TARGET ? 'ok' : 'BELOW TARGET'}`);
+  console.log(`\nworst wall ratio with bufferutil, one-frame-per-read fileSource aside: ${fmt(worstOn, 2)} (target >= ${TARGET}): ${worstOn >= TARGET ? 'ok' : 'BELOW TARGET'}`);
+
+  const m = await rss();
+  console.log(`\npeak RSS streaming ${RSS_BYTES / MB} MB of 3200 B frames to a sink reading ${SLOW_SINK / 1024 / 1024} MiB/s, fresh process each, medians of ${RSS_ROUNDS}; load ${fmt(m.load[0], 2)} → ${fmt(m.load[1], 2)}`);
+  console.log('| client | RSS before (MB) | peak RSS (MB) | peak − bare ws peak (MB) |');
+  console.log('|---|---|---|---|');
+  for (const c of Object.keys(m.peak) as Client[]) console.log(`| ${LABEL[c]} | ${fmt(m.base[c]!)} | ${fmt(m.peak[c]!)} | ${c === 'bare' ? '' : fmt(m.peak[c]! - m.peak['bare']!)} |`);
 }
 
 const mode = process.argv[2];
-if (mode === '--sink') void sinkProcess();
-else if (mode === '--measure') void measure().catch((err) => {
+const fail = (err: unknown): void => {
   console.error(err);
   process.exit(1);
-});
-else void main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+};
+if (mode === '--sink') void sinkProcess(process.argv[3] !== undefined ? Number(process.argv[3]) : undefined);
+else if (mode === '--measure') void measure().catch(fail);
+else if (mode === '--rss') void rssRun(process.argv[3] as Client, process.argv[4]!).catch(fail);
+else void main().catch(fail);

@@ -1,11 +1,11 @@
 // An audio observable over a Node Readable, read lazily so a paused session pauses the stream
 // (and, through the stream's own backpressure, whatever feeds it).
-import type { Readable } from 'node:stream';
+import { finished, type Readable } from 'node:stream';
 import { Observable } from 'rxjs';
 import { AudioSourceError } from '../errors.js';
 import type { AudioFormat } from '../schema/audio.js';
 import type { FlowControl } from '../internal/flow.js';
-import { pullIterator, takeFlow } from './audioInternals.js';
+import { asChunk, sourceError, takeFlow } from './audioInternals.js';
 import { withAudioMeta, type AudioChunk, type AudioObservable, type FlowSlot } from './meta.js';
 
 /** Options of {@link fromReadable}: the audio format of the bytes and an optional shared flow-control gate. */
@@ -17,11 +17,12 @@ export interface FromReadableOptions {
 }
 
 /**
- * Emit the chunks of a Node `Readable` (in binary mode), reading one chunk at a time.
+ * Emit the chunks of a Node `Readable` (in binary mode), reading with `read()` in a loop
+ * whenever the stream has data (each `read()` returns all it holds, as one chunk).
  *
- * - Lazy: the stream is not read before subscription; the next chunk is read only when the
- *   flow control (if any) is not paused, so a fast file into a slow session holds at most
- *   the stream's `highWaterMark` in memory.
+ * - Lazy: the stream is not read before subscription; nothing is read while the flow
+ *   control (if any) is paused, so a fast file into a slow session holds at most the
+ *   stream's `highWaterMark` in memory.
  * - Completes when the stream ends; errors with `AudioSourceError('source_error')` when the
  *   stream errors or yields strings (do not call `setEncoding` on an audio stream).
  * - Unsubscribing destroys the stream.
@@ -50,12 +51,52 @@ export function fromReadable(stream: Readable, options: FromReadableOptions = {}
       return;
     }
     consumed = true;
-    const iterator = stream[Symbol.asyncIterator]();
-    // Destroy directly rather than through iterator.return(): a return() queued behind a
-    // pending next() would wait for data that may never come.
-    return pullIterator(iterator, subscriber, flow, 'readable stream', () => {
+    let closed = false;
+    let waiting = false;
+    const stop = (): void => {
+      if (closed) return;
+      closed = true;
+      stream.off('readable', pump);
+      cleanup();
       if (!stream.destroyed) stream.destroy();
+    };
+    // Everything the stream holds, chunk after chunk in one synchronous loop: no await per chunk.
+    function pump(): void {
+      try {
+        while (!closed) {
+          if (flow?.paused) {
+            if (!waiting) {
+              waiting = true;
+              void flow.ready().then(() => {
+                waiting = false;
+                pump();
+              });
+            }
+            return;
+          }
+          const value: unknown = stream.read();
+          if (value === null) return; // 'readable' or the end comes next
+          subscriber.next(asChunk(value));
+        }
+      } catch (err) {
+        if (closed) return;
+        subscriber.error(sourceError(err, 'readable stream'));
+        stop();
+      }
+    }
+    // `finished` sees the end, an error, and a close before the end (a premature close).
+    const cleanup = finished(stream, { writable: false }, (err) => {
+      if (closed) return;
+      closed = true;
+      stream.off('readable', pump);
+      cleanup();
+      if (err) {
+        subscriber.error(sourceError(err, 'readable stream'));
+        if (!stream.destroyed) stream.destroy();
+      } else subscriber.complete();
     });
+    stream.on('readable', pump);
+    return stop;
   });
   return withAudioMeta(source, { ...(options.format ? { format: options.format } : {}), flow: slot });
 }

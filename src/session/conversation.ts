@@ -73,8 +73,9 @@ export function conversationProtocol(
  *
  * - Cold: each subscription opens one WebSocket to `/api/svc-2-streaming` and subscribes to
  *   the audio once. Share the result (see `deriveStreams`) to feed several consumers.
- * - Sends exactly one config frame before any audio, each chunk as a binary frame, and an
- *   empty text frame when the audio completes.
+ * - Sends exactly one config frame before any audio, the audio in binary frames (each chunk
+ *   at once on an idle socket; chunks read while a frame is being written coalesced into one
+ *   frame of up to 64 KiB), and an empty text frame when the audio completes.
  * - Emits every event, `error` and `done` included, in arrival order; completes on the close
  *   that follows `done`.
  * - Errors with a SessionError on an `error` event (after emitting it), on any close before

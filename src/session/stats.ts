@@ -36,7 +36,7 @@ export interface SessionStats {
   bytesRead: number;
   /** Bytes flushed to the socket. */
   bytesSent: number;
-  /** Binary frames flushed. */
+  /** Binary frames flushed (fewer than the chunks read when chunks were coalesced). */
   framesSent: number;
   /** Server events received (valid or not). */
   eventsReceived: number;

@@ -25,7 +25,8 @@ export type WebSocketFactory = (url: string, options: ClientOptions) => WebSocke
 /**
  * The states of one session, keyed by `status` (see docs/streaming-session.md):
  * - `connecting`: the handshake is under way; audio read meanwhile is queued.
- * - `streaming`: open; the config frame went first, each chunk goes as it arrives.
+ * - `streaming`: open; the config frame went first, each chunk goes as it arrives (held and
+ *   coalesced with the next ones only while an earlier frame is still being written).
  * - `paused`: open, a pull-capable source paused until the socket drains below half the high-water mark.
  * - `finishing`: the audio ended and the end-of-audio frame went; waiting for `done`.
  * - `closing`: no more audio is read; waiting for the server's close after `done` (`reason: 'done'`),
@@ -105,6 +106,15 @@ const DEFAULTS = {
   shutTimeoutMs: 2_000,
 } as const;
 
+/**
+ * Chunks read while a frame is still being written are copied into one buffer and sent as one
+ * frame when that write calls back (binary audio frames may be split anywhere, §3): one frame,
+ * one mask, one write instead of one per chunk. No held frame grows past this size; a chunk
+ * this large is never held.
+ */
+const COALESCE_BYTES = 64 * 1024;
+const BINARY = { binary: true } as const;
+
 const PHASES: Record<SessionStatus, SessionPhase | undefined> = {
   connecting: 'connecting',
   streaming: 'streaming',
@@ -167,8 +177,19 @@ class StreamingSession<T> {
   private readonly meta: ReturnType<typeof audioMetaOf>;
   /** Chunks read before the socket opened. */
   private queue: AudioChunk[] = [];
-  /** Bytes read and not yet flushed (queued or in the socket's buffers). */
+  /** Bytes read and not yet flushed (queued, held, or in the socket's buffers). */
   private pending = 0;
+  /**
+   * Chunks read while a frame was being written, copied (a source may reuse its buffer once
+   * `next` returns, as it could when ws masked each chunk at once), to go as one frame.
+   */
+  private held: Buffer | undefined;
+  private heldBytes = 0;
+  /** The byte length of each frame sent and not yet flushed, oldest first (ws calls back in order). */
+  private readonly inFlight: number[] = [];
+  private inFlightHead = 0;
+  /** One callback for every frame, instead of a closure per chunk. */
+  private readonly onFlushed = (err?: Error): void => this.flushed(err);
   private opened = false;
   private audioEnded = false;
   private errorText: string | undefined;
@@ -346,31 +367,79 @@ class StreamingSession<T> {
         this.lose();
         return;
       }
-      this.send(chunk);
+      this.offer(chunk, len);
     } else if (this.ws!.readyState > WebSocket.OPEN) {
       // A handshake already refused or aborted: nothing more is worth queueing.
       this.lose();
       return;
     } else {
-      this.queue.push(chunk);
+      // Copied, as a chunk sent at once is (ws masks it into a frame of its own): a source may
+      // reuse its buffer once `next` returns.
+      this.queue.push(new Uint8Array(chunk));
       this.pending += len;
     }
     this.checkPressure();
   }
 
-  private send(chunk: AudioChunk): void {
-    const len = chunk.byteLength;
+  /**
+   * Send a chunk now when the socket is idle (never delayed then); hold it when the socket is
+   * backed up, to go with the others held as one frame when the socket drains.
+   */
+  private offer(chunk: AudioChunk, len: number): void {
     this.pending += len;
-    this.ws!.send(chunk, { binary: true }, (err) => {
-      this.pending -= len;
-      if (err) {
-        this.lose();
-        return;
-      }
-      this.stats.bytesSent += len;
-      this.stats.framesSent++;
-      if (this.pending <= this.lowWater && this.current.status === 'paused') this.transition({ status: 'streaming' });
-    });
+    // Held only while a frame of ours is still being written: its callback sends the rest.
+    if (this.heldBytes === 0 && (len >= COALESCE_BYTES || this.inFlightHead === this.inFlight.length)) {
+      this.sendFrame(chunk, len);
+      return;
+    }
+    if (len >= COALESCE_BYTES) {
+      this.flushHeld();
+      this.sendFrame(chunk, len);
+      return;
+    }
+    if (this.heldBytes + len > COALESCE_BYTES) this.flushHeld();
+    const held = (this.held ??= Buffer.allocUnsafe(COALESCE_BYTES));
+    held.set(chunk, this.heldBytes);
+    this.heldBytes += len;
+  }
+
+  /** Send what is held as one frame (the chunks in the order read). */
+  private flushHeld(): void {
+    const bytes = this.heldBytes;
+    if (bytes === 0) return;
+    const frame = this.held!.subarray(0, bytes);
+    // A fresh buffer for the next frame: ws may still hold this one (it queues while busy).
+    this.held = undefined;
+    this.heldBytes = 0;
+    this.sendFrame(frame, bytes);
+  }
+
+  /** One binary frame; its bytes count as sent when ws calls back without an error. */
+  private sendFrame(frame: AudioChunk, len: number): void {
+    this.inFlight.push(len);
+    this.ws!.send(frame, BINARY, this.onFlushed);
+  }
+
+  private flushed(err: Error | undefined): void {
+    const len = this.inFlight[this.inFlightHead++]!;
+    const drained = this.inFlightHead === this.inFlight.length;
+    if (drained) {
+      this.inFlight.length = 0;
+      this.inFlightHead = 0;
+    } else if (this.inFlightHead >= 1024) {
+      this.inFlight.splice(0, this.inFlightHead);
+      this.inFlightHead = 0;
+    }
+    this.pending -= len;
+    if (err) {
+      this.lose();
+      return;
+    }
+    this.stats.bytesSent += len;
+    this.stats.framesSent++;
+    // The socket drained: what was held goes now, as one frame.
+    if (drained && this.heldBytes > 0 && this.ws!.readyState === WebSocket.OPEN) this.flushHeld();
+    if (this.pending <= this.lowWater && this.current.status === 'paused') this.transition({ status: 'streaming' });
   }
 
   private checkPressure(): void {
@@ -409,6 +478,8 @@ class StreamingSession<T> {
       this.lose();
       return;
     }
+    // Whatever is held goes before the end of audio (ws sends in order).
+    this.flushHeld();
     ws.send('');
     const limit = this.options.doneTimeoutMs ?? DEFAULTS.doneTimeoutMs;
     this.transition(
@@ -445,7 +516,7 @@ class StreamingSession<T> {
     this.queue = [];
     for (const chunk of waiting) {
       this.pending -= chunk.byteLength;
-      this.send(chunk);
+      this.offer(chunk, chunk.byteLength);
     }
     if (this.audioEnded) this.sendEnd();
   }

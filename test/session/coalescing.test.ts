@@ -1,0 +1,194 @@
+// Coalescing: chunks read while an earlier frame is still being written go out as one binary
+// frame (the contract lets binary audio frames split anywhere), an idle socket gets each chunk
+// at once, and the nothing-lost account stays exact when the server goes away mid-stream.
+// A real ws server on loopback, asserting on what it received.
+import { afterEach, describe, expect, it } from 'vitest';
+import { lastValueFrom, Observable } from 'rxjs';
+import { WebSocketServer, type WebSocket as ServerSocket } from 'ws';
+import { analyzeConversation, createSessionStats, fromAsyncIterable, SessionError, type SessionStats } from 'svc-stream';
+
+const KEY = 'sk-coalescing-0001';
+const RAW = { audio_format: 's16le', sample_rate: 16000, num_channels: 1 } as const;
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+interface Server {
+  readonly baseUrl: string;
+  /** Each binary frame received, in order. */
+  readonly frames: Buffer[];
+  /** Resolves when the `n`th binary frame (1-based) has arrived. */
+  frameArrived(n: number): Promise<void>;
+}
+
+/**
+ * Takes the config frame, collects binary frames, answers `done` to the end of audio and closes.
+ * With `dropAfter`, terminates the connection once that many audio bytes arrived.
+ */
+async function server(dropAfter?: number): Promise<Server> {
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false });
+  await new Promise<void>((r) => wss.once('listening', () => r()));
+  const sockets = new Set<ServerSocket>();
+  cleanups.push(
+    () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.terminate();
+        wss.close(() => resolve());
+      }),
+  );
+  const frames: Buffer[] = [];
+  const waiters: Array<{ n: number; resolve: () => void }> = [];
+  let bytes = 0;
+  wss.on('connection', (ws) => {
+    sockets.add(ws);
+    ws.on('message', (data, isBinary) => {
+      const buf = data as Buffer;
+      if (isBinary) {
+        frames.push(buf);
+        bytes += buf.length;
+        for (const w of waiters.splice(0)) {
+          if (frames.length >= w.n) w.resolve();
+          else waiters.push(w);
+        }
+        if (dropAfter !== undefined && bytes >= dropAfter) ws.terminate();
+        return;
+      }
+      if (buf.length === 0) {
+        ws.send(JSON.stringify({ type: 'done', duration_ms: Math.round(bytes / 32) }));
+        ws.close(1000);
+      }
+    });
+  });
+  const port = (wss.address() as { port: number }).port;
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    frames,
+    frameArrived: (n) => (frames.length >= n ? Promise.resolve() : new Promise((resolve) => waiters.push({ n, resolve }))),
+  };
+}
+
+/** Chunk `i` of `size` bytes, each byte telling its chunk and position apart from its neighbours'. */
+function chunk(i: number, size: number): Uint8Array {
+  const c = new Uint8Array(size);
+  for (let j = 0; j < size; j++) c[j] = (i * 31 + j) & 0xff;
+  return c;
+}
+
+describe('coalescing small chunks', () => {
+  it('sends chunks read while a frame is being written as fewer frames carrying exactly the bytes, in order', async () => {
+    const srv = await server();
+    const count = 5_000;
+    const size = 160;
+    const emitted: Uint8Array[] = [];
+    async function* frames(): AsyncGenerator<Uint8Array> {
+      for (let i = 0; i < count; i++) {
+        const c = chunk(i, size);
+        emitted.push(c);
+        yield c;
+      }
+    }
+    const stats = createSessionStats();
+    const done = await lastValueFrom(fromAsyncIterable(frames(), { format: RAW }).pipe(analyzeConversation({ apiKey: KEY, baseUrl: srv.baseUrl, stats })));
+    expect(done.type).toBe('done');
+    const received = Buffer.concat(srv.frames);
+    expect(received.equals(Buffer.concat(emitted))).toBe(true);
+    expect(stats).toMatchObject({ bytesRead: count * size, bytesSent: count * size, framesSent: srv.frames.length });
+    // Coalesced: far fewer frames than chunks, none much over 64 KiB.
+    expect(srv.frames.length).toBeLessThan(count / 10);
+    for (const f of srv.frames) expect(f.length).toBeLessThan(64 * 1024 + size);
+  });
+
+  it('copies held and queued chunks: a source that overwrites its one buffer after each chunk still gets every chunk sent', async () => {
+    const srv = await server();
+    const count = 5_000;
+    const size = 160;
+    const reused = new Uint8Array(size);
+    async function* frames(): AsyncGenerator<Uint8Array> {
+      for (let i = 0; i < count; i++) {
+        reused.set(chunk(i, size));
+        yield reused;
+      }
+    }
+    const stats = createSessionStats();
+    await lastValueFrom(fromAsyncIterable(frames(), { format: RAW }).pipe(analyzeConversation({ apiKey: KEY, baseUrl: srv.baseUrl, stats })));
+    expect(srv.frames.length).toBeLessThan(count / 10);
+    const expected = Buffer.concat(Array.from({ length: count }, (_, i) => chunk(i, size)));
+    // Chunks read before the socket opened are queued: copied too.
+    expect(Buffer.concat(srv.frames).equals(expected)).toBe(true);
+  });
+
+  it('sends each chunk at once on an idle socket: it arrives before the next chunk is read', async () => {
+    const srv = await server();
+    const count = 20;
+    const size = 160;
+    let arrivedEach = true;
+    const audio$ = new Observable<Uint8Array>((subscriber) => {
+      let stopped = false;
+      void (async () => {
+        for (let i = 0; i < count && !stopped; i++) {
+          subscriber.next(chunk(i, size));
+          // Nothing else is read until this chunk reached the server: a held chunk would never arrive.
+          const arrived = await Promise.race([srv.frameArrived(i + 1).then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 2_000))]);
+          if (!arrived) arrivedEach = false;
+        }
+        if (!stopped) subscriber.complete();
+      })();
+      return () => {
+        stopped = true;
+      };
+    });
+    const stats = createSessionStats();
+    // Wait for the socket to open so every chunk meets an idle socket, not the connect queue.
+    const opened = new Observable<Uint8Array>((subscriber) => {
+      const wait = setInterval(() => {
+        if (stats.phase === 'streaming') {
+          clearInterval(wait);
+          audio$.subscribe(subscriber);
+        }
+      }, 5);
+      return () => clearInterval(wait);
+    });
+    await lastValueFrom(opened.pipe(analyzeConversation({ apiKey: KEY, baseUrl: srv.baseUrl, stats, format: RAW })));
+    expect(arrivedEach).toBe(true);
+    expect(srv.frames.length).toBe(count);
+    srv.frames.forEach((f, i) => expect(f.equals(Buffer.from(chunk(i, size)))).toBe(true));
+    expect(stats.framesSent).toBe(count);
+  });
+
+  it('keeps the account exact when the connection is lost mid-stream while chunks are held', async () => {
+    const srv = await server(256 * 1024);
+    const size = 160;
+    let read = 0;
+    async function* frames(): AsyncGenerator<Uint8Array> {
+      for (let i = 0; ; i++) {
+        read += size;
+        yield chunk(i, size);
+      }
+    }
+    const stats: SessionStats = createSessionStats();
+    const err = await lastValueFrom(fromAsyncIterable(frames(), { format: RAW }).pipe(analyzeConversation({ apiKey: KEY, baseUrl: srv.baseUrl, stats }))).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(SessionError);
+    const audio = (err as SessionError).audio!;
+    // Every byte the source yielded was read, and is sent or unsent; nothing counted twice.
+    expect(audio.read).toBe(read);
+    expect(audio.read).toBe(stats.bytesRead);
+    expect(audio.sent).toBe(stats.bytesSent);
+    expect(audio.unsent).toBe(audio.read - audio.sent);
+    expect(audio.unsent).toBeGreaterThan(0);
+    // What the server got is a prefix of what was read, and no more than what was counted sent.
+    const received = Buffer.concat(srv.frames);
+    expect(received.length).toBeGreaterThanOrEqual(256 * 1024);
+    expect(received.length).toBeLessThanOrEqual(audio.sent);
+    // Chunks were coalesced on the way (so the account covered held chunks too).
+    expect(srv.frames.length).toBeLessThan(received.length / size);
+    const chunks: Uint8Array[] = [];
+    for (let i = 0; i * size < received.length; i++) chunks.push(chunk(i, size));
+    const expected = Buffer.concat(chunks).subarray(0, received.length);
+    expect(received.equals(expected)).toBe(true);
+  }, 20_000);
+});
