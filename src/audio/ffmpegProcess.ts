@@ -2,9 +2,9 @@
 // FFmpeg with the binary we resolved, stderr drained into a tail, exit status turned into errors.
 import type { ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import prism from 'prism-media';
+import type prism from 'prism-media';
 import { Observable, type Subscription } from 'rxjs';
-import { AudioSourceError } from '../errors.js';
+import { AudioSourceError, SvcError } from '../errors.js';
 import { FlowControl } from '../internal/flow.js';
 import { pullIterator, sourceError } from './audioInternals.js';
 import { resolveFfmpeg } from '../internal/ffmpegPath.js';
@@ -97,8 +97,8 @@ export function runFfmpeg(options: RunFfmpegOptions): Observable<AudioChunk> {
       subscriber.error(err);
     };
 
-    resolveFfmpeg(options.ffmpegPath === undefined ? {} : { ffmpegPath: options.ffmpegPath }).then(
-      (ffmpeg) => {
+    Promise.all([resolveFfmpeg(options.ffmpegPath === undefined ? {} : { ffmpegPath: options.ffmpegPath }), loadPrism()]).then(
+      ([ffmpeg, Prism]) => {
         if (closed) return;
         const isFile = options.input.kind === 'file';
         const inputPath = options.input.kind === 'file' ? options.input.path : '-';
@@ -115,7 +115,7 @@ export function runFfmpeg(options: RunFfmpegOptions): Observable<AudioChunk> {
         ];
         let transcoder: prism.FFmpeg;
         try {
-          transcoder = spawnWithCommand(ffmpeg.path, args);
+          transcoder = spawnWithCommand(Prism, ffmpeg.path, args);
         } catch (err) {
           fail(new AudioSourceError('ffmpeg_failed', `could not start ${ffmpeg.path}: ${err instanceof Error ? err.message : String(err)}`, { cause: err }));
           return;
@@ -198,7 +198,8 @@ export function runFfmpeg(options: RunFfmpegOptions): Observable<AudioChunk> {
           if (code !== 0) throw exitError(code, signal);
         });
       },
-      (err: unknown) => fail(err instanceof Error ? err : new AudioSourceError('ffmpeg_not_found', String(err))),
+      (err: unknown) =>
+        fail(err instanceof SvcError ? err : new AudioSourceError('ffmpeg_failed', `could not start ffmpeg: ${err instanceof Error ? err.message : String(err)}`, { cause: err })),
     );
 
     return () => {
@@ -232,6 +233,12 @@ function feedObservable(source: Observable<Uint8Array>, stdin: NodeJS.WritableSt
   });
 }
 
+// prism-media (several MB once loaded) loads with the first ffmpeg run, not with the package.
+let prismModule: Promise<typeof prism> | undefined;
+function loadPrism(): Promise<typeof prism> {
+  return (prismModule ??= import('prism-media').then((m) => (m as { default?: typeof prism }).default ?? (m as unknown as typeof prism)));
+}
+
 /**
  * prism-media's FFmpeg always spawns `FFmpeg.getInfo().command`, a module-wide cache filled by
  * its own search (ffmpeg-static, then `ffmpeg` on PATH); it has no option for the binary. The
@@ -239,8 +246,8 @@ function feedObservable(source: Observable<Uint8Array>, stdin: NodeJS.WritableSt
  * restore it in `finally`: no other code can observe the swap, prism's cache is never written,
  * and other prism users in the process keep their own resolution.
  */
-function spawnWithCommand(command: string, args: string[]): prism.FFmpeg {
-  const FFmpeg = prism.FFmpeg as typeof prism.FFmpeg & { getInfo: typeof prism.FFmpeg.getInfo };
+function spawnWithCommand(Prism: typeof prism, command: string, args: string[]): prism.FFmpeg {
+  const FFmpeg = Prism.FFmpeg as typeof prism.FFmpeg & { getInfo: typeof prism.FFmpeg.getInfo };
   const original = Object.getOwnPropertyDescriptor(FFmpeg, 'getInfo');
   Object.defineProperty(FFmpeg, 'getInfo', {
     configurable: true,
