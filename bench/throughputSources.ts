@@ -12,7 +12,7 @@ import { fileSource } from '../src/audio/fileSource.js';
 import { fromAsyncIterable } from '../src/audio/fromAsyncIterable.js';
 import { fromReadable } from '../src/audio/fromReadable.js';
 import { FlowControl } from '../src/internal/flow.js';
-import { pullFrames, RAW, wsUrl } from './benchInternals.js';
+import { pullFrames, RAW, wavHeader, wsUrl } from './benchInternals.js';
 
 export type SourceKind = 'pull' | 'iterable' | 'readable' | 'file' | 'fileBlocks' | 'push';
 /**
@@ -115,18 +115,5 @@ export function bareFileClient(baseUrl: string, file: string, size: number, high
 
 /** A mono s16le 16 kHz WAV file of `dataBytes` bytes of silence after its 44-byte header. */
 function wavFile(dataBytes: number): Buffer {
-  const buf = Buffer.alloc(44 + dataBytes);
-  buf.write('RIFF', 0, 'ascii');
-  buf.writeUInt32LE(36 + dataBytes, 4);
-  buf.write('WAVEfmt ', 8, 'ascii');
-  buf.writeUInt32LE(16, 16);
-  buf.writeUInt16LE(1, 20);
-  buf.writeUInt16LE(1, 22);
-  buf.writeUInt32LE(16_000, 24);
-  buf.writeUInt32LE(32_000, 28);
-  buf.writeUInt16LE(2, 32);
-  buf.writeUInt16LE(16, 34);
-  buf.write('data', 36, 'ascii');
-  buf.writeUInt32LE(dataBytes, 40);
-  return buf;
+  return Buffer.concat([wavHeader(dataBytes), Buffer.alloc(dataBytes)]);
 }

@@ -11,6 +11,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { detectAudioEventsAsync, MAX_UPLOAD_BYTES } from 'svc-stream';
 import { startEmulator } from 'svc-stream/emulator';
+import { wavHeader } from './benchInternals.js';
 
 if (process.argv[2] !== '--emulator' && typeof global.gc !== 'function') {
   // Re-run with --expose-gc so retained memory can be told from garbage.
@@ -27,19 +28,7 @@ if (process.argv[2] !== '--emulator' && typeof global.gc !== 'function') {
 /** A valid 16 kHz mono s16le WAV of `bytes` total size, written in 1 MiB blocks of a quiet tone. */
 function writeWav(path: string, bytes: number): void {
   const dataBytes = bytes - 44;
-  const header = Buffer.alloc(44);
-  header.write('RIFF', 0, 'ascii');
-  header.writeUInt32LE(bytes - 8, 4);
-  header.write('WAVEfmt ', 8, 'ascii');
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20);
-  header.writeUInt16LE(1, 22);
-  header.writeUInt32LE(16000, 24);
-  header.writeUInt32LE(32000, 28);
-  header.writeUInt16LE(2, 32);
-  header.writeUInt16LE(16, 34);
-  header.write('data', 36, 'ascii');
-  header.writeUInt32LE(dataBytes, 40);
+  const header = wavHeader(dataBytes);
   const block = Buffer.alloc(1 << 20);
   for (let i = 0; i < block.length / 2; i++) block.writeInt16LE(Math.round(800 * Math.sin((2 * Math.PI * 440 * i) / 16000)), i * 2);
   const fd = openSync(path, 'w');
