@@ -5,8 +5,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   resolve: {
     alias: [
-      { find: /^svc-stream\/operators$/, replacement: fileURLToPath(new URL('./src/operators/index.ts', import.meta.url)) },
-      { find: /^svc-stream\/emulator$/, replacement: fileURLToPath(new URL('./src/emulator/index.ts', import.meta.url)) },
+      // 'svc-stream/batch', '/telephony', …: each subpath entry is src/<area>/index.ts.
+      { find: /^svc-stream\/([a-z]+)$/, replacement: `${fileURLToPath(new URL('./src', import.meta.url))}/$1/index.ts` },
       { find: /^svc-stream$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
     ],
   },

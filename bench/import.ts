@@ -19,8 +19,9 @@ const VARIANTS: Record<string, string> = {
   "rxjs + ws": "await import('rxjs'); await import('ws');",
   "{ analyzeConversation } from 'svc-stream'": "const { analyzeConversation } = await import('svc-stream'); if (typeof analyzeConversation !== 'function') throw new Error('missing');",
   "'svc-stream'": "await import('svc-stream');",
-  "'svc-stream/operators'": "await import('svc-stream/operators');",
-  "'svc-stream/emulator'": "await import('svc-stream/emulator');",
+  "dist/session/conversation.js alone (floor)": "await import('./dist/session/conversation.js');",
+  "every client entry": ['', '/batch', '/platform', '/telephony', '/dashboard', '/fleet', '/operators'].map((e) => `await import('svc-stream${e}');`).join(' '),
+  ...Object.fromEntries(['batch', 'platform', 'telephony', 'dashboard', 'fleet', 'operators', 'emulator'].map((e) => [`'svc-stream/${e}'`, `await import('svc-stream/${e}');`])),
 };
 
 interface Sample {
@@ -41,9 +42,13 @@ function measure(code: string): Omit<Sample, 'modules'> {
     ${code}
     const ms = performance.now() - t0;
     const after = process.memoryUsage();
-    console.log(JSON.stringify({ ms, rssMb: (after.rss - before.rss) / 1048576, heapMb: (after.heapUsed - before.heapUsed) / 1048576 }));
+    globalThis.gc();
+    const retained = process.memoryUsage().heapUsed;
+    console.log(JSON.stringify({ ms, rssMb: (after.rss - before.rss) / 1048576, heapMb: (retained - before.heapUsed) / 1048576 }));
   `;
-  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: root, encoding: 'utf8' });
+  // --expose-gc: the heap figure is what the import retains after a full collection, not
+  // whatever garbage the last scavenge happened to leave (the RSS figure is taken before it).
+  const child = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', `globalThis.gc(); ${script}`], { cwd: root, encoding: 'utf8' });
   if (child.status !== 0) throw new Error(`import failed: ${child.stderr}`);
   return JSON.parse(child.stdout.trim().split('\n').at(-1)!) as Omit<Sample, 'modules'>;
 }
@@ -67,10 +72,10 @@ const files = new Map(Object.entries(VARIANTS).map(([name, code]) => [name, coun
 for (let round = 0; round < runs; round++) {
   for (const [name, code] of Object.entries(VARIANTS)) samples.get(name)!.push(measure(code));
 }
-console.log(`\n  ${'import'.padEnd(44)} ${'ms'.padStart(7)} ${'RSS +MB'.padStart(8)} ${'heap +MB'.padStart(9)} ${'files'.padStart(6)}`);
+console.log(`\n  ${'import'.padEnd(44)} ${'ms'.padStart(7)} ${'RSS +MB'.padStart(8)} ${'heap +MB (after GC)'.padStart(20)} ${'files'.padStart(6)}`);
 for (const [name, ss] of samples) {
   console.log(
-    `  ${name.padEnd(44)} ${median(ss.map((s) => s.ms)).toFixed(1).padStart(7)} ${median(ss.map((s) => s.rssMb)).toFixed(1).padStart(8)} ${median(ss.map((s) => s.heapMb)).toFixed(1).padStart(9)} ${String(files.get(name)).padStart(6)}`,
+    `  ${name.padEnd(44)} ${median(ss.map((s) => s.ms)).toFixed(1).padStart(7)} ${median(ss.map((s) => s.rssMb)).toFixed(1).padStart(8)} ${median(ss.map((s) => s.heapMb)).toFixed(1).padStart(20)} ${String(files.get(name)).padStart(6)}`,
   );
 }
 console.log(`\nload average after ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);

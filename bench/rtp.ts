@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import WebSocket, { type ClientOptions } from 'ws';
 import { startEmulator } from '../src/emulator/index.js';
-import { analyzeCalls, createAnalyzeCallsStats, createRtpSourceStats, rtpSource, type CallLeg } from '../src/index.js';
+import { analyzeCalls, createAnalyzeCallsStats, createRtpSourceStats, rtpSource, type CallLeg } from '../src/telephony/index.js';
 import { fmt, machine, percentile } from './benchInternals.js';
 
 const ORGS = 4;

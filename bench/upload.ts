@@ -9,7 +9,7 @@ import { fork } from 'node:child_process';
 import { mkdtempSync, openSync, closeSync, rmSync, statSync, writeSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { detectAudioEventsAsync, MAX_UPLOAD_BYTES } from 'svc-stream';
+import { detectAudioEventsAsync, MAX_UPLOAD_BYTES } from 'svc-stream/batch';
 import { startEmulator } from 'svc-stream/emulator';
 import { wavHeader } from './benchInternals.js';
 

@@ -9,7 +9,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { analyzeConversation, createSessionStats, fileSource, startDashboard, type BatchConfig } from 'svc-stream';
+import { analyzeConversation, createSessionStats, fileSource, type BatchConfig } from 'svc-stream';
+import { startDashboard } from 'svc-stream/dashboard';
 import { startEmulator, type ScenarioInput } from 'svc-stream/emulator';
 
 const here = dirname(fileURLToPath(import.meta.url));

@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 import { startEmulator, type ScenarioInput } from 'svc-stream/emulator';
 // Telephony is imported from the source tree until the package barrel re-exports it.
-import { analyzeCalls, mediaStreamServer, type MediaStreamPresetName } from 'svc-stream';
+import { analyzeCalls, mediaStreamServer, type MediaStreamPresetName } from 'svc-stream/telephony';
 
 const here = dirname(fileURLToPath(import.meta.url));
 

@@ -15,7 +15,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startEmulator, type ScenarioInput } from 'svc-stream/emulator';
 // Telephony is imported from the source tree until the package barrel re-exports it.
-import { analyzeCalls, rtpSource } from 'svc-stream';
+import { analyzeCalls, rtpSource } from 'svc-stream/telephony';
 
 const here = dirname(fileURLToPath(import.meta.url));
 

@@ -9,7 +9,7 @@ import { readdirSync } from 'node:fs';
 import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { from, lastValueFrom, toArray } from 'rxjs';
-import { BATCH_FILE_EXTENSIONS, isFileResult } from 'svc-stream';
+import { BATCH_FILE_EXTENSIONS, isFileResult } from 'svc-stream/batch';
 import { startEmulator } from 'svc-stream/emulator';
 import { emotionFiles, tagFiles } from 'svc-stream/operators';
 

@@ -1,7 +1,9 @@
-// The public API of svc-stream, listed by name: every export here is a promise, and
-// test/package/exports.snapshot.json makes each change to the list a visible diff.
-// Operators over events also live in 'svc-stream/operators'; the local emulator in
-// 'svc-stream/emulator'.
+// The public API of svc-stream's main entry, listed by name: every export here is a promise,
+// and test/package/exports.snapshot.json makes each change to the list a visible diff.
+// This entry is the streaming core (audio sources, sessions, derived state, errors); each
+// other area has an entry of its own, so `import { analyzeConversation } from 'svc-stream'`
+// loads none of them: 'svc-stream/batch', 'svc-stream/platform', 'svc-stream/telephony',
+// 'svc-stream/dashboard', 'svc-stream/fleet', 'svc-stream/operators', 'svc-stream/emulator'.
 /// <reference types="node" preserve="true" />
 
 // Contract: schemas of every resource, and the types derived from them.
@@ -30,28 +32,12 @@ export {
   type AudioFormat,
 } from './schema/audio.js';
 export {
-  AUDIO_EVENT_NAMES,
-  AudioEventNameSchema,
-  AudioEventResultSchema,
-  EMOTION_LABELS,
-  EmotionLabelSchema,
-  EmotionWindowSchema,
-  EmotionResultSchema,
   ErrorResponseSchema,
   ValidationErrorSchema,
   HTTPValidationErrorSchema,
-  PresetSchema,
-  PresetListSchema,
-  type AudioEventName,
-  type AudioEventResult,
-  type EmotionLabel,
-  type EmotionWindow,
-  type EmotionResult,
   type ErrorResponse,
   type ValidationError,
   type HTTPValidationError,
-  type Preset,
-  type PresetList,
 } from './schema/batch.js';
 export {
   ConversationTypeDefSchema,
@@ -195,144 +181,7 @@ export { aggregatesReducer, initialAggregatesState, sentimentKey, type Aggregate
 export { initialConversationSnapshot, snapshotReducer, type ConversationSnapshot } from './state/snapshot.js';
 export { splitSession, type SessionStreams } from './state/splitSession.js';
 
-// Batch calls.
-export { BATCH_ENDPOINTS, type BatchEndpointName, type BatchModel } from './batch/endpoints.js';
-export { BATCH_FILE_EXTENSIONS, MAX_UPLOAD_BYTES, checkUploadFile, type CheckedFile } from './batch/files.js';
-export {
-  Semaphore,
-  batchLimiter,
-  DEFAULT_BATCH_CONCURRENCY,
-  MAX_BATCH_CONCURRENCY,
-} from './batch/semaphore.js';
+// Shared by every area: concurrency limiters (in-process or fleet-wide) and the HTTP limits.
+export { Semaphore } from './batch/semaphore.js';
 export { underLimiter, type ConcurrencyLimiter, type LimiterLease, type LimiterSource, type LimiterTarget } from './internal/limiter.js';
-
-// Fleet scale: limits shared through Redis (ioredis and redis-semaphore load on first use).
-export { createRedisLimits, type RedisLimits, type RedisLimiter, type RedisLimitsOptions } from './fleet/redisLimiter.js';
-export {
-  createBatchQueue,
-  runBatchWorker,
-  QUEUE_MODELS,
-  type QueueModel,
-  type BatchJobData,
-  type BatchJobOutcome,
-  type BatchQueue,
-  type BatchQueueCounts,
-  type BatchQueueOptions,
-  type AddOptions as BatchQueueAddOptions,
-  type StoredError,
-  type WorkerProgress,
-  type BatchWorkerOptions,
-  type WorkerSummary,
-} from './fleet/batchQueue.js';
-export {
-  retryDelay,
-  retryClassOf,
-  retryByCause,
-  stopsRun,
-  RUN_STOPPING_CODES,
-  type RetryPolicy,
-  type RetryClass,
-} from './batch/retry.js';
-export type { BatchOptions } from './batch/request.js';
 export { HTTP_DEFAULTS, type HttpLimits } from './internal/http.js';
-export {
-  detectAudioEvents,
-  detectAudioEventsAsync,
-  detectEmotion,
-  detectEmotionAsync,
-  transcribeFile,
-  detectSyntheticVoice,
-  redactPiiPhi,
-  analyzeConversationFile,
-  listPresets,
-  listPresetsAsync,
-  BatchJsonResultSchema,
-  type BatchJsonResult,
-  type EmotionOptions,
-  type TranscribeOptions,
-  type SttVariant,
-  type ConversationBatchOptions,
-  type ListPresetsOptions,
-} from './batch/calls.js';
-export { overFiles, isFileResult, type FileOutcome, type FilesOptions, type FileCall } from './batch/overFiles.js';
-
-// Orchestration: jobs and polling.
-export {
-  PlatformClient,
-  isTransientPollError,
-  type PlatformClientOptions,
-  type SubmitOptions,
-  type PlatformCallOptions,
-  type MultiFileSubmission,
-  type PollJobOptions,
-} from './platform/PlatformClient.js';
-export { poll, pollDelay, DEFAULT_POLL_OPTIONS, type PollOptions, type PollSpec, type PollVerdict } from './platform/poll.js';
-export { JobError, JobUploadError } from './platform/errors.js';
-export { SINGLE_FILE_MAX_BYTES, SUBMISSION_EXTENSIONS, type AudioFileInput } from './platform/files.js';
-export {
-  JobFlagsSchema,
-  SubmissionReplySchema,
-  RealtimeSubmissionReplySchema,
-  JobStatusSchema,
-  JOB_COMPLETED,
-  JOB_FAILED_STATES,
-  JOB_PENDING_STATES,
-  type JobFlags,
-  type SubmissionReply,
-  type RealtimeSubmissionReply,
-  type JobStatus,
-} from './platform/schema.js';
-
-// The live dashboard.
-export { startDashboard, type DashboardOptions, type RunningDashboard } from './dashboard/server.js';
-export { dashboardSession, type DashboardSession, type DashboardSessionOptions } from './dashboard/dashboardSession.js';
-export { dashboardView, isTerminalPhase, type DashboardView, type DashboardStatus, type DashboardError } from './dashboard/view.js';
-
-// Telephony: RTP call legs, cloud media streams, one session per call.
-export {
-  JitterBuffer,
-  createJitterStats,
-  type JitterBufferOptions,
-  type JitterPacket,
-  type JitterStats,
-  type Playout,
-} from './telephony/jitterBuffer.js';
-export {
-  STATIC_PAYLOAD_TYPES,
-  parsePayloadTypeArg,
-  resolvePayloadType,
-  type CodecRoute,
-  type PayloadTypeSpec,
-  type RtpCodec,
-  type RtpCodecName,
-} from './telephony/payloadTypes.js';
-export { OggOpusWriter } from './telephony/oggOpus.js';
-export type { StreamStats } from './telephony/playoutStream.js';
-export { rtpSource, createRtpSourceStats, type CallLeg, type RtpSourceOptions, type RtpSourceStats } from './telephony/rtpSource.js';
-export {
-  MEDIA_STREAM_PRESETS,
-  TELNYX_PRESET,
-  TWILIO_PRESET,
-  detectPreset,
-  type MediaStreamPreset,
-  type MediaStreamPresetName,
-} from './telephony/mediaStreamPresets.js';
-export {
-  mediaStreamServer,
-  createMediaStreamServerStats,
-  type MediaStreamCall,
-  type MediaStreamServerOptions,
-  type MediaStreamServerStats,
-  type MediaTrack,
-} from './telephony/mediaStreamServer.js';
-export type { MediaStreamAuth, MediaStreamRefusal } from './telephony/mediaStreamAuth.js';
-export {
-  analyzeCalls,
-  createAnalyzeCallsStats,
-  type AnalyzableCall,
-  type AnalyzeCallsOptions,
-  type AnalyzeCallsStats,
-  type CallAnalysis,
-  type CallOutcome,
-  type CallStatus,
-} from './telephony/analyzeCalls.js';

@@ -24,7 +24,7 @@ export type BatchJsonResult = z.infer<typeof BatchJsonResultSchema>;
  *
  * ## Example
  * ```ts
- * import { detectAudioEvents } from 'svc-stream';
+ * import { detectAudioEvents } from 'svc-stream/batch';
  *
  * detectAudioEvents('samples/music-applause.wav').subscribe((r) => console.log(r.probs, r.duration_ms));
  * ```
@@ -60,7 +60,7 @@ function emotionFields(options: EmotionOptions): Record<string, string> {
  *
  * ## Example
  * ```ts
- * import { detectEmotion } from 'svc-stream';
+ * import { detectEmotion } from 'svc-stream/batch';
  *
  * detectEmotion('samples/call.wav').subscribe((r) => console.log(r.emotion, r.time_series.length));
  * ```
@@ -153,7 +153,7 @@ export interface ListPresetsOptions extends Omit<BatchOptions, 'concurrency'> {
  *
  * ## Example
  * ```ts
- * import { listPresets } from 'svc-stream';
+ * import { listPresets } from 'svc-stream/batch';
  *
  * listPresets().subscribe((presets) => console.log(presets.map((p) => `preset:${p.identifier}`)));
  * ```

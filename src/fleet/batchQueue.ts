@@ -121,7 +121,7 @@ function outcomeOf(job: Job<BatchJobData>, state: string): BatchJobOutcome {
  *
  * ## Example
  * ```ts
- * import { createBatchQueue } from 'svc-stream';
+ * import { createBatchQueue } from 'svc-stream/fleet';
  *
  * const queue = await createBatchQueue({ url: 'redis://10.0.0.5:6379' });
  * await queue.add(['/mnt/calls/a.wav', '/mnt/calls/b.wav'], { model: 'emotion' });

@@ -127,7 +127,7 @@ function limitFor(concurrency: RedisLimitsOptions['concurrency'], model: string)
  * ## Example
  * ```ts
  * import { from } from 'rxjs';
- * import { createRedisLimits } from 'svc-stream';
+ * import { createRedisLimits } from 'svc-stream/fleet';
  * import { tagFiles } from 'svc-stream/operators';
  *
  * const limits = await createRedisLimits({ url: 'redis://10.0.0.5:6379', concurrency: 3 });

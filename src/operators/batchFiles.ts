@@ -17,7 +17,7 @@ import { overFiles, type FileCall, type FileOutcome, type FilesOptions } from '.
  * ## Example
  * ```ts
  * import { of } from 'rxjs';
- * import { transcribeFile } from 'svc-stream';
+ * import { transcribeFile } from 'svc-stream/batch';
  * import { batchFiles } from 'svc-stream/operators';
  *
  * of('samples/call.wav', 'samples/call.mp3')

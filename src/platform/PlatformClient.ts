@@ -101,7 +101,7 @@ function failureText(job: JobStatus): string | undefined {
  *
  * ## Example
  * ```ts
- * import { PlatformClient } from 'svc-stream';
+ * import { PlatformClient } from 'svc-stream/platform';
  * import { lastValueFrom } from 'rxjs';
  *
  * const client = new PlatformClient(); // SVC_PLATFORM_URL, SVC_ACCOUNT_UUID, SVC_PLATFORM_API_KEY

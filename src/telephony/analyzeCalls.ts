@@ -110,7 +110,7 @@ export interface AnalyzeCallsOptions<C extends AnalyzableCall = AnalyzableCall> 
  *
  * ## Example
  * ```ts
- * import { analyzeCalls, rtpSource } from 'svc-stream';
+ * import { analyzeCalls, rtpSource } from 'svc-stream/telephony';
  *
  * analyzeCalls(rtpSource({ port: 5004 }), { maxConcurrent: 10, whenFull: 'queue' }).subscribe((call) => {
  *   call.streams.currentRoles$.subscribe((roles) => console.log(call.id, roles.toArray().map((r) => r.name)));

@@ -78,7 +78,7 @@ interface Held {
  *
  * ## Example
  * ```ts
- * import { JitterBuffer } from 'svc-stream';
+ * import { JitterBuffer } from 'svc-stream/telephony';
  *
  * const jb = new JitterBuffer({ playoutDelayMs: 60 });
  * const pkt = (seq: number) => ({ seq, timestamp: seq * 160, payload: new Uint8Array(160), samples: 160 });

@@ -151,7 +151,7 @@ function rawText(data: RawData): string {
  *
  * ## Example
  * ```ts
- * import { mediaStreamServer } from 'svc-stream';
+ * import { mediaStreamServer } from 'svc-stream/telephony';
  *
  * mediaStreamServer({ port: 8080, preset: 'twilio', authenticate: { twilio: { authToken: process.env['TWILIO_AUTH_TOKEN']! } } }).subscribe((call) => {
  *   console.log('call', call.callId, call.track);

@@ -43,7 +43,7 @@ function page(packet: Uint8Array, flags: number, granule: bigint, serial: number
  *
  * ## Example
  * ```ts
- * import { OggOpusWriter } from 'svc-stream';
+ * import { OggOpusWriter } from 'svc-stream/telephony';
  *
  * const ogg = new OggOpusWriter();
  * const pages = ogg.packet(new Uint8Array([0xfc, 0xff, 0xfe])); // headers + one 20 ms page

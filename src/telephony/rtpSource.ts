@@ -161,7 +161,7 @@ const loadRtpPackets = (): Promise<typeof RtpPackets> => (rtpPackets ??= import(
  *
  * ## Example
  * ```ts
- * import { rtpSource } from 'svc-stream';
+ * import { rtpSource } from 'svc-stream/telephony';
  *
  * // ffmpeg -re -i samples/call.wav -ar 8000 -ac 1 -acodec pcm_mulaw -f rtp rtp://127.0.0.1:5004
  * rtpSource({ port: 5004 }).subscribe((leg) => {

@@ -4,8 +4,9 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { firstValueFrom, lastValueFrom, toArray } from 'rxjs';
-import { ApiError, AudioEventResultSchema, EmotionResultSchema, InputError, SvcError } from 'svc-stream';
-import { analyzeConversationFile, detectAudioEvents, detectAudioEventsAsync, detectEmotionAsync, detectSyntheticVoice, listPresetsAsync, redactPiiPhi, transcribeFile } from 'svc-stream';
+import { ApiError, InputError, SvcError } from 'svc-stream';
+import { AudioEventResultSchema, EmotionResultSchema } from 'svc-stream/batch';
+import { analyzeConversationFile, detectAudioEvents, detectAudioEventsAsync, detectEmotionAsync, detectSyntheticVoice, listPresetsAsync, redactPiiPhi, transcribeFile } from 'svc-stream/batch';
 import { audioDir, loggedEmulator, type AudioDir, type LoggedEmulator } from './fixtures.js';
 
 let emu: LoggedEmulator;

@@ -5,7 +5,7 @@ import { afterEach, beforeAll, afterAll, describe, expect, it } from 'vitest';
 import { from, lastValueFrom, Subject, toArray } from 'rxjs';
 import { LIMIT_DETAILS, sendJson, type HttpRoute } from 'svc-stream/emulator';
 import { SvcError } from 'svc-stream';
-import { batchLimiter, detectAudioEvents, detectAudioEventsAsync, listPresetsAsync, type FileOutcome } from 'svc-stream';
+import { batchLimiter, detectAudioEvents, detectAudioEventsAsync, listPresetsAsync, type FileOutcome } from 'svc-stream/batch';
 import { tagFiles } from 'svc-stream/operators';
 import { emotionFiles } from 'svc-stream/operators';
 import { audioDir, loggedEmulator, type AudioDir, type LoggedEmulator } from './fixtures.js';

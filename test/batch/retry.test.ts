@@ -5,7 +5,8 @@ import { TestScheduler } from 'rxjs/testing';
 import { ApiError, InputError } from 'svc-stream';
 import { errorFromHttp } from '../../src/errors.js';
 import { LIMIT_DETAILS } from 'svc-stream/emulator';
-import { retryByCause, retryClassOf, retryDelay, stopsRun, Semaphore, batchLimiter } from 'svc-stream';
+import { Semaphore } from 'svc-stream';
+import { retryByCause, retryClassOf, retryDelay, stopsRun, batchLimiter } from 'svc-stream/batch';
 
 const http = (status: number, detail: string) => errorFromHttp(status, { detail });
 

@@ -11,8 +11,8 @@ const EMULATOR = join(SRC, 'emulator');
 
 /** Folders of src/ the emulator may import from (src/errors.ts is client-side and not needed). */
 const SHARED = ['emulator', 'schema', 'internal'];
-/** The client's own entry points: importing them loads the client. */
-const CLIENT_PACKAGE_ENTRIES = new Set(['svc-stream', 'svc-stream/operators']);
+/** The client's own entry points (every one but 'svc-stream/emulator'): importing them loads the client. */
+const isClientEntry = (spec: string): boolean => spec === 'svc-stream' || (spec.startsWith('svc-stream/') && spec !== 'svc-stream/emulator');
 
 /**
  * Imports of client code that another change is removing, as `file: [specifier]`. An entry
@@ -33,7 +33,7 @@ function specifiers(file: string): string[] {
 
 /** Why importing `spec` from `file` is not allowed, or undefined when it is. */
 function violation(file: string, spec: string): string | undefined {
-  if (CLIENT_PACKAGE_ENTRIES.has(spec)) return `the client entry ${spec}`;
+  if (isClientEntry(spec)) return `the client entry ${spec}`;
   if (!spec.startsWith('.')) return undefined; // node: built-ins, npm packages, svc-stream/emulator
   const target = relative(SRC, resolve(dirname(file), spec));
   if (target.startsWith('..')) return `${spec} (outside src/)`;

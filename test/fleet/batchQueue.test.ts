@@ -6,7 +6,7 @@ import { readFileSync as readBytes } from 'node:fs';
 import { PassThrough, Writable } from 'node:stream';
 import { main } from '../../src/cli/main.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createBatchQueue, runBatchWorker, type BatchJobOutcome, type BatchQueue } from 'svc-stream';
+import { createBatchQueue, runBatchWorker, type BatchJobOutcome, type BatchQueue } from 'svc-stream/fleet';
 import { audioDir, loggedEmulator, type AudioDir, type LoggedEmulator } from '../batch/fixtures.js';
 import { cuttableProxy, startRedis, type RunningRedis } from './redisServer.js';
 

@@ -4,7 +4,9 @@
 import { PassThrough, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { concat, from, ignoreElements, lastValueFrom, merge, mergeMap, Observable, timer, toArray } from 'rxjs';
-import { analyzeCalls, analyzeConversation, createRedisLimits, streamJson, type AudioChunk, type RedisLimits } from 'svc-stream';
+import { analyzeConversation, streamJson, type AudioChunk } from 'svc-stream';
+import { analyzeCalls } from 'svc-stream/telephony';
+import { createRedisLimits, type RedisLimits } from 'svc-stream/fleet';
 import { tagFiles } from 'svc-stream/operators';
 import { batchCommands } from '../../src/cli/commands/batch.js';
 import { audioDir, loggedEmulator, type AudioDir, type LoggedEmulator } from '../batch/fixtures.js';

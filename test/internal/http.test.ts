@@ -3,7 +3,9 @@
 // public calls that use it (listPresets, a batch call, PlatformClient) and directly.
 import { truncateSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { detectAudioEventsAsync, listPresetsAsync, PlatformClient, SvcError } from 'svc-stream';
+import { SvcError } from 'svc-stream';
+import { detectAudioEventsAsync, listPresetsAsync } from 'svc-stream/batch';
+import { PlatformClient } from 'svc-stream/platform';
 import { sendHttp, type HttpBody } from '../../src/internal/http.js';
 import { json, loopback, tinyWav, type Handler, type Loopback } from './loopback.js';
 

@@ -11,14 +11,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   ApiError,
   analyzeConversation,
-  detectAudioEventsAsync,
-  listPresetsAsync,
-  PlatformClient,
   SessionError,
   SvcError,
   withAudioMeta,
   type ServerEvent,
 } from 'svc-stream';
+import { detectAudioEventsAsync, listPresetsAsync } from 'svc-stream/batch';
+import { PlatformClient } from 'svc-stream/platform';
 import { batchCommands } from '../../src/cli/commands/batch.js';
 import { startDashboard } from '../../src/dashboard/server.js';
 import type { CliIo } from '../../src/cli/command.js';

@@ -47,17 +47,15 @@ function runNode(major: string, cwd: string, file: string): string {
 
 // A program each module system runs: lists the entry points' exports, then streams one second
 // of audio through a real session against the packaged emulator.
+const ENTRY_SPECS = Object.keys(snapshot);
 const program = (load: (spec: string) => string): string => `
-const main = ${load('svc-stream')};
-const operators = ${load('svc-stream/operators')};
-const emulator = ${load('svc-stream/emulator')};
+const entries = {};
+${ENTRY_SPECS.map((spec) => `entries[${JSON.stringify(spec)}] = ${load(spec)};`).join('\n')}
+const main = entries['svc-stream'];
+const emulator = entries['svc-stream/emulator'];
 const { lastValueFrom, toArray } = ${load('rxjs')};
 (async () => {
-  const names = {
-    'svc-stream': Object.keys(main).sort(),
-    'svc-stream/operators': Object.keys(operators).sort(),
-    'svc-stream/emulator': Object.keys(emulator).sort(),
-  };
+  const names = Object.fromEntries(Object.entries(entries).map(([spec, mod]) => [spec, Object.keys(mod).sort()]));
   const emu = await emulator.startEmulator();
   try {
     const audio = () => main.fromAsyncIterable((async function* () { for (let i = 0; i < 50; i++) yield Buffer.alloc(640); })());
@@ -101,7 +99,7 @@ try {
   check('the tarball ships dist, bin and the sample the dashboard plays, nothing else', () => {
     const outside = listing.filter((f) => !/^package\/(dist\/|bin\/|samples\/(call\.(wav|config\.json|scenario\.json)|README\.md)$|README\.md$|package\.json$|LICENSE)/.test(f));
     if (outside.length) throw new Error(`unexpected files: ${outside.slice(0, 10).join(', ')}`);
-    for (const entry of ['dist/index.js', 'dist/index.d.ts', 'dist/operators/index.js', 'dist/emulator/index.js']) {
+    for (const entry of ENTRY_SPECS.flatMap((spec) => { const dir = spec === 'svc-stream' ? 'dist' : `dist/${spec.slice('svc-stream/'.length)}`; return [`${dir}/index.js`, `${dir}/index.d.ts`]; })) {
       if (!listing.includes(`package/${entry}`)) throw new Error(`missing ${entry}`);
     }
   });
@@ -131,11 +129,11 @@ try {
   mkdirSync(esm);
   writeFileSync(join(esm, 'package.json'), JSON.stringify({ name: 'esm-consumer', version: '1.0.0', type: 'module' }));
   npmInstall(esm, [tarball, 'rxjs']);
-  writeFileSync(join(esm, 'index.mjs'), program((s) => `await import(${JSON.stringify(s)})`).replace('(async () => {', 'await (async () => {').replace(/^const (\w+) = await import/gm, 'const $1 = await import'));
+  writeFileSync(join(esm, 'index.mjs'), program((s) => `await import(${JSON.stringify(s)})`).replace('(async () => {', 'await (async () => {'));
 
   for (const major of NODES) {
-    check(`Node ${major}: require('svc-stream'), '/operators', '/emulator' from CommonJS; a session runs`, () => verifyOutput(runNode(major, cjs, 'index.js')));
-    check(`Node ${major}: import from ESM; a session runs`, () => verifyOutput(runNode(major, esm, 'index.mjs')));
+    check(`Node ${major}: require() of every entry (${ENTRY_SPECS.length}) from CommonJS; a session runs`, () => verifyOutput(runNode(major, cjs, 'index.js')));
+    check(`Node ${major}: import of every entry from ESM; a session runs`, () => verifyOutput(runNode(major, esm, 'index.mjs')));
   }
 
   // 4. TypeScript with today's `tsc --init` defaults (strict, exactOptionalPropertyTypes,
@@ -152,7 +150,10 @@ try {
   writeFileSync(
     join(ts, 'entries.ts'),
     `import type { ServerEvent } from 'svc-stream';\nimport { currentRoles } from 'svc-stream/operators';\nimport { startEmulator, type EmulatorOptions } from 'svc-stream/emulator';\n` +
-      `const o: EmulatorOptions = { port: undefined };\nexport const x: [typeof currentRoles, typeof startEmulator, ServerEvent | undefined, EmulatorOptions] = [currentRoles, startEmulator, undefined, o];\n`,
+      `import { detectEmotion } from 'svc-stream/batch';\nimport { PlatformClient } from 'svc-stream/platform';\nimport { rtpSource } from 'svc-stream/telephony';\n` +
+      `import { startDashboard } from 'svc-stream/dashboard';\nimport { createRedisLimits } from 'svc-stream/fleet';\n` +
+      `const o: EmulatorOptions = { port: undefined };\nexport const x: [typeof currentRoles, typeof startEmulator, ServerEvent | undefined, EmulatorOptions] = [currentRoles, startEmulator, undefined, o];\n` +
+      `export const y = [detectEmotion, PlatformClient, rtpSource, startDashboard, createRedisLimits] as const;\n`,
   );
   check(`TypeScript ${tsVersion} with tsc --init defaults and skipLibCheck: false compiles the README examples and every entry point`, () => {
     const config = readFileSync(join(ts, 'tsconfig.json'), 'utf8');

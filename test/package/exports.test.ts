@@ -7,13 +7,17 @@ import { expect, it } from 'vitest';
 
 const SNAPSHOT = fileURLToPath(new URL('./exports.snapshot.json', import.meta.url));
 
+const PACKAGE = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { exports: Record<string, unknown> };
+
+/** Every entry point package.json declares, as `[specifier, source file]`: '.' is src/index.ts, './x' is src/x/index.ts. */
+export const ENTRIES: ReadonlyArray<readonly [string, string]> = Object.keys(PACKAGE.exports)
+  .filter((key) => key !== './package.json')
+  .map((key) => [key === '.' ? 'svc-stream' : `svc-stream/${key.slice(2)}`, fileURLToPath(new URL(key === '.' ? '../../src/index.ts' : `../../src/${key.slice(2)}/index.ts`, import.meta.url))]);
+
 export async function exportNames(): Promise<Record<string, string[]>> {
-  const entries = {
-    'svc-stream': await import('../../src/index.js'),
-    'svc-stream/operators': await import('../../src/operators/index.js'),
-    'svc-stream/emulator': await import('../../src/emulator/index.js'),
-  };
-  return Object.fromEntries(Object.entries(entries).map(([name, mod]) => [name, Object.keys(mod).sort()]));
+  const names: Record<string, string[]> = {};
+  for (const [spec, file] of ENTRIES) names[spec] = Object.keys((await import(pathToFileURL(file).href)) as object).sort();
+  return names;
 }
 
 it('each entry point exports exactly the names in exports.snapshot.json', async () => {
@@ -47,8 +51,9 @@ function staticGraph(entry: string): Set<string> {
 }
 
 it('the client entries never load the emulator or the CLI (the CLI loads the emulator lazily)', () => {
-  for (const entry of ['../../src/index.ts', '../../src/operators/index.ts']) {
-    const reached = [...staticGraph(fileURLToPath(new URL(entry, import.meta.url)))].map((f) => f.replace(/^.*\/src\//, 'src/'));
+  for (const [spec, entry] of ENTRIES) {
+    if (spec === 'svc-stream/emulator') continue;
+    const reached = [...staticGraph(entry)].map((f) => f.replace(/^.*\/src\//, 'src/'));
     expect(reached.filter((f) => f.startsWith('src/emulator/') || f.startsWith('src/cli/'))).toEqual([]);
   }
   const reach = (entry: string) => [...staticGraph(fileURLToPath(new URL(entry, import.meta.url)))].map((f) => f.replace(/^.*\/src\//, 'src/'));
@@ -57,12 +62,34 @@ it('the client entries never load the emulator or the CLI (the CLI loads the emu
 });
 
 it('the Redis and BullMQ packages are never imported statically: a client that does not use them never loads them', () => {
-  const entries = ['../../src/index.ts', '../../src/operators/index.ts', '../../src/cli/main.ts'];
+  const entries = [...ENTRIES.filter(([spec]) => spec !== 'svc-stream/emulator').map(([, file]) => file), fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url))];
   for (const entry of entries) {
-    for (const file of staticGraph(fileURLToPath(new URL(entry, import.meta.url)))) {
+    for (const file of staticGraph(entry)) {
       const text = readFileSync(file, 'utf8');
       const bare = [...text.matchAll(/^\s*(?:import|export)\s+(?!type\s)[^;]*?from\s+'([^.'][^']*)'/gm)].map((m) => m[1]);
       expect({ file: file.replace(/^.*\/src\//, 'src/'), bare: bare.filter((b) => /^(ioredis|redis-semaphore|bullmq)(\/|$)/.test(b!)) }).toEqual({ file: file.replace(/^.*\/src\//, 'src/'), bare: [] });
     }
   }
+});
+
+it('the main entry is the streaming core: it loads no other area (batch calls, jobs, telephony, dashboard, fleet, operators)', () => {
+  const reached = [...staticGraph(fileURLToPath(new URL('../../src/index.ts', import.meta.url)))].map((f) => f.replace(/^.*\/src\//, 'src/'));
+  // The in-process Semaphore is the main entry's ConcurrencyLimiter; the rest of batch/ is not.
+  const areas = reached.filter((f) => /^src\/(batch|platform|telephony|dashboard|fleet|operators)\//.test(f) && f !== 'src/batch/semaphore.ts');
+  expect(areas).toEqual([]);
+  expect(reached).toContain('src/session/conversation.ts');
+});
+
+it('each name is exported by one entry only (the operators entry repeats the session operators it is built on)', async () => {
+  const names = await exportNames();
+  const seen = new Map<string, string>();
+  const repeated: string[] = [];
+  for (const [spec, list] of Object.entries(names)) {
+    for (const n of list) {
+      const first = seen.get(n);
+      if (first !== undefined && !(spec === 'svc-stream/operators' && first === 'svc-stream')) repeated.push(`${n}: ${first} and ${spec}`);
+      seen.set(n, first ?? spec);
+    }
+  }
+  expect(repeated).toEqual([]);
 });

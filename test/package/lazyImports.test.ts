@@ -1,5 +1,6 @@
-// `import 'svc-stream'` loads no module that only a started dashboard or a subscribed
-// rtpSource needs: the dashboard's page text and rtp.js load on first use. Checked in a
+// `import { analyzeConversation } from 'svc-stream'` loads the streaming core and nothing of
+// the other areas (each has its own entry); within those entries, the dashboard's page text
+// and rtp.js load on first use, not with the entry. Checked in a
 // fresh Node process (with tsx for the sources) whose load hook lists every file loaded.
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -19,16 +20,25 @@ function filesLoadedBy(code: string): string[] {
   return child.stderr.split('\n').filter((l) => l.startsWith('LOADED ')).map((l) => l.slice('LOADED '.length));
 }
 
-it('the main entry loads neither the dashboard page nor rtp.js until they are used', () => {
+it('the main entry loads no module of another area, and neither rtp.js nor the Redis packages', () => {
   const files = filesLoadedBy("const m = await import('./src/index.ts'); if (typeof m.analyzeConversation !== 'function') throw new Error('missing');");
   expect(files.some((f) => f.endsWith('/src/index.ts'))).toBe(true);
+  expect(files.some((f) => f.endsWith('/src/session/conversation.ts'))).toBe(true);
+  const areas = files.filter((f) => /\/src\/(platform|telephony|dashboard|fleet|operators|emulator|cli)\//.test(f) || (/\/src\/batch\//.test(f) && !f.endsWith('/batch/semaphore.ts')));
+  expect(areas).toEqual([]);
+  expect(files.filter((f) => /\/node_modules\/(rtp\.js|ioredis|bullmq|redis-semaphore)\//.test(f))).toEqual([]);
+}, 40_000);
+
+it('the dashboard and telephony entries load neither the dashboard page nor rtp.js until they are used', () => {
+  const files = filesLoadedBy("await import('./src/dashboard/index.ts'); await import('./src/telephony/index.ts');");
+  expect(files.some((f) => f.endsWith('/src/telephony/rtpSource.ts'))).toBe(true);
   expect(files.filter((f) => /\/dashboard\/page\.ts$/.test(f))).toEqual([]);
   expect(files.filter((f) => /\/node_modules\/rtp\.js\//.test(f))).toEqual([]);
 }, 40_000);
 
 it('a started dashboard and a subscribed rtpSource load them', () => {
   const code = `
-    const m = await import('./src/index.ts');
+    const m = { ...(await import('./src/dashboard/index.ts')), ...(await import('./src/telephony/index.ts')) };
     const { EMPTY } = await import('rxjs');
     const dashboard = await m.startDashboard({ events$: EMPTY });
     await dashboard.close();

@@ -7,7 +7,7 @@ import { inspect } from 'node:util';
 import { lastValueFrom } from 'rxjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError, InputError } from '../../src/errors.js';
-import { JobUploadError, PlatformClient, SINGLE_FILE_MAX_BYTES } from 'svc-stream';
+import { JobUploadError, PlatformClient, SINGLE_FILE_MAX_BYTES } from 'svc-stream/platform';
 import { harness, type Harness } from './helpers.js';
 
 const CALL = new URL('../../samples/call.wav', import.meta.url).pathname;

@@ -2,7 +2,7 @@
 // a request log, and a scripted fetch for virtual-time tests.
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { createPlatformRoutes, type PlatformBehavior } from '../../src/emulator/platformRoutes.js';
-import { PlatformClient } from 'svc-stream';
+import { PlatformClient } from 'svc-stream/platform';
 
 export interface Harness {
   readonly emu: RunningEmulator;

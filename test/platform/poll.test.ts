@@ -1,7 +1,7 @@
 // The generic poll helper on virtual time: verdicts, transient retries, and teardown.
 import { VirtualTimeScheduler } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { poll, type PollSpec } from 'svc-stream';
+import { poll, type PollSpec } from 'svc-stream/platform';
 import { settle } from './helpers.js';
 
 function spec(check: PollSpec<number>['check']): PollSpec<number> {

@@ -4,19 +4,10 @@
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { config, EMPTY, from, map, Observable, VirtualTimeScheduler, type OperatorFunction } from 'rxjs';
-import {
-  analyzeCalls,
-  frame,
-  fromG711,
-  pace,
-  poll,
-  splitSession,
-  toG711,
-  withAudioMeta,
-  type FilesOptions,
-  type PollSpec,
-  type ServerEvent,
-} from 'svc-stream';
+import { frame, fromG711, pace, splitSession, toG711, withAudioMeta, type ServerEvent } from 'svc-stream';
+import { type FilesOptions } from 'svc-stream/batch';
+import { poll, type PollSpec } from 'svc-stream/platform';
+import { analyzeCalls } from 'svc-stream/telephony';
 import {
   analyzeConversation,
   audioDuration,

@@ -4,7 +4,8 @@ import { mkdtempSync, openSync, closeSync, ftruncateSync, rmSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MAX_UPLOAD_BYTES as CLIENT_UPLOAD, SINGLE_FILE_MAX_BYTES as CLIENT_SINGLE, checkUploadFile } from 'svc-stream';
+import { MAX_UPLOAD_BYTES as CLIENT_UPLOAD, checkUploadFile } from 'svc-stream/batch';
+import { SINGLE_FILE_MAX_BYTES as CLIENT_SINGLE } from 'svc-stream/platform';
 import { MAX_UPLOAD_BYTES, SINGLE_FILE_MAX_BYTES, describeByteLimit } from '../../src/schema/limits.js';
 import { MAX_UPLOAD_BYTES as EMULATOR_UPLOAD, BATCH_DETAILS } from '../../src/emulator/batchRoutes.js';
 import { SINGLE_FILE_MAX_BYTES as EMULATOR_SINGLE } from '../../src/emulator/jobs.js';

@@ -1,7 +1,7 @@
 import { firstValueFrom, lastValueFrom, of, Subject, timeout, toArray, type Subscription } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { analyzeCalls, createAnalyzeCallsStats, rtpSource, type CallAnalysis, type CallLeg } from 'svc-stream';
+import { analyzeCalls, createAnalyzeCallsStats, rtpSource, type CallAnalysis, type CallLeg } from 'svc-stream/telephony';
 import { LiveAudio } from '../../src/telephony/liveAudio.js';
 import { SAMPLE_MULAW, sendRtpCall } from './helpers.js';
 import { readFileSync } from 'node:fs';

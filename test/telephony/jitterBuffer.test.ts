@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { JitterBuffer, type JitterPacket, type Playout } from 'svc-stream';
+import { JitterBuffer, type JitterPacket, type Playout } from 'svc-stream/telephony';
 import { SequenceExtender } from '../../src/telephony/rtpSequence.js';
 
 const pkt = (seq: number, ts = seq * 160, samples = 160): JitterPacket => ({ seq, timestamp: ts >>> 0, payload: new Uint8Array(samples).fill(seq & 0xff), samples });

@@ -6,7 +6,7 @@ import { request } from 'node:http';
 import type { Subscription } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { createMediaStreamServerStats, mediaStreamServer, type MediaStreamCall, type MediaStreamServerOptions, type MediaStreamServerStats } from 'svc-stream';
+import { createMediaStreamServerStats, mediaStreamServer, type MediaStreamCall, type MediaStreamServerOptions, type MediaStreamServerStats } from 'svc-stream/telephony';
 import { twilioSignature, verifyTwilioSignature } from '../../src/telephony/mediaStreamAuth.js';
 import { collectBytes, SAMPLE_MULAW } from './helpers.js';
 

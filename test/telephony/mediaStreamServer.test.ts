@@ -3,7 +3,7 @@ import type { Subscription } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { audioMetaOf } from '../../src/audio/meta.js';
-import { createMediaStreamServerStats, mediaStreamServer, type MediaStreamCall, type MediaStreamServerOptions } from 'svc-stream';
+import { createMediaStreamServerStats, mediaStreamServer, type MediaStreamCall, type MediaStreamServerOptions } from 'svc-stream/telephony';
 import { collectBytes, SAMPLE_MULAW } from './helpers.js';
 
 const MULAW = readFileSync(SAMPLE_MULAW);

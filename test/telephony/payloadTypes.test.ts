@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { OggOpusWriter, parsePayloadTypeArg, resolvePayloadType } from 'svc-stream';
+import { OggOpusWriter, parsePayloadTypeArg, resolvePayloadType } from 'svc-stream/telephony';
 import { opusPacketSamples } from '../../src/telephony/payloadTypes.js';
 import { TrackInterleaver } from '../../src/telephony/trackInterleaver.js';
 

@@ -1,7 +1,7 @@
 import { VirtualTimeScheduler } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { PlayoutStream } from '../../src/telephony/playoutStream.js';
-import { resolvePayloadType } from 'svc-stream';
+import { resolvePayloadType } from 'svc-stream/telephony';
 
 const PCMU = resolvePayloadType(0)!;
 const pkt = (seq: number) => ({ seq, timestamp: seq * 160, payload: new Uint8Array(160).fill(seq), samples: 160 });

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { firstValueFrom, take, timeout, type Subscription } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { audioMetaOf } from '../../src/audio/meta.js';
-import { createRtpSourceStats, rtpSource, type CallLeg, type RtpSourceOptions } from 'svc-stream';
+import { createRtpSourceStats, rtpSource, type CallLeg, type RtpSourceOptions } from 'svc-stream/telephony';
 import { collectBytes, ffmpegRtp, SAMPLE_MULAW, udpProxy } from './helpers.js';
 
 const subs: Subscription[] = [];

@@ -1,0 +1,7 @@
+// 'svc-stream/dashboard': the live dashboard — an HTTP page that follows one session, the
+// session wrapper that feeds it, and the view model it renders.
+/// <reference types="node" preserve="true" />
+
+export { startDashboard, type DashboardOptions, type RunningDashboard } from './server.js';
+export { dashboardSession, type DashboardSession, type DashboardSessionOptions } from './dashboardSession.js';
+export { dashboardView, isTerminalPhase, type DashboardView, type DashboardStatus, type DashboardError } from './view.js';

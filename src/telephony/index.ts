@@ -1,0 +1,51 @@
+// 'svc-stream/telephony': call audio into sessions — RTP call legs with a jitter buffer,
+// cloud media streams (Twilio, Telnyx), and one session per call (analyzeCalls).
+/// <reference types="node" preserve="true" />
+
+export {
+  JitterBuffer,
+  createJitterStats,
+  type JitterBufferOptions,
+  type JitterPacket,
+  type JitterStats,
+  type Playout,
+} from './jitterBuffer.js';
+export {
+  STATIC_PAYLOAD_TYPES,
+  parsePayloadTypeArg,
+  resolvePayloadType,
+  type CodecRoute,
+  type PayloadTypeSpec,
+  type RtpCodec,
+  type RtpCodecName,
+} from './payloadTypes.js';
+export { OggOpusWriter } from './oggOpus.js';
+export type { StreamStats } from './playoutStream.js';
+export { rtpSource, createRtpSourceStats, type CallLeg, type RtpSourceOptions, type RtpSourceStats } from './rtpSource.js';
+export {
+  MEDIA_STREAM_PRESETS,
+  TELNYX_PRESET,
+  TWILIO_PRESET,
+  detectPreset,
+  type MediaStreamPreset,
+  type MediaStreamPresetName,
+} from './mediaStreamPresets.js';
+export {
+  mediaStreamServer,
+  createMediaStreamServerStats,
+  type MediaStreamCall,
+  type MediaStreamServerOptions,
+  type MediaStreamServerStats,
+  type MediaTrack,
+} from './mediaStreamServer.js';
+export type { MediaStreamAuth, MediaStreamRefusal } from './mediaStreamAuth.js';
+export {
+  analyzeCalls,
+  createAnalyzeCallsStats,
+  type AnalyzableCall,
+  type AnalyzeCallsOptions,
+  type AnalyzeCallsStats,
+  type CallAnalysis,
+  type CallOutcome,
+  type CallStatus,
+} from './analyzeCalls.js';
