@@ -543,6 +543,10 @@ class StreamingSession<T> {
     // The consumer may have unsubscribed in `next`; the transition below then does nothing.
     const limit = this.options.closeTimeoutMs ?? DEFAULTS.closeTimeoutMs;
     if (decoded.kind === 'done') {
+      // §3: a processing failure is `error`, then the close. A `done` after the `error` (out of
+      // contract) is delivered but does not undo the failure: the close still fails the session.
+      const now = this.current;
+      if (now.status === 'closing' && now.reason === 'error') return;
       // The results are complete at `done`; a server that then never closes cannot hang us.
       this.transition({ status: 'closing', reason: 'done' }, timer(limit, this.scheduler).subscribe(() => this.finish()));
     } else if (decoded.kind === 'error') {

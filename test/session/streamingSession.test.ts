@@ -250,6 +250,26 @@ function endWithin(r: Run, ms: number): Promise<{ error?: SvcError | undefined }
   ]);
 }
 
+describe('a server outside the contract at the end', () => {
+  it('an error event, then done, then a normal close: the session fails with the error (the done is delivered, not trusted)', async () => {
+    const plain = await plainServer((ws) => {
+      ws.once('message', () => {
+        ws.send(JSON.stringify({ type: 'error', error: 'Internal server error' }));
+        ws.send(JSON.stringify({ type: 'done', duration_ms: 0 }));
+        ws.close(1000);
+      });
+    });
+    const r = run(from(pcm(2)), { apiKey: KEY, baseUrl: plain.baseUrl, config: 'default', format: RAW });
+    const { error } = await endWithin(r, 5_000);
+    expect(error).toBeInstanceOf(SessionError);
+    expect(error?.code).toBe('internal_error');
+    expect(error?.message).toContain('Internal server error');
+    expect(r.events.map((e) => e.type)).toEqual(['error', 'done']);
+    expect(statuses(r)).not.toContain('done');
+    expect(statuses(r).at(-1)).toBe('failed');
+  });
+});
+
 describe('a connection that goes away while audio flows', () => {
   const CHUNK = 32_000;
   const COUNT = 2_000; // 64 MB, far more than any socket buffer
