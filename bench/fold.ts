@@ -1,9 +1,12 @@
-// Folds 10k, 100k and 1M generated events through every derived stream and prints events
-// per second per size, plus the per-event cost at 1M relative to 10k (must stay under 1.5,
+// Folds sessions of 10k, 100k and 1M generated events through every derived stream (a million
+// events per sample: 100 sessions of 10k, 10 of 100k, one of 1M) and prints the CPU cost per
+// event per session size, plus the per-event cost at 1M relative to 10k (must stay under 1.5,
 // goal 1.2), for three workloads: `clip_update`s hitting recent clips, hitting random earlier
 // clips, and arriving before their clip (orphans: 1% of events).
-// Run: npx tsx bench/fold.ts [recent|random|orphan ...]   (default: all three)
+// Run: npx tsx bench/fold.ts [recent|random|orphan ...] [--rounds N]   (default: all three, 5 rounds)
+import { spawnSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import os from 'node:os';
 import { Subject, type Observable, type OperatorFunction } from 'rxjs';
 import { audioDuration } from '../src/operators/audioDuration.js';
@@ -21,8 +24,15 @@ import { splitSession } from '../src/state/splitSession.js';
 
 const SIZES = [10_000, 100_000, 1_000_000] as const;
 // Rounds interleave the sizes, so background load and leftover garbage hit every size alike.
-const ROUNDS = 5;
-const RUNS_PER_ROUND: Record<number, number> = { 10_000: 10, 100_000: 2, 1_000_000: 1 };
+const roundsAt = process.argv.indexOf('--rounds');
+const ROUNDS = roundsAt >= 0 ? Number(process.argv[roundsAt + 1]) : 5;
+/**
+ * Events each sample folds, whatever the session size: 100 sessions of 10k, 10 of 100k or one
+ * of 1M. The collector's cost is lumpy (a 10k fold takes 60 ms, and one scavenge more or less
+ * moves it by half: single 10k folds measured 4 to 8 µs per event in the same process), so
+ * each sample spreads it over the same million events.
+ */
+const EVENTS_PER_SAMPLE = 1_000_000;
 const MAX_RATIO = 1.5;
 const GOAL_RATIO = 1.2;
 
@@ -120,41 +130,80 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)]!;
 }
 
-let EVENTS = new Map<number, ServerEvent[]>();
+/**
+ * One child process per (round, size): a fold never runs in a heap that an earlier fold of
+ * another size left behind. Interleaved in one process, a 10k fold that followed a 1M fold
+ * paid for collecting the 1M fold's garbage (the collector's background threads count in the
+ * process CPU time) and the ratio read anything from 0.9 to 1.3 for the same code.
+ */
+function runChild(workload: Workload, mode: Mode, size: number): Timing[] {
+  const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--child', workload, mode, String(size)], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 20,
+  });
+  if (child.status !== 0) throw new Error(`fold child (${workload} ${mode} ${size}) failed: ${child.stderr}`);
+  return JSON.parse(child.stdout.trim().split('\n').at(-1)!) as Timing[];
+}
 
-function bench(name: string, attach: typeof viaSplit): number {
+/** In the child: the same warm-up for every size (20 folds of 10k events), then one sample. */
+function child(workload: Workload, mode: Mode, size: number): void {
+  const attach = mode === 'split' ? viaSplit : viaOperators;
+  const warm = generate(10_000, workload);
+  for (let i = 0; i < 20; i++) timeFold(warm, attach);
+  const events = generate(size, workload);
+  let wall = 0;
+  let cpu = 0;
+  for (let r = 0; r < EVENTS_PER_SAMPLE / size; r++) {
+    const t = timeFold(events, attach);
+    wall += t.wall;
+    cpu += t.cpu;
+  }
+  console.log(JSON.stringify([{ wall, cpu }]));
+}
+
+function bench(name: string, workload: Workload, mode: Mode): number {
   console.log(`\n${name}`);
-  for (const size of SIZES) timeFold(EVENTS.get(size)!, attach); // warm-up
   const times = new Map<number, Timing[]>(SIZES.map((size) => [size, []]));
   for (let round = 0; round < ROUNDS; round++) {
-    for (const size of SIZES) {
-      for (let r = 0; r < RUNS_PER_ROUND[size]!; r++) times.get(size)!.push(timeFold(EVENTS.get(size)!, attach));
-    }
+    for (const size of SIZES) times.get(size)!.push(...runChild(workload, mode, size));
   }
   const perEvent: Record<number, number> = {};
   for (const size of SIZES) {
-    const cpu = median(times.get(size)!.map((t) => t.cpu));
-    const wall = median(times.get(size)!.map((t) => t.wall));
-    perEvent[size] = cpu / size;
-    const rate = Math.round(size / (cpu / 1000));
-    console.log(`  ${size.toLocaleString('en').padStart(9)} events  cpu ${cpu.toFixed(1).padStart(8)} ms (wall ${wall.toFixed(1).padStart(8)} ms)  ${rate.toLocaleString('en').padStart(11)} events/cpu-s  ${((cpu / size) * 1e6).toFixed(0).padStart(5)} ns/event`);
+    const samples = times.get(size)!;
+    const cpu = median(samples.map((t) => t.cpu));
+    const wall = median(samples.map((t) => t.wall));
+    perEvent[size] = cpu / EVENTS_PER_SAMPLE;
+    const sessions = `${EVENTS_PER_SAMPLE / size} × ${size.toLocaleString('en')}`.padStart(13);
+    const each = samples.map((t) => ((t.cpu / EVENTS_PER_SAMPLE) * 1e6).toFixed(0)).join(' ');
+    console.log(`  ${sessions} events  cpu ${cpu.toFixed(0).padStart(6)} ms (wall ${wall.toFixed(0).padStart(6)} ms)  ${((cpu / EVENTS_PER_SAMPLE) * 1e6).toFixed(0).padStart(5)} ns/event  (samples: ${each})`);
   }
   const ratio = perEvent[1_000_000]! / perEvent[10_000]!;
-  console.log(`  per-event CPU cost 1M / 10k: ${ratio.toFixed(2)} (limit ${MAX_RATIO}, goal ${GOAL_RATIO})`);
+  // Per round too: the two samples of a round ran back to back, so load and host noise hit
+  // them alike; the spread of these says how far to trust the median.
+  const paired = Array.from({ length: ROUNDS }, (_, r) => times.get(1_000_000)![r]!.cpu / times.get(10_000)![r]!.cpu);
+  console.log(`  per-event CPU cost 1M / 10k: ${ratio.toFixed(2)} (limit ${MAX_RATIO}, goal ${GOAL_RATIO}); per round ${paired.map((p) => p.toFixed(2)).join(' ')}; 1M / 100k: ${(perEvent[1_000_000]! / perEvent[100_000]!).toFixed(2)}`);
   return ratio;
+}
+
+type Mode = 'split' | 'operators';
+
+const childAt = process.argv.indexOf('--child');
+if (childAt >= 0) {
+  const [workload, mode, size] = process.argv.slice(childAt + 1);
+  child(workload as Workload, mode as Mode, Number(size));
+  process.exit(0);
 }
 
 const chosen = process.argv.slice(2).filter((w): w is Workload => w in WORKLOADS);
 const workloads: Workload[] = chosen.length > 0 ? chosen : (Object.keys(WORKLOADS) as Workload[]);
 
-console.log(`node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown cpu'}), median of ${ROUNDS} interleaved rounds (${SIZES.map((n) => RUNS_PER_ROUND[n]).join('/')} runs per round) after one warm-up`);
+console.log(`node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown cpu'}), median of ${ROUNDS} interleaved rounds; a sample folds ${EVENTS_PER_SAMPLE.toLocaleString('en')} events as sessions of one size, in a fresh process after the same warm-up`);
 console.log(`load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 const ratios: Array<[Workload, number]> = [];
 for (const workload of workloads) {
-  EVENTS = new Map(SIZES.map((size) => [size, generate(size, workload)]));
   console.log(`\n=== workload ${workload}: ${WORKLOADS[workload]}`);
-  ratios.push([workload, bench('splitSession: all 11 streams over one shared fold', viaSplit)]);
-  if (workload === 'recent') bench('10 operators, each folding on its own (informative)', viaOperators);
+  ratios.push([workload, bench('splitSession: all 11 streams over one shared fold', workload, 'split')]);
+  if (workload === 'recent') bench('10 operators, each folding on its own (informative)', workload, 'operators');
 }
 console.log(`\nsummary (splitSession, per-event cost 1M / 10k): ${ratios.map(([w, r]) => `${w} ${r.toFixed(2)}`).join(', ')}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 for (const [workload, ratio] of ratios) {

@@ -56,8 +56,15 @@ export class OrderedMap<V> implements Iterable<V> {
 
   /** The slot of `key`, or -1. */
   indexOf(key: string): number {
-    const i = this.backing?.index.get(key);
-    return i !== undefined && i < this.values.size ? i : -1;
+    const backing = this.backing;
+    if (backing === null) return -1;
+    // The newest key first: a clip's partials, then its final clip, arrive one after another
+    // for the key just added, and this compare saves a lookup in an index of a million keys
+    // (a likely cache miss) for each of them.
+    const last = this.values.size - 1;
+    if (backing.keys[last] === key) return last;
+    const i = backing.index.get(key);
+    return i !== undefined && i <= last ? i : -1;
   }
 
   /** Whether `key` is in this map. */
@@ -88,6 +95,16 @@ export class OrderedMap<V> implements Iterable<V> {
   set(key: string, value: V): OrderedMap<V> {
     const i = this.indexOf(key);
     if (i >= 0) return this.setAt(i, value);
+    return this.append(key, value);
+  }
+
+  /**
+   * A map with `key`, which must not be in this map, added last with `value`; this map is left
+   * unchanged. Saves the key lookup when the caller has just made it (`indexOf` gave -1).
+   * Unchecked (a present key would corrupt the index), hence internal: use {@link set}.
+   * @internal
+   */
+  append(key: string, value: V): OrderedMap<V> {
     let backing = this.backing;
     const size = this.values.size;
     if (backing === null || backing.keys.length !== size) {

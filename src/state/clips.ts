@@ -96,7 +96,7 @@ export function clipsReducer(state: ClipsState, event: ServerEvent): ClipsState 
 function onPartial(state: ClipsState, partial: PartialClip): ClipsState {
   const id = partial.clip_uuid;
   const at = state.transcript.indexOf(id);
-  if (at < 0) return { ...state, transcript: state.transcript.set(id, { status: 'partial', clip: partial }) };
+  if (at < 0) return { ...state, transcript: state.transcript.append(id, { status: 'partial', clip: partial }) };
   const previous = state.transcript.at(at)!;
   if (previous.status === 'final') return { ...state, stalePartials: state.stalePartials + 1 };
   const clip = mergePresent(previous.clip, partial);

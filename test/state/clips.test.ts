@@ -122,9 +122,10 @@ describe('clipsReducer (rules 1-2), step by step', () => {
   });
 
   it('looks the key up once for an update to a final clip (both maps written by position)', () => {
-    // Partials of 'b' before 'a' is final: the two maps then disagree on positions.
+    // Partials of 'c' before 'b': the two maps then disagree on positions. 'd' comes last, so
+    // neither 'a' nor 'b' is the newest key (which is compared before any lookup).
     let s = initialClipsState;
-    for (const e of [ev.partial('a'), ev.clip('a'), ev.partial('c'), ev.partial('b'), ev.clip('b'), ev.clip('c')]) s = clipsReducer(s, e);
+    for (const e of [ev.partial('a'), ev.clip('a'), ev.partial('c'), ev.partial('b'), ev.clip('b'), ev.clip('c'), ev.partial('d'), ev.clip('d')]) s = clipsReducer(s, e);
     const lookups = (event: ServerEvent): [ClipsState, number] => {
       const get = Map.prototype.get;
       let count = 0;
@@ -146,6 +147,30 @@ describe('clipsReducer (rules 1-2), step by step', () => {
     expect(movedLookups).toBe(2);
     expect(moved.transcript.get('b')).toEqual({ status: 'final', clip: { clip_uuid: 'b', accent: 'y' } });
     expect(moved.transcript.get('c')).toEqual({ status: 'final', clip: { clip_uuid: 'c' } });
-    expect([...moved.transcript.keys()]).toEqual(['a', 'c', 'b']);
+    expect([...moved.transcript.keys()]).toEqual(['a', 'c', 'b', 'd']);
+    // The newest clip: its partials and its final clip are found without any lookup.
+    const [newest, newestLookups] = lookups(ev.update('d', { accent: 'z' }));
+    expect(newestLookups).toBe(0);
+    expect(newest.clips.get('d')).toEqual({ clip_uuid: 'd', accent: 'z' });
+    const [, partialLookups] = lookups(ev.partial('e'));
+    expect(partialLookups).toBe(1); // a new key: the index must say it is absent
+  });
+
+  it('finds the newest key without an index lookup: a partial after a partial of the same clip, its final clip', () => {
+    let s = clipsReducer(clipsReducer(initialClipsState, ev.partial('a')), ev.partial('b'));
+    const get = Map.prototype.get;
+    let count = 0;
+    Map.prototype.get = function (this: Map<unknown, unknown>, key: unknown) {
+      count++;
+      return get.call(this, key);
+    };
+    try {
+      s = clipsReducer(s, { type: 'partial_clip', partial_clip: { clip_uuid: 'b', text: 'more' } } as ServerEvent);
+      expect(count).toBe(0);
+    } finally {
+      Map.prototype.get = get;
+    }
+    expect(s.transcript.get('b')).toEqual({ status: 'partial', clip: { clip_uuid: 'b', text: 'more' } });
+    expect([...s.transcript.keys()]).toEqual(['a', 'b']);
   });
 });
