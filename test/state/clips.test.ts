@@ -70,6 +70,21 @@ const rows: Row[] = [
   ['an unknown event returns the same state', ev.unknown('future_event'), 'same'],
 ];
 
+/** `clipsReducer(state, event)` and how many `Map` lookups it made (the key-to-slot indexes). */
+function reduceCountingLookups(state: ClipsState, event: ServerEvent): [ClipsState, number] {
+  const get = Map.prototype.get;
+  let count = 0;
+  Map.prototype.get = function (this: Map<unknown, unknown>, key: unknown) {
+    count++;
+    return get.call(this, key);
+  };
+  try {
+    return [clipsReducer(state, event), count];
+  } finally {
+    Map.prototype.get = get;
+  }
+}
+
 describe('clipsReducer (rules 1-2), step by step', () => {
   it('applies every row in order', () => {
     let state = initialClipsState;
@@ -126,19 +141,7 @@ describe('clipsReducer (rules 1-2), step by step', () => {
     // neither 'a' nor 'b' is the newest key (which is compared before any lookup).
     let s = initialClipsState;
     for (const e of [ev.partial('a'), ev.clip('a'), ev.partial('c'), ev.partial('b'), ev.clip('b'), ev.clip('c'), ev.partial('d'), ev.clip('d')]) s = clipsReducer(s, e);
-    const lookups = (event: ServerEvent): [ClipsState, number] => {
-      const get = Map.prototype.get;
-      let count = 0;
-      Map.prototype.get = function (this: Map<unknown, unknown>, key: unknown) {
-        count++;
-        return get.call(this, key);
-      };
-      try {
-        return [clipsReducer(s, event), count];
-      } finally {
-        Map.prototype.get = get;
-      }
-    };
+    const lookups = (event: ServerEvent): [ClipsState, number] => reduceCountingLookups(s, event);
     const [same, sameLookups] = lookups(ev.update('a', { accent: 'x' }));
     expect(sameLookups).toBe(1);
     expect(same.transcript.get('a')).toEqual({ status: 'final', clip: { clip_uuid: 'a', accent: 'x' } });
@@ -158,19 +161,13 @@ describe('clipsReducer (rules 1-2), step by step', () => {
 
   it('finds the newest key without an index lookup: a partial after a partial of the same clip, its final clip', () => {
     let s = clipsReducer(clipsReducer(initialClipsState, ev.partial('a')), ev.partial('b'));
-    const get = Map.prototype.get;
-    let count = 0;
-    Map.prototype.get = function (this: Map<unknown, unknown>, key: unknown) {
-      count++;
-      return get.call(this, key);
-    };
-    try {
-      s = clipsReducer(s, { type: 'partial_clip', partial_clip: { clip_uuid: 'b', text: 'more' } } as ServerEvent);
-      expect(count).toBe(0);
-    } finally {
-      Map.prototype.get = get;
-    }
+    let count: number;
+    [s, count] = reduceCountingLookups(s, { type: 'partial_clip', partial_clip: { clip_uuid: 'b', text: 'more' } } as ServerEvent);
+    expect(count).toBe(0);
     expect(s.transcript.get('b')).toEqual({ status: 'partial', clip: { clip_uuid: 'b', text: 'more' } });
     expect([...s.transcript.keys()]).toEqual(['a', 'b']);
+    [s, count] = reduceCountingLookups(s, ev.clip('b'));
+    expect(count).toBe(0); // the first final clip, and 'b' is the transcript's newest key
+    expect(s.transcript.get('b')?.status).toBe('final');
   });
 });
