@@ -2,19 +2,22 @@
 // Streaming) that analyses each call live and prints its roles and transcript:
 // mediaStreamServer → analyzeCalls → per-call currentRoles$ and events$.
 //
-//   npx tsx samples/media-stream-bridge.ts [--port 8080] [--preset twilio|telnyx|auto] [--demo] [--speed X] [--seconds N] [--exit-after-call]
+//   SVC_BRIDGE_TOKEN=… npx tsx samples/media-stream-bridge.ts [--port 8080] [--preset twilio|telnyx|auto] [--demo] [--speed X] [--seconds N] [--exit-after-call]
 //
-// Point the provider's stream URL at ws://HOST:PORT (behind a TLS proxy for wss). --demo plays
-// the provider's part itself: a WebSocket client replays samples/call-8k.mulaw as media
-// messages (numbers as strings, 20 ms each). With SVC_API_KEY and SVC_BASE_URL unset, an
-// embedded emulator answers, playing samples/call.scenario.json.
+// Point the provider's stream URL at ws://HOST:PORT (behind a TLS proxy for wss). Connections
+// must carry SVC_BRIDGE_TOKEN (`Authorization: Bearer …` or `?token=…`); for Twilio, whose
+// stream URL takes no query, use `authenticate.twilio` instead (docs/telephony.md). --demo
+// plays the provider's part itself, with a token of its own when none is set: a WebSocket
+// client replays samples/call-8k.mulaw as media messages (numbers as strings, 20 ms each).
+// With SVC_API_KEY and SVC_BASE_URL unset, an embedded emulator answers, playing
+// samples/call.scenario.json.
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 import { startEmulator, type ScenarioInput } from 'svc-stream/emulator';
-// Telephony is imported from the source tree until the package barrel re-exports it.
 import { analyzeCalls, mediaStreamServer, type MediaStreamPresetName } from 'svc-stream/telephony';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -29,6 +32,8 @@ export interface MediaStreamBridgeOptions {
   /** Demo length, seconds. */
   readonly seconds?: number;
   readonly exitAfterCall?: boolean;
+  /** The shared secret every connection must carry; default SVC_BRIDGE_TOKEN (--demo makes one when unset). */
+  readonly token?: string;
   readonly print?: (line: string) => void;
 }
 
@@ -41,9 +46,9 @@ async function endpoint(): Promise<{ apiKey: string; baseUrl: string; close: () 
 }
 
 /** Play a provider: connected, start, one media message per 20 ms (strings for numbers), stop. */
-async function demoClient(url: string, provider: MediaStreamPresetName, speed: number, seconds: number): Promise<void> {
+async function demoClient(url: string, token: string | undefined, provider: MediaStreamPresetName, speed: number, seconds: number): Promise<void> {
   const audio = readFileSync(join(here, 'call-8k.mulaw')).subarray(0, Math.round(seconds * 8000));
-  const ws = new WebSocket(url);
+  const ws = new WebSocket(url, token ? { headers: { authorization: `Bearer ${token}` } } : {});
   await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
   const twilio = provider === 'twilio';
   const sid = twilio ? 'MZdemo0000000000000000000000000000' : 'demo-stream-0000';
@@ -73,18 +78,22 @@ async function demoClient(url: string, provider: MediaStreamPresetName, speed: n
 /** Run the bridge; resolves when the first call ended (with `exitAfterCall`), else never. */
 export async function main(options: MediaStreamBridgeOptions = {}): Promise<void> {
   const print = options.print ?? ((line: string) => console.log(line));
+  const token = options.token ?? process.env['SVC_BRIDGE_TOKEN'] ?? (options.demo ? randomBytes(18).toString('base64url') : undefined);
+  if (token === undefined) print('warning: no SVC_BRIDGE_TOKEN: anyone who can reach this port can stream calls into your account');
   const { apiKey, baseUrl, close } = await endpoint();
   try {
     await new Promise<void>((resolve, reject) => {
       const calls$ = mediaStreamServer({
         port: options.port ?? 8080,
         preset: options.preset ?? 'auto',
+        ...(token !== undefined ? { authenticate: { token } } : {}),
+        onRefused: (refusal) => print(`refused a connection: ${refusal}`),
         onMalformed: (reason) => print(`malformed message: ${reason}`),
         onListening: ({ address, port }) => {
           print(`media streams on ws://${address}:${port}`);
           if (options.demo) {
             const provider = options.preset === 'telnyx' ? 'telnyx' : 'twilio';
-            demoClient(`ws://127.0.0.1:${port}`, provider, options.speed ?? 1, options.seconds ?? 38).catch(reject);
+            demoClient(`ws://127.0.0.1:${port}`, token, provider, options.speed ?? 1, options.seconds ?? 38).catch(reject);
           }
         },
       });
