@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, extname, join } from 'node:path';
-import { fileSource } from '../audio/fileSource.js';
+import { fileSource, type FileSourceOptions } from '../audio/fileSource.js';
 import { RAW_FILE_EXTENSIONS, rawFormatHint } from '../audio/fileFormats.js';
 import type { AudioObservable } from '../audio/meta.js';
 import { InputError } from '../errors.js';
@@ -67,12 +67,13 @@ function rawFormat(format: AudioFormat | undefined, file: string): RawAudioForma
 }
 
 /** A file as the streaming commands read it: raw with its flags, transcoded on --transcode, paced at `realtime`. */
-export function fileAudio(file: string, values: AudioFlagValues, realtime?: number | undefined): AudioObservable {
+export function fileAudio(file: string, values: AudioFlagValues, realtime?: number | undefined, onInput?: FileSourceOptions['onInput']): AudioObservable {
   const raw = rawFormat(formatFromFlags(values), file);
   return fileSource(file, {
     ...(raw ? { format: raw } : {}),
     ...(values.transcode ? { transcode: true } : {}),
     ...(realtime !== undefined ? { realtime } : {}),
+    ...(onInput ? { onInput } : {}),
   });
 }
 

@@ -2,8 +2,12 @@
 // tmux pane (a pseudo-terminal with a screen) and the test reads the screen with
 // capture-pane; `script` gives a terminal that reports 0 columns.
 import { execFile, execFileSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { resolveFfmpeg } from '../../src/internal/ffmpegPath.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const SOCKET = `svc-test-${process.pid}`;
@@ -78,6 +82,36 @@ describe.skipIf(!hasTmux)('analyze on a terminal', () => {
     const { plain, styled } = await pane('nocolour', ANALYZE.replace('env -u NO_COLOR -u FORCE_COLOR', 'env -u FORCE_COLOR NO_COLOR=1'), 100, 30, /EXIT=\d/);
     expect(plain).toContain('EXIT=0');
     expect(styled).not.toMatch(/\x1b\[(?:\d+;)*3[1-7]m/);
+  }, 60_000);
+});
+
+describe.skipIf(!hasTmux)('analyze on a terminal, a file it transcodes', () => {
+  it('shows the duration the transcoding ffmpeg reported, and runs no second ffmpeg to learn it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-terminal-'));
+    try {
+      const real = (await resolveFfmpeg()).path;
+      // .m4a is not a format the service takes (§2.1): the client transcodes it.
+      const m4a = join(dir, 'call.m4a');
+      execFileSync(real, ['-hide_banner', '-loglevel', 'error', '-i', join(root, 'samples/call.wav'), '-c:a', 'aac', '-b:a', '64k', m4a]);
+      // An ffmpeg that logs each run, then runs the real one.
+      const log = join(dir, 'runs.log');
+      const wrapper = join(dir, 'ffmpeg');
+      writeFileSync(wrapper, `#!/bin/sh\nprintf '%s\\n' "$*" >> '${log}'\nexec '${real}' "$@"\n`);
+      chmodSync(wrapper, 0o755);
+      const statusLines: string[] = [];
+      const command = ANALYZE.replace('SVC_API_KEY=', `FFMPEG_PATH='${wrapper}' SVC_API_KEY=`).replace('samples/call.wav', m4a);
+      const { plain } = await pane('transcoded', command, 100, 30, /EXIT=\d/, (screen) => {
+        const line = screen.split('\n').find((l) => l.startsWith('● streaming'));
+        if (line) statusLines.push(line);
+      });
+      expect(plain).toContain('EXIT=0');
+      // AAC pads a little: the duration is 0:38.5 and a few hundredths.
+      expect(statusLines.some((l) => /\d:\d{2}\.\d \/ 0:38\.\d {2}\d+%/.test(l))).toBe(true);
+      const runsOnTheFile = readFileSync(log, 'utf8').split('\n').filter((l) => l.includes(m4a));
+      expect(runsOnTheFile, runsOnTheFile.join('\n')).toHaveLength(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 60_000);
 });
 

@@ -88,12 +88,14 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const rate = values.speed ? Number(values.speed) : values.realtime ? 1 : undefined;
 
   let audio: AudioObservable;
+  let transcodedDurationMs: number | undefined;
   if (file === undefined || file === '-') {
     if (!format) throw new InputError('invalid_argument', 'reading stdin needs --format (and --rate/--channels for raw audio)', { path: 'format' });
     audio = fromReadable(io.stdin, { format });
     if (values.transcode) audio = audio.pipe(transcode()) as AudioObservable;
   } else {
-    audio = fileAudio(file, values, rate);
+    // A transcoded file's duration comes from the transcoding ffmpeg's own header.
+    audio = fileAudio(file, values, rate, (header) => (transcodedDurationMs = header.durationMs));
   }
 
   const endpoint = await resolveEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
@@ -102,19 +104,25 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const stats = createSessionStats();
   const live = !values.json && io.stdout.isTTY === true;
   const view = live ? new TerminalView(io.stdout, colorEnabled(io.stdout, io.env)) : undefined;
-  // Progress on a terminal: the duration from the file, the position from the bytes sent.
-  const durationMs = live && file !== undefined && file !== '-' ? await mediaDurationMs(file, format) : undefined;
-  const fileSize = live && file !== undefined && file !== '-' ? await stat(file).then((st) => st.size, () => undefined) : undefined;
+  // Progress on a terminal: the duration from the file, the position from the bytes sent. A
+  // file that is transcoded (raw PCM sent from something that was not) needs no probe of its
+  // own: the transcoder reports the duration when it opens the file.
   const sentFormat = audioMetaOf(audio)?.format ?? format;
+  const transcoded = sentFormat !== undefined && isRawFormat(sentFormat) && !(format !== undefined && isRawFormat(format));
+  const probedDurationMs = live && file !== undefined && file !== '-' && !transcoded ? await mediaDurationMs(file, format) : undefined;
+  const fileSize = live && file !== undefined && file !== '-' ? await stat(file).then((st) => st.size, () => undefined) : undefined;
   const startedAt = Date.now();
-  const progress = (): AudioProgress => ({
-    positionMs:
-      sentFormat && isRawFormat(sentFormat)
-        ? bytesToMs(sentFormat, stats.bytesSent)
-        : durationMs !== undefined && fileSize ? (durationMs * stats.bytesSent) / fileSize : undefined,
-    durationMs,
-    elapsedMs: Date.now() - startedAt,
-  });
+  const progress = (): AudioProgress => {
+    const durationMs = probedDurationMs ?? transcodedDurationMs;
+    return {
+      positionMs:
+        sentFormat && isRawFormat(sentFormat)
+          ? bytesToMs(sentFormat, stats.bytesSent)
+          : durationMs !== undefined && fileSize ? (durationMs * stats.bytesSent) / fileSize : undefined,
+      durationMs,
+      elapsedMs: Date.now() - startedAt,
+    };
+  };
 
   try {
     const events$ = conversationSession(audio, {
