@@ -2,6 +2,9 @@
 // and cheap to "change" (O(log n) per set), so a fold over n events stays O(n log32 n).
 import { copiedSlots, PersistentVector } from './vectorInternals.js';
 
+/** The unchecked append of {@link OrderedMap} (for src/state only; not exported by the package). */
+export const appendAbsent: unique symbol = Symbol('OrderedMap.appendAbsent');
+
 /**
  * Key order and key-to-slot index, shared by one lineage of maps and only ever appended to.
  * A map owns the prefix `keys[0 .. map.size)`; the index tells the slot of a key, and the
@@ -95,16 +98,16 @@ export class OrderedMap<V> implements Iterable<V> {
   set(key: string, value: V): OrderedMap<V> {
     const i = this.indexOf(key);
     if (i >= 0) return this.setAt(i, value);
-    return this.append(key, value);
+    return this[appendAbsent](key, value);
   }
 
   /**
    * A map with `key`, which must not be in this map, added last with `value`; this map is left
    * unchanged. Saves the key lookup when the caller has just made it (`indexOf` gave -1).
-   * Unchecked (a present key would corrupt the index), hence internal: use {@link set}.
-   * @internal
+   * Unchecked (a present key would corrupt the index), so it is keyed by a symbol the package
+   * does not export: the reducers can call it, users call {@link set}.
    */
-  append(key: string, value: V): OrderedMap<V> {
+  [appendAbsent](key: string, value: V): OrderedMap<V> {
     let backing = this.backing;
     const size = this.values.size;
     if (backing === null || backing.keys.length !== size) {

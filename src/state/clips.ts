@@ -3,7 +3,7 @@
 // Clips live in persistent OrderedMaps: an event costs O(log n) and never copies the clip
 // list, so a fold is linear in the session, and every earlier state stays intact.
 import type { Clip, ClipUpdate, PartialClip, ServerEvent } from '../schema/events.js';
-import { OrderedMap } from './OrderedMap.js';
+import { appendAbsent, OrderedMap } from './OrderedMap.js';
 import { DEFAULT_MAX_PENDING_UPDATES, PendingUpdates } from './pendingUpdates.js';
 
 /** One line of the live transcript: an utterance still in progress, or a final clip. */
@@ -96,7 +96,7 @@ export function clipsReducer(state: ClipsState, event: ServerEvent): ClipsState 
 function onPartial(state: ClipsState, partial: PartialClip): ClipsState {
   const id = partial.clip_uuid;
   const at = state.transcript.indexOf(id);
-  if (at < 0) return { ...state, transcript: state.transcript.append(id, { status: 'partial', clip: partial }) };
+  if (at < 0) return { ...state, transcript: state.transcript[appendAbsent](id, { status: 'partial', clip: partial }) };
   const previous = state.transcript.at(at)!;
   if (previous.status === 'final') return { ...state, stalePartials: state.stalePartials + 1 };
   const clip = mergePresent(previous.clip, partial);
