@@ -61,7 +61,10 @@ export function overFiles<T, O extends BatchOptions>(call: FileCall<T, O>, optio
     abortable(
       defer(() => {
         let stop: SvcError | undefined;
-        const gated = { ...options, [ATTEMPT_GATE]: () => (stop ? new Skipped(stop) : undefined) } as O;
+        // The run's own abortable (below) tears every call down on abort, so the calls get no
+        // signal: one listener per run, not one per file (which warned past ten).
+        const { signal: _signal, ...perCall } = options;
+        const gated = { ...perCall, [ATTEMPT_GATE]: () => (stop ? new Skipped(stop) : undefined) } as unknown as O;
         // The shared semaphore does the real bounding; this only keeps the queue short.
         return paths$.pipe(
           mergeMap((path): Observable<FileOutcome<T>> => {

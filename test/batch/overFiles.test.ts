@@ -1,5 +1,6 @@
 // Many files: the per-model bound seen from the emulator's side, runs stopped by org-wide
 // causes, retries by cause through fault routes, abort and failFast.
+import { getEventListeners } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterEach, beforeAll, afterAll, describe, expect, it } from 'vitest';
 import { from, lastValueFrom, Subject, toArray } from 'rxjs';
@@ -293,5 +294,17 @@ describe('cancellation', () => {
     await expect(p).rejects.toMatchObject({ code: 'aborted' });
     const limiter = batchLimiter({ model: 'audio-event', baseUrl: emu.baseUrl, apiKey: emu.apiKey });
     expect([limiter.inUse, limiter.waiting]).toEqual([0, 0]);
+  });
+
+  it('a run of twenty files holds one listener on its signal, not one per file (no MaxListenersExceededWarning)', async () => {
+    const h = hanging();
+    const emu = await emulator({ routes: [h.route] });
+    const ac = new AbortController();
+    const p = run(from(twenty).pipe(tagFiles({ baseUrl: emu.baseUrl, apiKey: emu.apiKey, signal: ac.signal })));
+    await h.arrived;
+    expect(getEventListeners(ac.signal, 'abort')).toHaveLength(1);
+    ac.abort();
+    await expect(p).rejects.toMatchObject({ code: 'aborted' });
+    expect(getEventListeners(ac.signal, 'abort')).toHaveLength(0);
   });
 });
