@@ -7,12 +7,13 @@ import { BatchConfigSchema, type BatchConfig } from '../schema/config.js';
 import type { AccountBook, Model, Organization } from './accounts.js';
 import type { Engine } from './engine.js';
 import type { DoneWireEvent, ErrorWireEvent } from './engineEvents.js';
-import { findStreamingEndpoint, handshakeCloseCode, type StreamingEndpoint } from './endpoints.js';
+import { findStreamingRoute, handshakeCloseCode, type StreamingRoute } from './endpoints.js';
 import { AudioIntake, IntakeError } from './intake.js';
 import type { PcmBlock } from './pcm.js';
 import { findPreset } from './presets.js';
 import { DEFAULT_EMULATOR_LIMITS, type EmulatorLimits } from './routes.js';
 import { analysisEnabled, type Fault, type Scenario, type ScenarioStep } from './scenario.js';
+import { ENDPOINTS } from '../schema/endpoints.js';
 
 /** Phase of an emulated streaming session (§3): awaiting config, streaming, finishing, closed. */
 export type StreamingPhase = 'awaiting_config' | 'streaming' | 'finishing' | 'closed';
@@ -44,7 +45,7 @@ const CLOSE_GRACE_MS = 2_000;
 export interface StreamingContext {
   readonly accounts: AccountBook;
   /** The endpoint; defaults to the conversation endpoint of `model` (or conversation). */
-  readonly endpoint?: StreamingEndpoint | undefined;
+  readonly endpoint?: StreamingRoute | undefined;
   /** @deprecated pass `endpoint`; kept so older callers still work. */
   readonly model?: Model | undefined;
   readonly scenario: Scenario;
@@ -118,7 +119,7 @@ export class StreamingConnection {
   private slotHeld = false;
   private configText: string | undefined;
   private readonly format: AudioFormat;
-  private readonly endpoint: StreamingEndpoint;
+  private readonly endpoint: StreamingRoute;
   private intake: AudioIntake | undefined;
   private engine: Engine | undefined;
   private nextStep = 0;
@@ -135,7 +136,7 @@ export class StreamingConnection {
     private readonly ctx: StreamingContext,
   ) {
     const url = new URL(req.url ?? '/', 'http://emulator');
-    this.endpoint = ctx.endpoint ?? findStreamingEndpoint(url.pathname) ?? findStreamingEndpoint('/api/svc-2-streaming')!;
+    this.endpoint = ctx.endpoint ?? findStreamingRoute(url.pathname) ?? findStreamingRoute(ENDPOINTS.conversationStreaming.path)!;
     this.format = formatFromQuery(url);
     this.faults = [...ctx.scenario.faults];
     this.limits = ctx.limits ?? DEFAULT_EMULATOR_LIMITS;

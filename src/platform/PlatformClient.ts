@@ -8,6 +8,7 @@ import { redact, rememberSecret } from '../internal/redact.js';
 import { JobError, JobUploadError } from './errors.js';
 import { prepareFile, toBase64, SINGLE_FILE_MAX_BYTES, type AudioFileInput } from './files.js';
 import { describeByteLimit } from '../schema/limits.js';
+import { PLATFORM_PATHS } from '../schema/endpoints.js';
 import { poll, type PollOptions, type PollVerdict } from './poll.js';
 import {
   JOB_COMPLETED,
@@ -142,7 +143,7 @@ export class PlatformClient {
   /** (a) A real-time job: no file; the reply's `realtime_url` is where the stream goes. */
   async submitRealtime(options: SubmitOptions = {}): Promise<RealtimeSubmissionReply> {
     const body = { submission_type: 'realtime_websocket', ...(options.flags ? { flags: options.flags } : {}) };
-    return this.#request('POST', '/api_service', body, options, RealtimeSubmissionReplySchema);
+    return this.#request('POST', PLATFORM_PATHS.submit, body, options, RealtimeSubmissionReplySchema);
   }
 
   /**
@@ -156,7 +157,7 @@ export class PlatformClient {
     if (f.size > SINGLE_FILE_MAX_BYTES) throw tooLarge(f.size);
     const bytes = await f.read();
     if (bytes.byteLength > SINGLE_FILE_MAX_BYTES) throw tooLarge(bytes.byteLength);
-    return this.#request('POST', '/api_service', this.#fileBody(f.filename, f.fileExtension, bytes, options.flags, {}), options, SubmissionReplySchema);
+    return this.#request('POST', PLATFORM_PATHS.submit, this.#fileBody(f.filename, f.fileExtension, bytes, options.flags, {}), options, SubmissionReplySchema);
   }
 
   /**
@@ -177,7 +178,7 @@ export class PlatformClient {
       try {
         const bytes = await f.read();
         const body = this.#fileBody(f.filename, f.fileExtension, bytes, options.flags, { ...(jobId !== undefined ? { job_id: jobId } : {}), finalize_job: last });
-        const reply = await this.#request('POST', '/api_service', body, options, SubmissionReplySchema);
+        const reply = await this.#request('POST', PLATFORM_PATHS.submit, body, options, SubmissionReplySchema);
         if (jobId !== undefined && reply.job_id !== jobId) {
           throw new ContractError('invalid_response', `the service answered upload ${i + 1} with job_id ${reply.job_id}, expected ${jobId}`, { retryable: false });
         }
@@ -194,7 +195,7 @@ export class PlatformClient {
   /** One status request. */
   async getJob(jobId: string, options: PlatformCallOptions = {}): Promise<JobStatus> {
     if (typeof jobId !== 'string' || jobId.length === 0) throw new InputError('invalid_argument', 'job id must be a non-empty string', { path: 'jobId' });
-    return this.#request('GET', `/api_service/job_status/${encodeURIComponent(jobId)}`, undefined, options, JobStatusSchema);
+    return this.#request('GET', `${PLATFORM_PATHS.jobStatus}${encodeURIComponent(jobId)}`, undefined, options, JobStatusSchema);
   }
 
   /**

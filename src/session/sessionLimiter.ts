@@ -2,14 +2,7 @@
 // opens and given back when the session ends, whichever way it ends.
 import { defer, type Observable } from 'rxjs';
 import { underLimiter, type LimiterSource } from '../internal/limiter.js';
-
-/** The model each streaming path counts against (§8, the emulator's endpoint table). */
-const STREAMING_MODELS: Readonly<Record<string, string>> = {
-  '/api/svc-2-streaming': 'conversation',
-  '/api/svc-2-stt-streaming': 'stt',
-  '/api/svc-2-synthetic-voice-detection-streaming': 'synthetic-voice-detection',
-  '/api/svc-2-pii-phi-redaction-streaming': 'pii-phi-redaction',
-};
+import { modelOfPath } from '../schema/endpoints.js';
 
 /**
  * `session$` under a slot of `source` for its organization and model; `session$` itself when
@@ -27,7 +20,7 @@ export function underSessionSlot<T>(
     const apiKey = options.apiKey ?? process.env['SVC_API_KEY'];
     const baseUrl = options.baseUrl ?? process.env['SVC_BASE_URL'];
     if (!apiKey || !baseUrl) return session$;
-    const model = STREAMING_MODELS[path] ?? path;
+    const model = modelOfPath(path) ?? path;
     return underLimiter(source.limiterFor({ model, baseUrl, apiKey }), session$);
   });
 }
