@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import { ApiError, InputError, SvcError } from '../errors.js';
 import { requestJson, type HttpLimits, type HttpRequest } from '../internal/http.js';
 import { rememberSecret } from '../internal/redact.js';
+import { modelsCredentials } from '../credentials.js';
 import { BATCH_ENDPOINTS, type BatchEndpointName } from './endpoints.js';
 import { checkUploadFile, type CheckedFile } from './files.js';
 import { retryByCause, type RetryPolicy } from './retry.js';
@@ -59,10 +60,7 @@ export interface BatchCallSpec<T> {
 export type AttemptGate = () => unknown;
 
 function resolveTarget(options: BatchOptions): { apiKey: string; baseUrl: string } {
-  const apiKey = options.apiKey ?? process.env['SVC_API_KEY'];
-  const baseUrl = options.baseUrl ?? process.env['SVC_BASE_URL'];
-  if (!baseUrl) throw new InputError('invalid_argument', 'no base URL: pass baseUrl or set SVC_BASE_URL (`svc-stream emulator` prints one)', { path: 'baseUrl' });
-  if (!apiKey) throw new InputError('invalid_argument', 'no API key: pass apiKey or set SVC_API_KEY', { path: 'apiKey' });
+  const { apiKey, baseUrl } = modelsCredentials(options);
   try {
     const u = new URL(baseUrl);
     if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(u.protocol);

@@ -9,6 +9,7 @@ import { JobError, JobUploadError } from './errors.js';
 import { prepareFile, toBase64, SINGLE_FILE_MAX_BYTES, type AudioFileInput } from './files.js';
 import { describeByteLimit } from '../schema/limits.js';
 import { PLATFORM_PATHS } from '../schema/endpoints.js';
+import { platformCredentials } from '../credentials.js';
 import { poll, type PollOptions, type PollVerdict } from './poll.js';
 import {
   JOB_COMPLETED,
@@ -120,13 +121,7 @@ export class PlatformClient {
   readonly #limits: HttpLimits;
 
   constructor(options: PlatformClientOptions = {}) {
-    const env = options.env ?? process.env;
-    const baseUrl = options.baseUrl ?? env['SVC_PLATFORM_URL'];
-    const accountUuid = options.accountUuid ?? env['SVC_ACCOUNT_UUID'];
-    const apiKey = options.apiKey ?? env['SVC_PLATFORM_API_KEY'];
-    if (!baseUrl) throw new InputError('invalid_argument', 'no orchestration API URL: pass baseUrl or set SVC_PLATFORM_URL', { path: 'baseUrl' });
-    if (!accountUuid) throw new InputError('invalid_argument', 'no account identifier: pass accountUuid or set SVC_ACCOUNT_UUID', { path: 'accountUuid' });
-    if (!apiKey) throw new InputError('invalid_argument', 'no orchestration API key: pass apiKey or set SVC_PLATFORM_API_KEY', { path: 'apiKey' });
+    const { baseUrl, accountUuid, apiKey } = platformCredentials(options, options.env ?? process.env);
     try {
       new URL(baseUrl);
     } catch {

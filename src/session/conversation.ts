@@ -2,8 +2,8 @@
 // users pipe audio into.
 import { defer, throwError, type Observable, type OperatorFunction } from 'rxjs';
 import type { AudioChunk } from '../audio/meta.js';
-import { InputError } from '../errors.js';
-import { BatchConfigSchema, type SessionConfig } from '../schema/config.js';
+import type { SessionConfig } from '../schema/config.js';
+import { configText } from './configText.js';
 import { parseServerEvent, type ServerEvent } from '../schema/events.js';
 import { createSessionStats, reportWarnings, type SessionStats, type ToleranceOptions } from './stats.js';
 import { streamingSession, type Decoded, type StreamingOptions, type StreamProtocol } from './streamingSession.js';
@@ -29,14 +29,7 @@ export interface ConversationOptions extends StreamingOptions, ToleranceOptions 
  * the offending path, e.g. `stt.custom_terms.3.term: term must not be empty`.
  */
 export function configFrame(config: SessionConfig | undefined): string {
-  if (config === undefined || config === 'default') return 'default';
-  const parsed = BatchConfigSchema.safeParse(config);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const path = issue.path.join('.');
-    throw new InputError('invalid_config', `invalid config at ${path || '(root)'}: ${issue.message}`, { path, detail: parsed.error.issues });
-  }
-  return JSON.stringify(parsed.data);
+  return configText(config);
 }
 
 /**

@@ -3,6 +3,7 @@
 import { defer, type Observable } from 'rxjs';
 import { underLimiter, type LimiterSource } from '../internal/limiter.js';
 import { modelOfPath } from '../schema/endpoints.js';
+import { readModelsCredentials } from '../credentials.js';
 
 /**
  * `session$` under a slot of `source` for its organization and model; `session$` itself when
@@ -17,9 +18,8 @@ export function underSessionSlot<T>(
 ): Observable<T> {
   if (!source) return session$;
   return defer(() => {
-    const apiKey = options.apiKey ?? process.env['SVC_API_KEY'];
-    const baseUrl = options.baseUrl ?? process.env['SVC_BASE_URL'];
-    if (!apiKey || !baseUrl) return session$;
+    const { apiKey, baseUrl } = readModelsCredentials(options);
+    if (apiKey === undefined || baseUrl === undefined) return session$;
     const model = modelOfPath(path) ?? path;
     return underLimiter(source.limiterFor({ model, baseUrl, apiKey }), session$);
   });

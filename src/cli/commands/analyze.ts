@@ -17,7 +17,7 @@ import { fleetLimits, REDIS_HELP, REDIS_OPTION } from '../redisFlag.js';
 import { createSessionStats } from '../../session/stats.js';
 import { initialConversationSnapshot, snapshotReducer, type ConversationSnapshot } from '../../state/snapshot.js';
 import { configFlag, printError, readJsonFile, type CliIo, type Command } from '../command.js';
-import { resolveEndpoint } from '../endpoint.js';
+import { openEndpoint } from '../endpoint.js';
 import { eventLine } from '../liveView.js';
 import { mediaDurationMs } from '../mediaDuration.js';
 import { colorEnabled, TerminalView, type AudioProgress } from '../terminalView.js';
@@ -98,7 +98,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     audio = fileAudio(file, values, rate, (header) => (transcodedDurationMs = header.durationMs));
   }
 
-  const endpoint = await resolveEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
+  const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
   if (endpoint.emulator && scenarioPath) io.stderr.write(`svc-stream: the emulator plays ${scenarioPath}\n`);
   const fleet = await fleetLimits(values.redis, io.env);
   const stats = createSessionStats();
