@@ -70,7 +70,7 @@ function protocolOf(frame: string, path: string, tolerance: ToleranceOptions, st
  * validated.
  *
  * - Cold: each subscription opens one WebSocket to `/api/svc-2-streaming` and subscribes to
- *   the audio once. Share the result (see `deriveStreams`) to feed several consumers.
+ *   the audio once. Share the result (see {@link splitSession}) to feed several consumers.
  * - Sends exactly one config frame before any audio, the audio in binary frames (each chunk
  *   at once on an idle socket; chunks read while a frame is being written coalesced into one
  *   frame of up to 64 KiB), and an empty text frame when the audio completes.
