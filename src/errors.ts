@@ -170,7 +170,10 @@ export class ApiError extends SvcError {
   }
 }
 
-/** A streaming session that ended in anything but `done` followed by a normal close. */
+/**
+ * A streaming session that ended in anything but `done` followed by a normal close, except a
+ * frame the contract does not allow, which is a {@link ContractError} (`malformed_frame`).
+ */
 export class SessionError extends SvcError {
   override readonly name: string = 'SessionError';
 }
@@ -186,7 +189,11 @@ export class InputError extends SvcError {
   }
 }
 
-/** The server sent something the contract does not allow. */
+/**
+ * The server sent something the contract does not allow, over either transport: an HTTP body
+ * (`invalid_response`) or a WebSocket frame (`malformed_frame`, with the session's `audio`
+ * account and, for a frame ws refused, the `closeCode`).
+ */
 export class ContractError extends SvcError {
   override readonly name: string = 'ContractError';
 }

@@ -1,7 +1,7 @@
 // What a streaming session's end means: a refused handshake or a close before `done`, turned
 // into a typed error by pure functions of what the session saw (the one place to decide it).
 import type { IncomingMessage } from 'node:http';
-import { errorFromClose, errorFromHttp, SessionError, type AudioAccount, type SvcError } from '../errors.js';
+import { ContractError, errorFromClose, errorFromHttp, SessionError, type AudioAccount, type SvcError } from '../errors.js';
 import { redact } from '../internal/redact.js';
 
 /** A handshake the server answered with an HTTP response instead of `101`: its status and body (JSON when it parses). */
@@ -75,7 +75,7 @@ export function closeError(f: CloseFacts): SvcError {
   const wsCode = (socketError as { code?: string } | undefined)?.code;
   if (socketError && errorText === undefined && wsCode?.startsWith('WS_ERR_')) {
     const what = wsCode === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH' ? `a frame larger than maxServerFrameBytes` : 'an invalid frame';
-    return new SessionError('malformed_frame', `the server sent ${what}: ${redact(socketError.message, [f.apiKey])}`, { closeCode: code, retryable: false, audio });
+    return new ContractError('malformed_frame', `the server sent ${what}: ${redact(socketError.message, [f.apiKey])}`, { closeCode: code, retryable: false, audio });
   }
   if (code === 1000 && errorText === undefined) {
     return new SessionError('missing_done', `the server closed normally before sending done${f.audioEnded ? '' : ' (audio was still being sent)'}`, { closeCode: code, retryable: true, audio });

@@ -7,7 +7,8 @@ import { asyncScheduler, config, Observable, Subscription, timer, type Scheduler
 import WebSocket, { type ClientOptions } from 'ws';
 import type { IncomingMessage } from 'node:http';
 import { audioMetaOf, type AudioChunk } from '../audio/meta.js';
-import { InputError, SessionError, type AudioAccount } from '../errors.js';
+import { ContractError, InputError, SessionError, type AudioAccount } from '../errors.js';
+import { modelsCredentials } from '../credentials.js';
 import { redact, redactUrl } from '../internal/redact.js';
 import type { AudioFormat } from '../schema/audio.js';
 import { FlowControl } from '../internal/flow.js';
@@ -116,19 +117,6 @@ const PHASES: Record<SessionStatus, SessionPhase | undefined> = {
 };
 
 const isTerminal = (s: SessionState): boolean => s.status === 'done' || s.status === 'failed' || s.status === 'closed';
-
-/** Resolve key and base URL from options and environment; InputError when missing. */
-export function resolveEndpoint(options: StreamingOptions): { apiKey: string; baseUrl: string } {
-  const apiKey = options.apiKey ?? process.env['SVC_API_KEY'];
-  const baseUrl = options.baseUrl ?? process.env['SVC_BASE_URL'];
-  if (!baseUrl) {
-    throw new InputError('invalid_argument', 'no base URL: pass baseUrl or set SVC_BASE_URL (`svc-stream emulator` prints one)', { path: 'baseUrl' });
-  }
-  if (!apiKey) {
-    throw new InputError('invalid_argument', 'no API key: pass apiKey or set SVC_API_KEY', { path: 'apiKey' });
-  }
-  return { apiKey, baseUrl };
-}
 
 /**
  * Stream `audio$` to one streaming endpoint and emit its decoded frames.
@@ -279,7 +267,7 @@ class StreamingSession<T> {
   start(): void {
     let url: URL;
     try {
-      const ep = resolveEndpoint(this.options);
+      const ep = modelsCredentials(this.options);
       this.apiKey = ep.apiKey;
       const query = checkAudioParams(this.options.format ?? this.meta?.format);
       url = streamingUrl(ep.baseUrl, this.protocol.path, this.apiKey, query);
@@ -405,14 +393,14 @@ class StreamingSession<T> {
     // is ignored, as a drop, a stall or any close code after `done` is.
     if (state.status === 'closing' && state.reason === 'done') return;
     if (isBinary) {
-      this.fail(new SessionError('malformed_frame', 'the server sent a binary frame where JSON events were expected', { retryable: false, audio: this.account() }));
+      this.fail(new ContractError('malformed_frame', 'the server sent a binary frame where JSON events were expected', { retryable: false, audio: this.account() }));
       return;
     }
     // A server that echoes the key gets it masked here, before any event, snapshot or page shows it.
     const text = this.clean(Buffer.isBuffer(data) ? data.toString('utf8') : Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data).toString('utf8'));
     const decoded = this.protocol.decode(text);
     if (!decoded.ok) {
-      this.fail(new SessionError('malformed_frame', `the server sent a frame outside the contract: ${decoded.reason}`, { retryable: false, detail: text.slice(0, 500), audio: this.account() }));
+      this.fail(new ContractError('malformed_frame', `the server sent a frame outside the contract: ${decoded.reason}`, { retryable: false, detail: text.slice(0, 500), audio: this.account() }));
       return;
     }
     this.subscriber.next(decoded.value);
