@@ -1,6 +1,6 @@
 // How `analyze` shows a session on a terminal: final clips scroll by as they arrive (never
 // cleared, so nothing is lost on a short terminal), under a short live status area redrawn
-// in place (phase, position / duration, percent, rate, ETA, type, roles, the utterance in
+// in place (session status, position / duration, percent, rate, ETA, type, roles, the utterance in
 // progress); at the end, the complete transcript and the summary.
 import { styleText } from 'node:util';
 import type { Writable } from 'node:stream';
@@ -131,8 +131,8 @@ export class TerminalView {
   }
 
   private statusLines(s: ConversationSnapshot, stats: SessionStats, progress: AudioProgress): string[] {
-    const phase = stats.phase === 'error' ? this.style(['bold', 'red'], 'error') : stats.phase === 'done' ? this.style(['bold', 'green'], 'done') : this.style('bold', stats.phase);
-    const lines = [`${this.style('cyan', '●')} ${phase}  ${progressText(progress)}  ${this.style('dim', `${stats.eventsReceived} events`)}`];
+    const status = stats.status === 'failed' ? this.style(['bold', 'red'], 'failed') : stats.status === 'done' ? this.style(['bold', 'green'], 'done') : this.style('bold', stats.status);
+    const lines = [`${this.style('cyan', '●')} ${status}  ${progressText(progress)}  ${this.style('dim', `${stats.eventsReceived} events`)}`];
     const type = s.conversation.type;
     const roles = [...s.conversation.roles].map((r) => `${r.speaker_label}=${r.name ?? r.participant_role_uuid ?? '?'}`);
     if (type || roles.length > 0) lines.push(`type: ${type ? (type.name ?? type.conversation_type_uuid) : '—'}   roles: ${roles.join(' ') || '—'}`);
@@ -193,9 +193,9 @@ export class TerminalView {
     row('sentiment', sentiments.join('  ') || '—');
     row('behaviors', behaviors.join('  ') || '—');
     row('summary', s.aggregates.summary ?? '—');
-    const phase = stats.phase === 'done' ? this.style('green', 'done') : stats.phase === 'error' ? this.style('red', 'failed') : stats.phase;
+    const status = stats.status === 'done' ? this.style('green', 'done') : stats.status === 'failed' ? this.style('red', 'failed') : stats.status;
     const duration = s.aggregates.audioDurationMs ?? progress.durationMs;
-    row('session', `${phase}${duration !== undefined && duration !== null ? `, ${clock(duration)} of audio` : ''} in ${clock(progress.elapsedMs)}`);
+    row('session', `${status}${duration !== undefined && duration !== null ? `, ${clock(duration)} of audio` : ''} in ${clock(progress.elapsedMs)}`);
     if (clips.length > 0 && clips.every((c) => !c.text)) {
       this.out.write(this.style('dim', 'No clip has text: the emulator does not transcribe. Give it a scenario file (--scenario) or use the real service.\n'));
     }

@@ -14,35 +14,14 @@ import type { AudioFormat } from '../schema/audio.js';
 import { FlowControl } from '../internal/flow.js';
 import { AudioSender } from './audioSender.js';
 import { closeError, errorWithoutCloseError, lostWithoutCloseError, readRefusal, type HandshakeRefusal } from './closeErrors.js';
-import { createSessionStats, type SessionPhase, type SessionStats } from './stats.js';
+import { createSessionStats, enterStatus, type SessionStats } from './stats.js';
+import { isTerminalStatus, type SessionState } from './state.js';
 import { checkAudioParams, streamingUrl } from './url.js';
 
 /** Creates the socket; injectable so tests and proxies can wrap the edge. */
 export type WebSocketFactory = (url: string, options: ClientOptions) => WebSocket;
 
-/**
- * The states of one session, keyed by `status` (see docs/streaming-session.md):
- * - `connecting`: the handshake is under way; audio read meanwhile is queued.
- * - `streaming`: open; the config frame went first, each chunk goes as it arrives (held and
- *   coalesced with the next ones only while an earlier frame is still being written).
- * - `paused`: open, a pull-capable source paused until the socket drains below half the high-water mark.
- * - `finishing`: the audio ended and the end-of-audio frame went; waiting for `done`.
- * - `closing`: no more audio is read; waiting for the server's close after `done` (`reason: 'done'`),
- *   after an `error` event (`'error'`), or after the connection was lost mid-send (`'lost'`).
- * - `done` (completed), `failed` (errored with `error`), `closed` (unsubscribed): terminal.
- */
-export type SessionState =
-  | { readonly status: 'connecting' }
-  | { readonly status: 'streaming' }
-  | { readonly status: 'paused' }
-  | { readonly status: 'finishing' }
-  | { readonly status: 'closing'; readonly reason: 'done' | 'error' | 'lost' }
-  | { readonly status: 'done' }
-  | { readonly status: 'failed'; readonly error: unknown }
-  | { readonly status: 'closed' };
-
-/** The name of a session state: `connecting`, `streaming`, `paused`, `finishing`, `closing`, `done`, `failed` or `closed`. */
-export type SessionStatus = SessionState['status'];
+export type { SessionState, SessionStatus } from './state.js';
 
 /** Options shared by every streaming session. */
 export interface StreamingOptions {
@@ -104,19 +83,7 @@ const DEFAULTS = {
   shutTimeoutMs: 2_000,
 } as const;
 
-const PHASES: Record<SessionStatus, SessionPhase | undefined> = {
-  connecting: 'connecting',
-  streaming: 'streaming',
-  paused: 'streaming',
-  finishing: 'finishing',
-  // A close awaited keeps the phase the session was in.
-  closing: undefined,
-  done: 'done',
-  failed: 'error',
-  closed: 'closed',
-};
-
-const isTerminal = (s: SessionState): boolean => s.status === 'done' || s.status === 'failed' || s.status === 'closed';
+const isTerminal = (s: SessionState): boolean => isTerminalStatus(s.status);
 
 /**
  * Stream `audio$` to one streaming endpoint and emit its decoded frames.
@@ -215,8 +182,7 @@ class StreamingSession<T> {
       this.flow.pause();
     }
     this.current = next;
-    const phase = PHASES[next.status];
-    if (phase !== undefined) this.stats.phase = phase;
+    enterStatus(this.stats, next.status);
     if (isTerminal(next)) {
       this.flow.release();
       this.shutSocket();

@@ -79,7 +79,7 @@ describe('analyzeConversation: the happy path (§3 streaming → finishing → d
     expect(done).toEqual({ type: 'done', duration_ms: 38507 });
     expect(stats.bytesSent).toBe(CALL.length);
     expect(stats.bytesRead).toBe(CALL.length);
-    expect(stats.phase).toBe('done');
+    expect(stats.status).toBe('done');
     await waitFor(() => emu.connections.length === 1);
     expect(emu.connections[0]).toMatchObject({ config: 'default', bytesReceived: CALL.length, closeCode: 1000 });
   });
