@@ -167,7 +167,7 @@ export {
 export { FlowControl } from './internal/flow.js';
 export { createSessionStats, type SessionPhase, type SessionStats, type ToleranceOptions } from './session/stats.js';
 export { STREAMING_PATHS } from './session/url.js';
-export { isTerminalStatus, type SessionState, type SessionStatus } from './session/state.js';
+export { isTerminalStatus, type SessionState, type SessionStatus } from './schema/sessionState.js';
 export type { StreamingOptions, WebSocketFactory } from './session/streamingSession.js';
 export { analyzeConversation, conversationSession, configFrame, type ConversationOptions } from './session/conversation.js';
 export { streamJson, JsonFrameSchema, type JsonFrame, type JsonEndpoint, type JsonStreamingOptions } from './session/jsonStreaming.js';

@@ -2,7 +2,7 @@
 // source is either sent (flushed to the socket) or reported unsent when the session ends,
 // and every out-of-contract value the session tolerated is counted and reported.
 import type { EventWarning } from '../schema/events.js';
-import type { SessionStatus } from './state.js';
+import type { SessionStatus } from '../schema/sessionState.js';
 
 /** How a session treats out-of-contract values inside well-formed events (docs/tolerance.md). */
 export interface ToleranceOptions {

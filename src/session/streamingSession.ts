@@ -15,13 +15,13 @@ import { FlowControl } from '../internal/flow.js';
 import { AudioSender } from './audioSender.js';
 import { closeError, errorWithoutCloseError, lostWithoutCloseError, readRefusal, type HandshakeRefusal } from './closeErrors.js';
 import { createSessionStats, enterStatus, type SessionStats } from './stats.js';
-import { isTerminalStatus, type SessionState } from './state.js';
+import { isTerminalStatus, type SessionState } from '../schema/sessionState.js';
 import { checkAudioParams, streamingUrl } from './url.js';
 
 /** Creates the socket; injectable so tests and proxies can wrap the edge. */
 export type WebSocketFactory = (url: string, options: ClientOptions) => WebSocket;
 
-export type { SessionState, SessionStatus } from './state.js';
+export type { SessionState, SessionStatus } from '../schema/sessionState.js';
 
 /** Options shared by every streaming session. */
 export interface StreamingOptions {

@@ -1,6 +1,7 @@
-// The one life-cycle vocabulary of a streaming session: its states, keyed by `status`. The
-// state machine (streamingSession.ts) moves through them and reports each move to
-// `onStateChange`; the stats, the CLI and the docs name a session's state with these words.
+// The one life-cycle vocabulary of a streaming session, shared by the client and the emulator:
+// its states, keyed by `status`. The state machine (src/session/streamingSession.ts) moves
+// through them and reports each move to `onStateChange`; the stats, the CLI, the emulator's
+// connection summaries and the docs name a session's state with these words.
 
 /**
  * The states of one session, keyed by `status` (see docs/streaming-session.md):
