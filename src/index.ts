@@ -128,7 +128,7 @@ export {
   type AudioAccount,
   type SvcErrorOptions,
 } from './errors.js';
-export { redactUrl } from './internal/redact.js';
+export { redactUrl } from './redact.js';
 
 // Audio sources: files, Node streams, async iterables, ffmpeg, framing, pacing, G.711.
 export { audioMetaOf, withAudioMeta, type AudioChunk, type AudioObservable, type AudioSourceMeta, type FlowSlot } from './audio/meta.js';

@@ -4,7 +4,6 @@ import { asyncScheduler, defer, from, Observable, switchMap, type SchedulerLike 
 import type { z } from 'zod';
 import { ApiError, InputError, SvcError } from '../errors.js';
 import { requestJson, type HttpLimits, type HttpRequest } from '../internal/http.js';
-import { rememberSecret } from '../internal/redact.js';
 import { modelsCredentials } from '../credentials.js';
 import { BATCH_ENDPOINTS, type BatchEndpointName } from './endpoints.js';
 import { checkUploadFile, type CheckedFile } from './files.js';
@@ -67,7 +66,6 @@ function resolveTarget(options: BatchOptions): { apiKey: string; baseUrl: string
   } catch {
     throw new InputError('invalid_argument', `baseUrl must be an http(s) URL, got ${JSON.stringify(baseUrl)}`, { path: 'baseUrl' });
   }
-  rememberSecret(apiKey);
   return { apiKey, baseUrl };
 }
 

@@ -6,7 +6,7 @@ import type { Semaphore as RedisSemaphore } from 'redis-semaphore';
 import { Semaphore } from '../batch/semaphore.js';
 import { InputError, SvcError } from '../errors.js';
 import type { ConcurrencyLimiter, LimiterLease, LimiterSource, LimiterTarget } from '../internal/limiter.js';
-import { redact } from '../internal/redact.js';
+import { redact } from '../redact.js';
 
 /** How the shared limits behave. Every field is optional. */
 export interface RedisLimitsOptions {

@@ -4,7 +4,7 @@ import { distinctUntilChanged, type Observable } from 'rxjs';
 import type { z } from 'zod';
 import { ContractError, InputError, SvcError, ApiError } from '../errors.js';
 import { jsonBody, requestJson, type HttpLimits } from '../internal/http.js';
-import { redact, rememberSecret } from '../internal/redact.js';
+import { redact } from '../redact.js';
 import { JobError, JobUploadError } from './errors.js';
 import { prepareFile, toBase64, SINGLE_FILE_MAX_BYTES, type AudioFileInput } from './files.js';
 import { describeByteLimit } from '../schema/limits.js';
@@ -130,7 +130,6 @@ export class PlatformClient {
     this.baseUrl = baseUrl.replace(/\/+$/, '');
     this.accountUuid = accountUuid;
     this.#apiKey = apiKey;
-    rememberSecret(apiKey);
     this.#fetch = options.fetch;
     this.#limits = { headersTimeoutMs: options.headersTimeoutMs, idleTimeoutMs: options.idleTimeoutMs, maxResponseBytes: options.maxResponseBytes };
   }
@@ -215,10 +214,10 @@ export class PlatformClient {
       if (s === JOB_COMPLETED) return { kind: 'done' };
       if ((options.failedStates ?? []).includes(s)) {
         const why = failureText(job);
-        return { kind: 'failed', error: new JobError('job_failed', `job ${jobId} ended with status "${job.status}"${why ? `: ${redact(why, [this.#apiKey])}` : ''}`, { jobId, job, detail: why }) };
+        return { kind: 'failed', error: new JobError('job_failed', `job ${jobId} ended with status "${job.status}"${why ? `: ${redact(why, [this.#apiKey])}` : ''}`, { jobId, job, detail: why, secrets: [this.#apiKey] }) };
       }
       if (options.onUnknownState === 'error' && !(options.pendingStates ?? JOB_PENDING_STATES).includes(s)) {
-        return { kind: 'failed', error: new JobError('job_unknown_state', `job ${jobId} reached status "${job.status}", which is neither completed, a failed state nor a known pending state`, { jobId, job }) };
+        return { kind: 'failed', error: new JobError('job_unknown_state', `job ${jobId} reached status "${job.status}", which is neither completed, a failed state nor a known pending state`, { jobId, job, secrets: [this.#apiKey] }) };
       }
       return { kind: 'pending' };
     };
@@ -232,13 +231,14 @@ export class PlatformClient {
             jobId,
             job: last,
             retryable: true,
+            secrets: [this.#apiKey],
           }),
         transientLimitError: (err, count) => {
           const e = err as SvcError;
           const message = `polling job ${jobId} gave up after ${count} transient failures in a row; last: ${e.message}`;
           return e instanceof ApiError
-            ? new ApiError(e.code, message, { status: e.status, detail: e.detail, body: e.body, retryable: true, cause: e })
-            : new SvcError(e.code, message, { retryable: true, cause: e });
+            ? new ApiError(e.code, message, { status: e.status, detail: e.detail, body: e.body, retryable: true, cause: e, secrets: [this.#apiKey] })
+            : new SvcError(e.code, message, { retryable: true, cause: e, secrets: [this.#apiKey] });
         },
         abortedError: () => new JobError('aborted', `polling job ${jobId} was aborted`, { jobId }),
       },

@@ -9,7 +9,7 @@ import type { IncomingMessage } from 'node:http';
 import { audioMetaOf, type AudioChunk } from '../audio/meta.js';
 import { ContractError, InputError, SessionError, type AudioAccount } from '../errors.js';
 import { modelsCredentials } from '../credentials.js';
-import { redact, redactUrl } from '../internal/redact.js';
+import { redact, redactUrl } from '../redact.js';
 import type { AudioFormat } from '../schema/audio.js';
 import { FlowControl } from '../internal/flow.js';
 import { AudioSender } from './audioSender.js';
