@@ -146,7 +146,7 @@ export {
   type TranscodeTarget,
 } from './audio/transcode.js';
 export type { FfmpegHeader, FfmpegSpawnInfo } from './audio/ffmpegProcess.js';
-export { resolveFfmpeg, verifyFfmpeg, type ResolvedFfmpeg, type ResolveFfmpegOptions } from './internal/ffmpegPath.js';
+export { resolveFfmpeg, verifyFfmpeg, type ResolvedFfmpeg, type ResolveFfmpegOptions } from './audio/ffmpeg.js';
 export { frame, frameBytes, type FrameOptions } from './audio/frame.js';
 export { pace, type PaceOptions } from './audio/pace.js';
 export {
@@ -164,7 +164,7 @@ export {
 } from './audio/g711.js';
 
 // Streaming sessions.
-export { FlowControl } from './internal/flow.js';
+export { FlowControl } from './audio/flow.js';
 export { createSessionStats, type SessionPhase, type SessionStats, type ToleranceOptions } from './session/stats.js';
 export { STREAMING_PATHS } from './session/url.js';
 export { isTerminalStatus, type SessionState, type SessionStatus } from './schema/sessionState.js';
@@ -184,5 +184,5 @@ export { splitSession, type SessionStreams } from './state/splitSession.js';
 
 // Shared by every area: concurrency limiters (in-process or fleet-wide) and the HTTP limits.
 export { Semaphore } from './batch/semaphore.js';
-export { underLimiter, type ConcurrencyLimiter, type LimiterLease, type LimiterSource, type LimiterTarget } from './internal/limiter.js';
-export { HTTP_DEFAULTS, type HttpLimits } from './internal/http.js';
+export { underLimiter, type ConcurrencyLimiter, type LimiterLease, type LimiterSource, type LimiterTarget } from './limiter.js';
+export { HTTP_DEFAULTS, type HttpLimits } from './httpLimits.js';

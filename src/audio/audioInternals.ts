@@ -2,7 +2,7 @@
 // forwarding it through synchronous operators, and the lazy pull loop over async iterators.
 import type { Observable, Subscriber } from 'rxjs';
 import { AudioSourceError, SvcError } from '../errors.js';
-import type { FlowControl } from '../internal/flow.js';
+import type { FlowControl } from './flow.js';
 import { audioMetaOf, type AudioChunk, type FlowSlot } from './meta.js';
 
 /**

@@ -2,7 +2,7 @@
 // parameters need not be restated) and, for pull-capable sources, a flow-control slot.
 import type { Observable } from 'rxjs';
 import type { AudioFormat } from '../schema/audio.js';
-import type { FlowControl } from '../internal/flow.js';
+import type { FlowControl } from './flow.js';
 
 /** One chunk of audio bytes. Buffers are Uint8Arrays. */
 export type AudioChunk = Uint8Array;

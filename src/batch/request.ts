@@ -3,13 +3,14 @@
 import { asyncScheduler, defer, from, Observable, switchMap, type SchedulerLike } from 'rxjs';
 import type { z } from 'zod';
 import { ApiError, InputError, SvcError } from '../errors.js';
-import { requestJson, type HttpLimits, type HttpRequest } from '../internal/http.js';
+import { requestJson, type HttpRequest } from '../internal/http.js';
+import type { HttpLimits } from '../httpLimits.js';
 import { modelsCredentials } from '../credentials.js';
 import { BATCH_ENDPOINTS, type BatchEndpointName } from './endpoints.js';
 import { checkUploadFile, type CheckedFile } from './files.js';
 import { retryByCause, type RetryPolicy } from './retry.js';
 import { slotsFor } from './semaphore.js';
-import type { LimiterSource } from '../internal/limiter.js';
+import type { LimiterSource } from '../limiter.js';
 import { multipartBody } from './multipartBody.js';
 
 /**

@@ -5,7 +5,7 @@ import type { Redis, RedisOptions } from 'ioredis';
 import type { Semaphore as RedisSemaphore } from 'redis-semaphore';
 import { Semaphore } from '../batch/semaphore.js';
 import { InputError, SvcError } from '../errors.js';
-import type { ConcurrencyLimiter, LimiterLease, LimiterSource, LimiterTarget } from '../internal/limiter.js';
+import type { ConcurrencyLimiter, LimiterLease, LimiterSource, LimiterTarget } from '../limiter.js';
 import { redact } from '../redact.js';
 
 /** How the shared limits behave. Every field is optional. */

@@ -3,7 +3,8 @@
 import { distinctUntilChanged, type Observable } from 'rxjs';
 import type { z } from 'zod';
 import { ContractError, InputError, SvcError, ApiError } from '../errors.js';
-import { jsonBody, requestJson, type HttpLimits } from '../internal/http.js';
+import { jsonBody, requestJson } from '../internal/http.js';
+import type { HttpLimits } from '../httpLimits.js';
 import { redact } from '../redact.js';
 import { JobError, JobUploadError } from './errors.js';
 import { prepareFile, toBase64, SINGLE_FILE_MAX_BYTES, type AudioFileInput } from './files.js';

@@ -8,7 +8,7 @@ import { parseServerEvent, type ServerEvent } from '../schema/events.js';
 import { createSessionStats, reportWarnings, type SessionStats, type ToleranceOptions } from './stats.js';
 import { streamingSession, type Decoded, type StreamingOptions, type StreamProtocol } from './streamingSession.js';
 import { CONVERSATION_STREAMING_PATH } from './url.js';
-import type { LimiterSource } from '../internal/limiter.js';
+import type { LimiterSource } from '../limiter.js';
 import { underSessionSlot } from './sessionLimiter.js';
 
 export interface ConversationOptions extends StreamingOptions, ToleranceOptions {

@@ -1,7 +1,7 @@
 // A streaming session under a shared concurrency slot: the slot is taken before the socket
 // opens and given back when the session ends, whichever way it ends.
 import { defer, type Observable } from 'rxjs';
-import { underLimiter, type LimiterSource } from '../internal/limiter.js';
+import { underLimiter, type LimiterSource } from '../limiter.js';
 import { modelOfPath } from '../schema/endpoints.js';
 import { readModelsCredentials } from '../credentials.js';
 

@@ -11,7 +11,7 @@ import { ContractError, InputError, SessionError, type AudioAccount } from '../e
 import { modelsCredentials } from '../credentials.js';
 import { redact, redactUrl } from '../redact.js';
 import type { AudioFormat } from '../schema/audio.js';
-import { FlowControl } from '../internal/flow.js';
+import { FlowControl } from '../audio/flow.js';
 import { AudioSender } from './audioSender.js';
 import { closeError, errorWithoutCloseError, lostWithoutCloseError, readRefusal, type HandshakeRefusal } from './closeErrors.js';
 import { createSessionStats, enterStatus, type SessionStats } from './stats.js';
