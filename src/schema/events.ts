@@ -24,29 +24,31 @@ function looseObject<S extends core.$ZodLooseShape>(shape: S): z.ZodMiniObject<S
   return new CompiledObject({ type: 'object', shape, catchall: z.unknown() }) as unknown as z.ZodMiniObject<S, core.$loose>;
 }
 
-// Method calls are not known to be pure: marked, so a bundle that uses no schema drops them.
-const Ms = /* @__PURE__ */ z.int().check(z.minimum(0));
-const Score01 = /* @__PURE__ */ z.number().check(z.minimum(0), z.maximum(1));
-const SentimentScore = /* @__PURE__ */ z.number().check(z.minimum(-1), z.maximum(1));
-const NullableString = /* @__PURE__ */ z.nullable(z.string());
-const Id = /* @__PURE__ */ z.string().check(z.minLength(1));
+// Every zod call below is marked pure: esbuild does not read zod's own annotations through the
+// namespace, and with the marks a page that imports the reducers but no parser carries no zod
+// (test/browser/bundle.test.ts checks it).
+const Ms = /* @__PURE__ */ z.int().check(/* @__PURE__ */ z.minimum(0));
+const Score01 = /* @__PURE__ */ z.number().check(/* @__PURE__ */ z.minimum(0), /* @__PURE__ */ z.maximum(1));
+const SentimentScore = /* @__PURE__ */ z.number().check(/* @__PURE__ */ z.minimum(-1), /* @__PURE__ */ z.maximum(1));
+const NullableString = /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.string());
+const Id = /* @__PURE__ */ z.string().check(/* @__PURE__ */ z.minLength(1));
 
 /**
  * Validates the payload of a `clip` event (§2.5): one finalized utterance with its
  * `clip_uuid`, text, timing and speaker; `emotion`, `accent` and `deepfake_score` are null
  * unless the matching STT option is on. Extra fields are kept. Infers {@link Clip}.
  */
-export const ClipSchema = looseObject({
+export const ClipSchema = /* @__PURE__ */ looseObject({
   clip_uuid: Id,
-  text: z.optional(z.string()),
-  start_ms: z.optional(Ms),
-  duration_ms: z.optional(Ms),
+  text: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
+  start_ms: /* @__PURE__ */ z.optional(Ms),
+  duration_ms: /* @__PURE__ */ z.optional(Ms),
   /** A string on the wire; `null` when a server sent none (diarization off), tolerated. */
-  speaker_label: z.optional(NullableString),
-  language: z.optional(NullableString),
-  emotion: z.optional(NullableString),
-  accent: z.optional(NullableString),
-  deepfake_score: z.optional(z.nullable(Score01)),
+  speaker_label: /* @__PURE__ */ z.optional(NullableString),
+  language: /* @__PURE__ */ z.optional(NullableString),
+  emotion: /* @__PURE__ */ z.optional(NullableString),
+  accent: /* @__PURE__ */ z.optional(NullableString),
+  deepfake_score: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.nullable(Score01)),
 });
 /** A finalized utterance, the payload of a `clip` event (§2.5). */
 export type Clip = z.infer<typeof ClipSchema>;
@@ -56,15 +58,15 @@ export type Clip = z.infer<typeof ClipSchema>;
  * `end_ms` grows and `speaker_label` is null until diarization resolves it; the final
  * `clip` reuses the same `clip_uuid` (§3 rule 1). Infers {@link PartialClip}.
  */
-export const PartialClipSchema = looseObject({
+export const PartialClipSchema = /* @__PURE__ */ looseObject({
   clip_uuid: Id,
-  text: z.optional(z.string()),
-  start_ms: z.optional(Ms),
-  end_ms: z.optional(z.nullable(Ms)),
-  speaker_label: z.optional(NullableString),
-  emotion: z.optional(NullableString),
-  accent: z.optional(NullableString),
-  deepfake_score: z.optional(z.nullable(Score01)),
+  text: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
+  start_ms: /* @__PURE__ */ z.optional(Ms),
+  end_ms: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.nullable(Ms)),
+  speaker_label: /* @__PURE__ */ z.optional(NullableString),
+  emotion: /* @__PURE__ */ z.optional(NullableString),
+  accent: /* @__PURE__ */ z.optional(NullableString),
+  deepfake_score: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.nullable(Score01)),
 });
 /** An in-progress utterance, the payload of a `partial_clip` event (§2.5). */
 export type PartialClip = z.infer<typeof PartialClipSchema>;
@@ -74,10 +76,10 @@ export type PartialClip = z.infer<typeof PartialClipSchema>;
  * values for an earlier `clip`. Each field present supersedes the earlier value (§3 rule 2).
  * Infers {@link ClipUpdate}.
  */
-export const ClipUpdateSchema = looseObject({
+export const ClipUpdateSchema = /* @__PURE__ */ looseObject({
   clip_uuid: Id,
-  emotion: z.optional(NullableString),
-  accent: z.optional(NullableString),
+  emotion: /* @__PURE__ */ z.optional(NullableString),
+  accent: /* @__PURE__ */ z.optional(NullableString),
 });
 /** Refined values for an earlier clip, the payload of a `clip_update` event (§2.5, §3 rule 2). */
 export type ClipUpdate = z.infer<typeof ClipUpdateSchema>;
@@ -92,13 +94,13 @@ export const SelectionSourceSchema = /* @__PURE__ */ z.enum(SELECTION_SOURCES);
  * type the server picked and how (`selection_source`). A new pick replaces the previous
  * one (§3 rule 3). Infers {@link ConversationTypePick}.
  */
-export const ConversationTypePickSchema = looseObject({
+export const ConversationTypePickSchema = /* @__PURE__ */ looseObject({
   conversation_type_uuid: Id,
-  name: z.optional(z.string()),
-  confidence: z.optional(z.nullable(Score01)),
+  name: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
+  confidence: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.nullable(Score01)),
   selection_source: SelectionSourceSchema,
-  detail: z.optional(NullableString),
-  reasoning: z.optional(NullableString),
+  detail: /* @__PURE__ */ z.optional(NullableString),
+  reasoning: /* @__PURE__ */ z.optional(NullableString),
 });
 /** The server's current conversation-type pick, the payload of a `conversation_type` event (§2.5, §3 rule 3). */
 export type ConversationTypePick = z.infer<typeof ConversationTypePickSchema>;
@@ -108,15 +110,15 @@ export type ConversationTypePick = z.infer<typeof ConversationTypePickSchema>;
  * one `speaker_label`. A later pick for the same speaker replaces the earlier one
  * (§3 rule 4). Infers {@link ParticipantRolePick}.
  */
-export const ParticipantRolePickSchema = looseObject({
+export const ParticipantRolePickSchema = /* @__PURE__ */ looseObject({
   speaker_label: Id,
   /** `null` (tolerated, not contract): the speaker is left unassigned. */
-  participant_role_uuid: z.optional(z.nullable(Id)),
-  name: z.optional(z.string()),
-  confidence: z.optional(z.nullable(Score01)),
-  selection_source: z.optional(SelectionSourceSchema),
-  detail: z.optional(NullableString),
-  reasoning: z.optional(NullableString),
+  participant_role_uuid: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.nullable(Id)),
+  name: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
+  confidence: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.nullable(Score01)),
+  selection_source: /* @__PURE__ */ z.optional(SelectionSourceSchema),
+  detail: /* @__PURE__ */ z.optional(NullableString),
+  reasoning: /* @__PURE__ */ z.optional(NullableString),
 });
 /** A role assigned to one speaker, the payload of a `participant_role` event (§2.5, §3 rule 4). */
 export type ParticipantRolePick = z.infer<typeof ParticipantRolePickSchema>;
@@ -126,15 +128,15 @@ export type ParticipantRolePick = z.infer<typeof ParticipantRolePickSchema>;
  * detection of one configured behavior for one speaker, with evidence clips. Emitted at
  * most once per behavior and speaker, never withdrawn (§3 rule 5). Infers {@link BehaviorDetection}.
  */
-export const BehaviorDetectionSchema = looseObject({
+export const BehaviorDetectionSchema = /* @__PURE__ */ looseObject({
   behavior_uuid: Id,
-  behavior_name: z.optional(z.string()),
-  speaker_label: z.optional(NullableString),
-  detected: z.optional(z.boolean()),
-  confidence: z.optional(z.nullable(Score01)),
-  evidence_clip_uuids: z.optional(z.array(z.string())),
-  definitive_clip_uuid: z.optional(NullableString),
-  reasoning: z.optional(NullableString),
+  behavior_name: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
+  speaker_label: /* @__PURE__ */ z.optional(NullableString),
+  detected: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.boolean()),
+  confidence: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.nullable(Score01)),
+  evidence_clip_uuids: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.array(/* @__PURE__ */ z.string())),
+  definitive_clip_uuid: /* @__PURE__ */ z.optional(NullableString),
+  reasoning: /* @__PURE__ */ z.optional(NullableString),
 });
 /** One behavior detected for one speaker, the payload of a `behavior_detection` event (§2.5, §3 rule 5). */
 export type BehaviorDetection = z.infer<typeof BehaviorDetectionSchema>;
@@ -144,44 +146,44 @@ export type BehaviorDetection = z.infer<typeof BehaviorDetectionSchema>;
  * topic, `sentiment_score` from -1.0 (most negative) to 1.0 (most positive). A later value
  * supersedes an earlier one for the same topic and speaker (§3 rule 6). Infers {@link TopicSentiment}.
  */
-export const TopicSentimentSchema = looseObject({
-  topic: z.string(),
-  speaker_label: z.string(),
+export const TopicSentimentSchema = /* @__PURE__ */ looseObject({
+  topic: /* @__PURE__ */ z.string(),
+  speaker_label: /* @__PURE__ */ z.string(),
   sentiment_score: SentimentScore,
-  sentiment_label: z.optional(z.string()),
+  sentiment_label: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
 });
 /** One speaker's sentiment on one topic, the payload of a `topic_sentiment` event (§2.5, §3 rule 6). */
 export type TopicSentiment = z.infer<typeof TopicSentimentSchema>;
 
 /** Validates a nested `clip` event `{ type: 'clip', clip }` (§2.5). Infers {@link ClipEvent}. */
-export const ClipEventSchema = looseObject({ type: z.literal('clip'), clip: ClipSchema });
+export const ClipEventSchema = /* @__PURE__ */ looseObject({ type: /* @__PURE__ */ z.literal('clip'), clip: ClipSchema });
 /** Validates a nested `partial_clip` event `{ type: 'partial_clip', partial_clip }` (§2.5). Infers {@link PartialClipEvent}. */
-export const PartialClipEventSchema = looseObject({ type: z.literal('partial_clip'), partial_clip: PartialClipSchema });
+export const PartialClipEventSchema = /* @__PURE__ */ looseObject({ type: /* @__PURE__ */ z.literal('partial_clip'), partial_clip: PartialClipSchema });
 /** Validates a nested `clip_update` event `{ type: 'clip_update', clip_update }` (§2.5). Infers {@link ClipUpdateEvent}. */
-export const ClipUpdateEventSchema = looseObject({ type: z.literal('clip_update'), clip_update: ClipUpdateSchema });
+export const ClipUpdateEventSchema = /* @__PURE__ */ looseObject({ type: /* @__PURE__ */ z.literal('clip_update'), clip_update: ClipUpdateSchema });
 /** Validates a nested `conversation_type` event `{ type: 'conversation_type', pick }` (§2.5). Infers {@link ConversationTypeEvent}. */
-export const ConversationTypeEventSchema = looseObject({ type: z.literal('conversation_type'), pick: ConversationTypePickSchema });
+export const ConversationTypeEventSchema = /* @__PURE__ */ looseObject({ type: /* @__PURE__ */ z.literal('conversation_type'), pick: ConversationTypePickSchema });
 /** Validates a nested `participant_role` event `{ type: 'participant_role', pick }` (§2.5). Infers {@link ParticipantRoleEvent}. */
-export const ParticipantRoleEventSchema = looseObject({ type: z.literal('participant_role'), pick: ParticipantRolePickSchema });
+export const ParticipantRoleEventSchema = /* @__PURE__ */ looseObject({ type: /* @__PURE__ */ z.literal('participant_role'), pick: ParticipantRolePickSchema });
 /** Validates a nested `behavior_detection` event `{ type: 'behavior_detection', detection }` (§2.5). Infers {@link BehaviorDetectionEvent}. */
-export const BehaviorDetectionEventSchema = looseObject({ type: z.literal('behavior_detection'), detection: BehaviorDetectionSchema });
+export const BehaviorDetectionEventSchema = /* @__PURE__ */ looseObject({ type: /* @__PURE__ */ z.literal('behavior_detection'), detection: BehaviorDetectionSchema });
 /** Validates a `topics` event: the full topic list, which replaces the previous one (§2.5, §3 rule 6). Infers {@link TopicsEvent}. */
-export const TopicsEventSchema = looseObject({ type: z.literal('topics'), topics: z.array(z.string()) });
+export const TopicsEventSchema = /* @__PURE__ */ looseObject({ type: /* @__PURE__ */ z.literal('topics'), topics: /* @__PURE__ */ z.array(/* @__PURE__ */ z.string()) });
 /** Validates a nested `topic_sentiment` event `{ type: 'topic_sentiment', topic_sentiment }` (§2.5). Infers {@link TopicSentimentEvent}. */
-export const TopicSentimentEventSchema = looseObject({ type: z.literal('topic_sentiment'), topic_sentiment: TopicSentimentSchema });
+export const TopicSentimentEventSchema = /* @__PURE__ */ looseObject({ type: /* @__PURE__ */ z.literal('topic_sentiment'), topic_sentiment: TopicSentimentSchema });
 /** Validates a `summary` event: the full summary `text` (null in some batch replies), replacing the previous one (§2.5, §3 rule 6). Infers {@link SummaryEvent}. */
-export const SummaryEventSchema = looseObject({ type: z.literal('summary'), text: z.nullable(z.string()) });
+export const SummaryEventSchema = /* @__PURE__ */ looseObject({ type: /* @__PURE__ */ z.literal('summary'), text: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.string()) });
 /** Validates the `done` event: total audio duration in `duration_ms`, sent last on a clean finish (§2.5, §3). Infers {@link DoneEvent}. */
-export const DoneEventSchema = looseObject({ type: z.literal('done'), duration_ms: Ms });
+export const DoneEventSchema = /* @__PURE__ */ looseObject({ type: /* @__PURE__ */ z.literal('done'), duration_ms: Ms });
 /** Validates an `error` event: the server's description of a processing failure, sent before every close except 1000 (§2.5, §6). Infers {@link ErrorEvent}. */
-export const ErrorEventSchema = looseObject({ type: z.literal('error'), error: z.string() });
+export const ErrorEventSchema = /* @__PURE__ */ looseObject({ type: /* @__PURE__ */ z.literal('error'), error: /* @__PURE__ */ z.string() });
 /** A frame whose `type` this client does not know: passed through, never a failure. */
 export const UnknownEventSchema = /* @__PURE__ */ z.object({
-  type: z.literal('unknown'),
-  event_type: z.string(),
-  data: z.record(z.string(), z.unknown()),
+  type: /* @__PURE__ */ z.literal('unknown'),
+  event_type: /* @__PURE__ */ z.string(),
+  data: /* @__PURE__ */ z.record(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.unknown()),
   /** Set when `event_type` is a known type whose payload broke the contract: why it is here. */
-  reason: z.optional(z.string()),
+  reason: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
 });
 
 /**
@@ -247,19 +249,19 @@ export const PAYLOAD_KEY = {
 } as const satisfies Partial<Record<ServerEventType, string>>;
 
 /** Event types whose payload is a scalar beside `type` in both forms. */
-const SCALAR_TYPES = new Set(['topics', 'summary', 'done', 'error']);
-const KNOWN_TYPES = new Set<string>([...Object.keys(PAYLOAD_KEY), ...SCALAR_TYPES]);
+const SCALAR_TYPES = /* @__PURE__ */ new Set(['topics', 'summary', 'done', 'error']);
+const KNOWN_TYPES = /* @__PURE__ */ new Set<string>([...Object.keys(PAYLOAD_KEY), ...SCALAR_TYPES]);
 
 /**
  * The contract's own shapes where they are narrower than what is delivered: strict mode
  * checks these, tolerant mode checks them first and warns about what it had to normalise.
  */
 const ContractEventSchema = /* @__PURE__ */ z.discriminatedUnion('type', [
-  looseObject({ type: z.literal('clip'), clip: z.extend(ClipSchema, { speaker_label: z.optional(z.string()) }) }),
+  /* @__PURE__ */ looseObject({ type: /* @__PURE__ */ z.literal('clip'), clip: /* @__PURE__ */ z.extend(ClipSchema, { speaker_label: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()) }) }),
   PartialClipEventSchema,
   ClipUpdateEventSchema,
   ConversationTypeEventSchema,
-  looseObject({ type: z.literal('participant_role'), pick: z.extend(ParticipantRolePickSchema, { participant_role_uuid: z.optional(Id) }) }),
+  /* @__PURE__ */ looseObject({ type: /* @__PURE__ */ z.literal('participant_role'), pick: /* @__PURE__ */ z.extend(ParticipantRolePickSchema, { participant_role_uuid: /* @__PURE__ */ z.optional(Id) }) }),
   BehaviorDetectionEventSchema,
   TopicsEventSchema,
   TopicSentimentEventSchema,

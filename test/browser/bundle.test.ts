@@ -47,6 +47,15 @@ describe('the browser entry bundled by esbuild', () => {
     expect(code).not.toMatch(/\bprocess\.(env|platform|versions)|\bBuffer\.(from|alloc)/);
   });
 
+  it('a page that imports splitSession or a reducer but no parser carries no zod (schemas are dropped when unused)', async () => {
+    for (const names of ['splitSession', 'clipsReducer, OrderedMap', 'SessionError, isSvcError']) {
+      const { metafile } = await bundleForBrowser(`export { ${names} } from ${JSON.stringify(ENTRY)};`);
+      const inputs = Object.values(metafile.outputs)[0]!.inputs;
+      const zod = Object.entries(inputs).filter(([file, i]) => file.includes('node_modules/zod/') && i.bytesInOutput > 0);
+      expect({ names, zod: zod.map(([file]) => file) }).toEqual({ names, zod: [] });
+    }
+  });
+
   it('an unbuildable import would be reported: the check is not vacuous', async () => {
     await expect(bundleForBrowser(`import { readFileSync } from 'node:fs'; export const x = readFileSync;`)).rejects.toThrow(/node:fs/);
   });
