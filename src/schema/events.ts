@@ -10,7 +10,7 @@ import en from 'zod/v4/locales/en.js';
 
 /**
  * `z.looseObject`, on zod core's compiled object parser. zod/mini's own object parser is the
- * interpreted one, 3 to 8 times slower per event (bench/parse.ts); the compiled one is what
+ * interpreted one, 1.4 times slower per event (bench/parse.ts); the compiled one is what
  * classic zod uses, and it falls back to the interpreter where a page's CSP forbids `eval`.
  */
 type Init = (inst: z.ZodMiniObject, def: z.ZodMiniObject['_zod']['def']) => void;
