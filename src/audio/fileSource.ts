@@ -104,7 +104,7 @@ export function fileSource(path: string, options: FileSourceOptions = {}): Audio
 
   const slot: FlowSlot = { current: undefined };
   const read = new Observable<AudioChunk>((subscriber) => {
-    const flow = takeFlow(slot, options.flow);
+    const flow = takeFlow(slot, options.flow, subscriber);
     let inner: Subscription | undefined;
     let closed = false;
     const check = options.probe !== false;

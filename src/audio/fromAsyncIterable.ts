@@ -45,7 +45,7 @@ export function fromAsyncIterable(iterable: AsyncIterable<Uint8Array>, options: 
   const slot: FlowSlot = { current: undefined };
   let consumed = false;
   const source = new Observable<AudioChunk>((subscriber) => {
-    const flow = takeFlow(slot, options.flow);
+    const flow = takeFlow(slot, options.flow, subscriber);
     let iterator: AsyncIterator<unknown>;
     try {
       iterator = iterable[Symbol.asyncIterator]();

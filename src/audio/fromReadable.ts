@@ -45,7 +45,7 @@ export function fromReadable(stream: Readable, options: FromReadableOptions = {}
   const slot: FlowSlot = { current: undefined };
   let consumed = false;
   const source = new Observable<AudioChunk>((subscriber) => {
-    const flow = takeFlow(slot, options.flow);
+    const flow = takeFlow(slot, options.flow, subscriber);
     if (consumed || stream.readableEnded || stream.destroyed) {
       subscriber.error(new AudioSourceError('source_error', 'this Readable was already consumed (a Node stream can be read once); create a new source for each subscription'));
       return;

@@ -96,7 +96,7 @@ function ffmpegSource(input: FfmpegInput, options: TranscodeOptions, inputFormat
   const slot: FlowSlot = { current: undefined };
   let consumed = false;
   const source = new Observable<AudioChunk>((subscriber) => {
-    const flow = takeFlow(slot, options.flow);
+    const flow = takeFlow(slot, options.flow, subscriber);
     if (input.kind === 'readable') {
       if (consumed || input.stream.readableEnded || input.stream.destroyed) {
         subscriber.error(new AudioSourceError('source_error', 'this Readable was already consumed (a Node stream can be read once); create a new source for each subscription'));
