@@ -131,7 +131,7 @@ export {
 export { redactUrl } from './internal/redact.js';
 
 // Audio sources: files, Node streams, async iterables, ffmpeg, framing, pacing, G.711.
-export { AUDIO_META, AudioSource, audioMetaOf, withAudioMeta, type AudioChunk, type AudioObservable, type AudioSourceMeta, type FlowSlot } from './audio/meta.js';
+export { AudioSource, audioMetaOf, withAudioMeta, type AudioChunk, type AudioObservable, type AudioSourceMeta, type FlowSlot } from './audio/meta.js';
 export { withAudioFormat } from './audio/withAudioFormat.js';
 export { fileSource, type FileSourceOptions } from './audio/fileSource.js';
 export { FILE_EXTENSIONS, FILE_FORMATS, type FileHandling } from './audio/fileFormats.js';

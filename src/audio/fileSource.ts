@@ -50,7 +50,7 @@ export interface FileSourceOptions {
   readonly ffmpegPath?: string | undefined;
   /** Bytes per read from disk for passthrough files (default 64 KiB). */
   readonly chunkSize?: number | undefined;
-  /** A gate to honour when no session left one in the flow slot. */
+  /** A gate to honour as well as the session's (for an operator in between that drops the metadata; the same one goes to the session as `flow`). */
   readonly flow?: FlowControl | undefined;
   /** Called with the pid and command line when ffmpeg transcodes. */
   readonly onSpawn?: ((info: FfmpegSpawnInfo) => void) | undefined;

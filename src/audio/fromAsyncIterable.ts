@@ -12,8 +12,8 @@ export interface FromAsyncIterableOptions {
   /** What the bytes are, so the session need not be told again. */
   readonly format?: AudioFormat | undefined;
   /**
-   * A gate to honour when no session left one in the flow slot (for example when other
-   * operators sit between this source and the session and you share one FlowControl).
+   * A gate to honour as well as the session's (for example when an operator between this
+   * source and the session drops the metadata, and you share one FlowControl).
    */
   readonly flow?: FlowControl | undefined;
 }

@@ -12,7 +12,7 @@ import { withAudioMeta, type AudioChunk, type AudioObservable, type FlowSlot } f
 export interface FromReadableOptions {
   /** What the bytes are, so the session need not be told again. */
   readonly format?: AudioFormat | undefined;
-  /** A gate to honour when no session left one in the flow slot. */
+  /** A gate to honour as well as the session's (for an operator in between that drops the metadata; the same one goes to the session as `flow`). */
   readonly flow?: FlowControl | undefined;
 }
 

@@ -61,6 +61,19 @@ export class AudioSource<T = AudioChunk> extends Observable<T> {
     lifted.operator = operator;
     return lifted;
   }
+
+  // The two methods below only restate RxJS's: the comments RxJS gives them link to names
+  // the API reference cannot resolve.
+
+  /** As `Observable.forEach`: subscribes, calls `next` with each value, resolves on completion, rejects on error. */
+  override forEach(next: (value: T) => void): Promise<void> {
+    return super.forEach(next);
+  }
+
+  /** @deprecated As `Observable.toPromise`, deprecated by RxJS: use `lastValueFrom` from 'rxjs'. */
+  override toPromise(): Promise<T | undefined> {
+    return super.toPromise();
+  }
 }
 
 /** An observable of audio chunks that carries its format and, maybe, flow control. */

@@ -40,7 +40,7 @@ export interface TranscodeOptions extends TranscodeTarget {
    * form reads it from the upstream observable's metadata when it is not given.
    */
   readonly inputFormat?: AudioFormat | undefined;
-  /** A gate to honour when no session left one in the flow slot. */
+  /** A gate to honour as well as the session's (for an operator in between that drops the metadata; the same one goes to the session as `flow`). */
   readonly flow?: FlowControl | undefined;
   /** Called with the pid and command line once ffmpeg runs. */
   readonly onSpawn?: ((info: FfmpegSpawnInfo) => void) | undefined;
