@@ -14,10 +14,10 @@ export const AUDIO_META: unique symbol = Symbol.for('svc-stream.audio-meta');
 
 /**
  * How a consumer hands its flow control to a pull-capable source: the consumer (a session)
- * sets `current` and subscribes synchronously; each source subscription made meanwhile
- * follows that gate; the consumer empties the slot when its subscribe returns. `active`
- * holds the gates of the source subscriptions running now, so a consumer that joined a
- * running subscription (after `share`) can gate it too.
+ * sets `current` and subscribes synchronously (through any lifted operator); the source's
+ * subscription takes the gate and empties the slot, and the consumer empties it too if no
+ * subscription took it. `active` holds the gates of the source subscriptions running now, so
+ * a consumer that joined a running subscription (after `share`) can gate it too.
  */
 export interface FlowSlot {
   current: FlowControl | undefined;

@@ -87,7 +87,7 @@ export const CONTAINER_DEMUXERS: Readonly<Record<ContainerFormat, string>> = {
 };
 
 // The service's auto-detection, shared with the client's check of audio without a format.
-export { sniffContainer } from '../audio/sniff.js';
+export { sniffContainer } from '../internal/sniffContainer.js';
 
 /**
  * Decode a container incrementally: bytes go into one ffmpeg process as they arrive and

@@ -3,7 +3,7 @@
 // that does not lift), no format and bytes the service cannot detect, or a pull-capable
 // source its flow control did not reach. Warnings, not errors: the session goes on.
 import type { AudioSourceMeta, AudioChunk } from '../audio/meta.js';
-import { sniffContainer, SNIFF_BYTES } from '../audio/sniff.js';
+import { sniffContainer, SNIFF_BYTES } from '../internal/sniffContainer.js';
 import type { AudioFormat } from '../schema/audio.js';
 import type { FlowControl } from '../internal/flow.js';
 import type { SessionStats } from './stats.js';
