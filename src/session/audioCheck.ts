@@ -10,10 +10,10 @@ import type { SessionStats } from './stats.js';
 
 /**
  * What a session says about its audio when the audio does not say enough (one code each):
- * - `audio_meta_missing`: the observable carries no metadata (it is not an audio source of
- *   this library: a `new Observable`, a `from(…)`, or an operator written as
- *   `(source) => new Observable(…)` dropped it) and neither `format` nor `flow` was given: the
- *   service must detect the format from the bytes, and the source cannot be paused.
+ * - `audio_meta_missing`: the observable carries neither a format nor flow control (it is not
+ *   an audio source of this library: a `new Observable`, a `from(…)`, or an operator written
+ *   as `(source) => new Observable(…)` dropped them) and neither `format` nor `flow` was
+ *   given: the service must detect the format from the bytes, and the source cannot be paused.
  * - `audio_format_unknown`: no format is known and the first bytes are none of the
  *   self-describing containers the service detects (RIFF/WAVE, FORM/AIFF, OggS, fLaC, EBML,
  *   ADTS/ADIF, ID3 or an MPEG frame sync): the service will refuse the audio (`invalid_audio`).
@@ -62,9 +62,11 @@ export class AudioCheck {
     return this.head !== undefined;
   }
 
-  /** Before subscribing: an observable without metadata, and nothing given instead. */
+  /** Before subscribing: an observable that says neither its format nor how to pause it, and nothing given instead. */
   begin(): void {
-    if (this.meta !== undefined || this.options.format !== undefined || this.options.flow !== undefined) return;
+    const meta = this.meta;
+    if (meta?.format?.audio_format !== undefined || meta?.flow !== undefined) return;
+    if (this.options.format !== undefined || this.options.flow !== undefined) return;
     this.warn(
       'audio_meta_missing',
       'the audio observable carries no format and no flow control (a new Observable, from(…), or an operator that does not lift dropped them): the service detects the format from the bytes and the source cannot be paused; pass `format` and `flow` to the session, or state the format with withAudioFormat()',

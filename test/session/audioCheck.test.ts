@@ -72,6 +72,12 @@ describe('the session warns when the audio does not say enough', () => {
     expect((r.error as { code?: string }).code).toBe('invalid_audio');
   });
 
+  it('a Readable of raw bytes without a format: audio_format_unknown only (it can pause), before the service refuses it', async () => {
+    const r = await session(fromReadable(createReadStream(SAMPLES + 'call-8k.mulaw')));
+    expect(r.warnings.map((w) => w.code)).toEqual(['audio_format_unknown']);
+    expect((r.error as { code?: string }).code).toBe('invalid_audio');
+  });
+
   it('the same observable with `format` given: no warning, and it completes', async () => {
     const r = await session(plain(MULAW_BYTES), { format: MULAW });
     expect(r.error).toBeUndefined();
