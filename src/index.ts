@@ -132,7 +132,8 @@ export {
 export { redactUrl } from './internal/redact.js';
 
 // Audio sources: files, Node streams, async iterables, ffmpeg, framing, pacing, G.711.
-export { audioMetaOf, withAudioMeta, type AudioChunk, type AudioObservable, type AudioSourceMeta, type FlowSlot } from './audio/meta.js';
+export { AudioSource, audioMetaOf, withAudioMeta, type AudioChunk, type AudioObservable, type AudioSourceMeta, type FlowSlot } from './audio/meta.js';
+export { withAudioFormat } from './audio/withAudioFormat.js';
 export { fileSource, type FileSourceOptions } from './audio/fileSource.js';
 export { FILE_EXTENSIONS, FILE_FORMATS, type FileHandling } from './audio/fileFormats.js';
 export { probeAudioFile, type ProbeOptions, type ProbeResult } from './audio/probeAudioFile.js';
@@ -167,6 +168,7 @@ export {
 // Streaming sessions.
 export { FlowControl } from './internal/flow.js';
 export { createSessionStats, type SessionPhase, type SessionStats, type ToleranceOptions } from './session/stats.js';
+export type { AudioWarning, AudioWarningOptions } from './session/audioCheck.js';
 export { STREAMING_PATHS } from './session/url.js';
 export type { SessionState, SessionStatus, StreamingOptions, WebSocketFactory } from './session/streamingSession.js';
 export { analyzeConversation, conversationSession, configFrame, type ConversationOptions } from './session/conversation.js';
