@@ -3,7 +3,8 @@
 // This entry is the streaming core (audio sources, sessions, derived state, errors); each
 // other area has an entry of its own, so `import { analyzeConversation } from 'svc-stream'`
 // loads none of them: 'svc-stream/batch', 'svc-stream/platform', 'svc-stream/telephony',
-// 'svc-stream/dashboard', 'svc-stream/fleet', 'svc-stream/operators', 'svc-stream/emulator'.
+// 'svc-stream/dashboard', 'svc-stream/fleet', 'svc-stream/operators', 'svc-stream/emulator',
+// and 'svc-stream/browser' (the page-safe subset: events, reducers, splitSession).
 /// <reference types="node" preserve="true" />
 
 // Contract: schemas of every resource, and the types derived from them.
@@ -131,7 +132,8 @@ export {
 export { redactUrl } from './redact.js';
 
 // Audio sources: files, Node streams, async iterables, ffmpeg, framing, pacing, G.711.
-export { audioMetaOf, withAudioMeta, type AudioChunk, type AudioObservable, type AudioSourceMeta, type FlowSlot } from './audio/meta.js';
+export { AudioSource, audioMetaOf, withAudioMeta, type AudioChunk, type AudioObservable, type AudioSourceMeta, type FlowSlot } from './audio/meta.js';
+export { withAudioFormat } from './audio/withAudioFormat.js';
 export { fileSource, type FileSourceOptions } from './audio/fileSource.js';
 export { FILE_EXTENSIONS, FILE_FORMATS, type FileHandling } from './audio/fileFormats.js';
 export { probeAudioFile, type ProbeOptions, type ProbeResult } from './audio/probeAudioFile.js';
@@ -166,6 +168,7 @@ export {
 // Streaming sessions.
 export { FlowControl } from './audio/flow.js';
 export { createSessionStats, type SessionPhase, type SessionStats, type ToleranceOptions } from './session/stats.js';
+export type { AudioWarning, AudioWarningOptions } from './session/audioCheck.js';
 export { STREAMING_PATHS } from './session/url.js';
 export { isTerminalStatus, type SessionState, type SessionStatus } from './schema/sessionState.js';
 export type { StreamingOptions, WebSocketFactory } from './session/streamingSession.js';

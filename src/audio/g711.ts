@@ -1,18 +1,24 @@
 // G.711 for telephony: mu-law and A-law encode/decode over Int16 samples and s16le bytes
 // (via the alawmulaw package), and operators converting audio streams both ways.
-import { endianness } from 'node:os';
-import alawmulaw from 'alawmulaw';
-import { Observable, type OperatorFunction } from 'rxjs';
+import * as alawmulawModule from 'alawmulaw';
+import type { OperatorFunction, Subscriber, TeardownLogic } from 'rxjs';
 import { InputError } from '../errors.js';
 import type { AudioFormat, RawAudioFormat } from '../schema/audio.js';
-import { forwardFlow } from './audioInternals.js';
-import { audioMetaOf, withAudioMeta, type AudioChunk, type FlowSlot } from './meta.js';
+import { AudioSource, audioMetaOf, type AudioChunk, type AudioSourceMeta } from './meta.js';
 import { operatorSubscriber } from '../internal/operate.js';
 
 /** The two G.711 companding laws, named like the service's raw formats. */
 export type G711Law = 'mulaw' | 'alaw';
 
-const LITTLE_ENDIAN_HOST = endianness() === 'LE';
+// alawmulaw is ESM under its `module` field (named `alaw` and `mulaw`: what a bundler for the
+// browser resolves) and a UMD bundle under `main` (what Node loads: one default export).
+const alawmulaw = ('mulaw' in alawmulawModule ? alawmulawModule : Reflect.get(alawmulawModule, 'default')) as typeof alawmulawModule;
+
+/** Whether this host stores an Int16 low byte first; asked of a typed array, so no Node call. */
+let littleEndianHost: boolean | undefined;
+function isLittleEndianHost(): boolean {
+  return (littleEndianHost ??= new Uint8Array(new Uint16Array([1]).buffer)[0] === 1);
+}
 
 /** Encode 16-bit samples to 8-bit mu-law. */
 export function mulawEncode(samples: Int16Array): Uint8Array {
@@ -34,7 +40,7 @@ export function alawDecode(bytes: Uint8Array): Int16Array {
 /** Samples of s16le bytes (an even number of them); a view when aligned on a little-endian host. */
 export function s16leSamples(bytes: Uint8Array): Int16Array {
   if (bytes.byteLength % 2 !== 0) throw new InputError('invalid_argument', `s16le data must have an even number of bytes, got ${bytes.byteLength}`);
-  if (LITTLE_ENDIAN_HOST) {
+  if (isLittleEndianHost()) {
     const aligned = bytes.byteOffset % 2 === 0 ? bytes : bytes.slice();
     return new Int16Array(aligned.buffer, aligned.byteOffset, aligned.byteLength / 2);
   }
@@ -46,7 +52,7 @@ export function s16leSamples(bytes: Uint8Array): Int16Array {
 
 /** s16le bytes of samples; a view on a little-endian host. */
 export function s16leBytes(samples: Int16Array): Uint8Array {
-  if (LITTLE_ENDIAN_HOST) return new Uint8Array(samples.buffer, samples.byteOffset, samples.byteLength);
+  if (isLittleEndianHost()) return new Uint8Array(samples.buffer, samples.byteOffset, samples.byteLength);
   const out = new Uint8Array(samples.length * 2);
   const view = new DataView(out.buffer);
   for (let i = 0; i < samples.length; i++) view.setInt16(i * 2, samples[i]!, true);
@@ -75,6 +81,15 @@ function withFormat(format: AudioFormat | undefined, audio_format: RawAudioForma
 }
 
 /**
+ * The converted stream: the new format, and the upstream's flow slot as is (the conversion
+ * subscribes upstream synchronously, so a session's gate reaches the source itself).
+ */
+function converted(upstream: AudioSourceMeta | undefined, format: RawAudioFormat | undefined, subscribe: (subscriber: Subscriber<AudioChunk>) => TeardownLogic): AudioSource<AudioChunk> {
+  const flow = upstream?.flow;
+  return new AudioSource<AudioChunk>({ ...(format ? { format } : {}), ...(flow ? { flow } : {}) }, subscribe);
+}
+
+/**
  * Convert an s16le stream to G.711 (`mulaw` or `alaw`), for telephony.
  *
  * - One output byte per input sample; a sample split across two chunks is carried over, so
@@ -95,16 +110,15 @@ function withFormat(format: AudioFormat | undefined, audio_format: RawAudioForma
  */
 export function toG711(law: G711Law): OperatorFunction<Uint8Array, Uint8Array> {
   return (upstream) => {
-    const format = audioMetaOf(upstream)?.format;
-    const slot: FlowSlot = { current: undefined };
-    const out = new Observable<AudioChunk>((subscriber) => {
+    const meta = audioMetaOf(upstream);
+    const format = meta?.format;
+    const out = (subscriber: Subscriber<AudioChunk>): TeardownLogic => {
       const bad = checkInput(format, 's16le', `toG711('${law}')`);
       if (bad) {
         subscriber.error(bad);
         return;
       }
       let carry: number | undefined;
-      forwardFlow(upstream, slot);
       return upstream.subscribe(operatorSubscriber<AudioChunk>(subscriber, {
         next: (chunk) => {
           let bytes = chunk;
@@ -122,9 +136,8 @@ export function toG711(law: G711Law): OperatorFunction<Uint8Array, Uint8Array> {
           if (bytes.byteLength > 0) subscriber.next(encodeG711(law, bytes));
         },
       }));
-    });
-    const outFormat = withFormat(format, law);
-    return withAudioMeta(out, { ...(outFormat ? { format: outFormat } : {}), flow: slot });
+    };
+    return converted(meta, withFormat(format, law), out);
   };
 }
 
@@ -149,22 +162,20 @@ export function toG711(law: G711Law): OperatorFunction<Uint8Array, Uint8Array> {
  */
 export function fromG711(law: G711Law): OperatorFunction<Uint8Array, Uint8Array> {
   return (upstream) => {
-    const format = audioMetaOf(upstream)?.format;
-    const slot: FlowSlot = { current: undefined };
-    const out = new Observable<AudioChunk>((subscriber) => {
+    const meta = audioMetaOf(upstream);
+    const format = meta?.format;
+    const out = (subscriber: Subscriber<AudioChunk>): TeardownLogic => {
       const bad = checkInput(format, law, `fromG711('${law}')`);
       if (bad) {
         subscriber.error(bad);
         return;
       }
-      forwardFlow(upstream, slot);
       return upstream.subscribe(operatorSubscriber<AudioChunk>(subscriber, {
         next: (chunk) => {
           if (chunk.byteLength > 0) subscriber.next(decodeG711(law, chunk));
         },
       }));
-    });
-    const outFormat = withFormat(format, 's16le');
-    return withAudioMeta(out, { ...(outFormat ? { format: outFormat } : {}), flow: slot });
+    };
+    return converted(meta, withFormat(format, 's16le'), out);
   };
 }

@@ -31,7 +31,7 @@ export interface AudioSenderLimits {
   readonly highWaterMark: number;
   /** Bytes waiting above which `overflow` is reported (push-only source). */
   readonly maxBufferedBytes: number;
-  /** Whether the source can be paused: `pressure` when true, `overflow` when false. */
+  /** Whether the source can be paused: `pressure` when true, `overflow` when false (the initial guess; see {@link AudioSender.pausable}). */
   readonly pausable: boolean;
 }
 
@@ -64,6 +64,11 @@ export class AudioSender {
   /** One callback for every frame, instead of a closure per chunk. */
   private readonly onFlushed = (err?: Error): void => this.flushed(err);
   private readonly lowWater: number;
+  /**
+   * Whether the source can be paused. The session sets it once the source is subscribed and it
+   * knows whether its flow control reached the source.
+   */
+  pausable: boolean;
 
   constructor(
     private readonly stats: SessionStats,
@@ -71,6 +76,7 @@ export class AudioSender {
     private readonly limits: AudioSenderLimits,
   ) {
     this.lowWater = limits.highWaterMark / 2;
+    this.pausable = limits.pausable;
   }
 
   /** The socket the frames go to (chunks written before `open` are queued). */
@@ -201,7 +207,7 @@ export class AudioSender {
     const pending = this.pending;
     if (pending > this.stats.peakBufferedBytes) this.stats.peakBufferedBytes = pending;
     const { limits } = this;
-    if (limits.pausable) {
+    if (this.pausable) {
       if (pending > limits.highWaterMark) this.host.pressure();
     } else if (pending > limits.maxBufferedBytes) {
       this.host.overflow(

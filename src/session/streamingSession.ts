@@ -7,6 +7,8 @@ import { asyncScheduler, config, Observable, Subscription, timer, type Scheduler
 import WebSocket, { type ClientOptions } from 'ws';
 import type { IncomingMessage } from 'node:http';
 import { audioMetaOf, type AudioChunk } from '../audio/meta.js';
+import { connectFlow } from '../audio/audioInternals.js';
+import { AudioCheck, type AudioWarningOptions } from './audioCheck.js';
 import { ContractError, InputError, SessionError, type AudioAccount } from '../errors.js';
 import { modelsCredentials } from '../credentials.js';
 import { redact, redactUrl } from '../redact.js';
@@ -24,7 +26,7 @@ export type WebSocketFactory = (url: string, options: ClientOptions) => WebSocke
 export type { SessionState, SessionStatus } from '../schema/sessionState.js';
 
 /** Options shared by every streaming session. */
-export interface StreamingOptions {
+export interface StreamingOptions extends AudioWarningOptions {
   /** Models API key. Defaults to `SVC_API_KEY`. Sent only in the handshake URL, never shown. */
   readonly apiKey?: string | undefined;
   /** Models API base (`https://…` or `http://127.0.0.1:…`). Defaults to `SVC_BASE_URL`. */
@@ -114,6 +116,8 @@ class StreamingSession<T> {
   private readonly scheduler: SchedulerLike;
   private readonly flow: FlowControl;
   private readonly meta: ReturnType<typeof audioMetaOf>;
+  /** What the session knows of its audio, and the warnings when it does not know enough. */
+  private readonly audioCheck: AudioCheck;
   /** The outbound bytes: queue, held frame, frames in flight, pressure. */
   private readonly sender: AudioSender;
   private opened = false;
@@ -135,6 +139,7 @@ class StreamingSession<T> {
     this.scheduler = options.scheduler ?? asyncScheduler;
     this.meta = audioMetaOf(audio$);
     this.flow = options.flow ?? new FlowControl();
+    this.audioCheck = new AudioCheck(this.meta, options, this.stats);
     this.sender = new AudioSender(
       this.stats,
       {
@@ -267,10 +272,11 @@ class StreamingSession<T> {
       this.fail(new SessionError('connect_timeout', `no WebSocket handshake with ${this.safeUrl} within ${limit} ms`, { retryable: true, audio: this.account() })),
     );
 
-    // A pull-capable source reads the slot synchronously when subscribed.
-    if (this.meta?.flow) this.meta.flow.current = this.flow;
+    this.audioCheck.begin();
+    // A pull-capable source follows our flow control: it takes it from the slot when subscribed
+    // synchronously, through any lifted operator (or we join its running subscription, after `share`).
     // Added to a Subscription we own, so a failure during a synchronous subscribe still unsubscribes it.
-    this.audioSub.add(
+    const audio = connectFlow(this.meta?.flow, this.flow, () =>
       this.audio$.subscribe({
         next: (chunk) => {
           try {
@@ -283,6 +289,8 @@ class StreamingSession<T> {
         complete: () => this.guard(() => this.onAudioComplete()),
       }),
     );
+    this.audioSub.add(audio.subscription);
+    this.sender.pausable = this.audioCheck.pausable(audio.connected);
   }
 
   // ---- audio -------------------------------------------------------------------------------
@@ -296,6 +304,7 @@ class StreamingSession<T> {
     }
     const len = chunk.byteLength;
     if (len === 0) return;
+    if (this.audioCheck.sniffing) this.audioCheck.sniff(chunk);
     this.sender.write(chunk, len);
   }
 
