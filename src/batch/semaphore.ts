@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import { Observable } from 'rxjs';
 import { InputError, SvcError } from '../errors.js';
+import { operatorSubscriber } from '../internal/operate.js';
 import { underLimiter, type ConcurrencyLimiter, type LimiterLease, type LimiterSource, type LimiterTarget } from '../limiter.js';
 
 export type { LimiterTarget } from '../limiter.js';
@@ -49,8 +50,34 @@ export class Semaphore implements ConcurrencyLimiter {
    * served) and releases the permit when it completes, errors or is unsubscribed. Cold.
    */
   run<T>(work$: Observable<T>): Observable<T> {
-    // The one way work runs under a slot, whichever limiter holds it (src/limiter.ts).
-    return underLimiter(this, work$);
+    return new Observable<T>((subscriber) => {
+      let granted = false;
+      let released = false;
+      let inner: { unsubscribe(): void } | undefined;
+      const release = (): void => {
+        if (!granted || released) return;
+        released = true;
+        this.active--;
+        // Let the finished work's outcome reach its subscriber (catchError unsubscribes the
+        // source before emitting its replacement) before the next waiting work starts.
+        queueMicrotask(() => this.drain());
+      };
+      const start = (): void => {
+        granted = true;
+        this.active++;
+        if (this.active > this.peakActive) this.peakActive = this.active;
+        // The permit goes back in the teardown that follows error or complete.
+        inner = work$.subscribe(operatorSubscriber<T>(subscriber, {}));
+      };
+      this.queue.push(start);
+      this.drain();
+      return () => {
+        const i = this.queue.indexOf(start);
+        if (i >= 0) this.queue.splice(i, 1);
+        inner?.unsubscribe();
+        release();
+      };
+    });
   }
 
   /**
