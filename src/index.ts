@@ -147,6 +147,7 @@ export {
 } from './audio/transcode.js';
 export type { FfmpegHeader, FfmpegSpawnInfo } from './audio/ffmpegProcess.js';
 export { resolveFfmpeg, verifyFfmpeg, type ResolvedFfmpeg, type ResolveFfmpegOptions } from './internal/ffmpegPath.js';
+export { SAMPLE_FILES, samplePath, type SampleFile } from './samples.js';
 export { frame, frameBytes, type FrameOptions } from './audio/frame.js';
 export { pace, type PaceOptions } from './audio/pace.js';
 export {
