@@ -1,7 +1,7 @@
 // The `svc-stream` dispatcher and the analyze and emulator commands, run in-process with
 // injected I/O against the embedded emulator, and the real bin once as a user runs it.
 import { execFile } from 'node:child_process';
-import { createReadStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, createReadStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
@@ -48,7 +48,9 @@ describe('svc-stream analyze', () => {
     const state = out.at(-1)!;
     expect(out.at(-2)).toEqual({ type: 'done', duration_ms: 38507 });
     expect(state['type']).toBe('state');
-    expect(Object.keys(state).sort()).toEqual(['behaviors', 'clips', 'conversation_type', 'duration_ms', 'roles', 'summary', 'topic_sentiments', 'topics', 'type']);
+    expect(Object.keys(state).sort()).toEqual(['behaviors', 'clips', 'conversation_type', 'duration_ms', 'roles', 'source', 'summary', 'topic_sentiments', 'topics', 'type']);
+    // The sample call's scenario was played: scripted results, and the state line says so.
+    expect(state['source']).toBe('scenario');
     expect(state['duration_ms']).toBe(38507);
     expect((state['conversation_type'] as { name: string }).name).toBe('Billing dispute');
     const roles = state['roles'] as Record<string, { name: string }>;
@@ -68,6 +70,24 @@ describe('svc-stream analyze', () => {
     expect(r.stdout).toContain("1: Northwind Bank support, this is Sam. How can I help?");
     expect(r.stdout).toContain('conversation type: Customer support (inferred)');
     expect(r.stdout.trim().split('\n').at(-1)).toBe('done: 38.5 s of audio');
+    expect(r.stdout.split('\n')[0]).toMatch(/^source: scenario .*call\.scenario\.json \(the emulator plays scripted results/);
+  });
+
+  it('says when the emulator only found speech segments: on your own audio without a scenario, in --json, piped and on a terminal', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-cli-'));
+    try {
+      const own = join(dir, 'mine.wav');
+      copyFileSync(sample('call.wav'), own);
+      const json = await run(['analyze', own, '--json']);
+      expect(json.code).toBe(0);
+      expect(lines(json.stdout).at(-1)).toMatchObject({ type: 'state', source: 'speech-segments-only' });
+      const piped = await run(['analyze', own]);
+      expect(piped.stdout.split('\n')[0]).toBe('source: emulator, speech segments only (it does not transcribe: clips have no text; give it --scenario or use the real service)');
+      const tty = await run(['analyze', own], { tty: true });
+      expect(tty.stdout.split('── summary').at(-1)).toMatch(/source\s+emulator, speech segments only/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('on a terminal, it never clears the screen and ends on the complete transcript and summary', async () => {

@@ -18,6 +18,7 @@ import { createSessionStats } from '../../session/stats.js';
 import { initialConversationSnapshot, snapshotReducer, type ConversationSnapshot } from '../../state/snapshot.js';
 import { configFlag, printError, readJsonFile, type CliIo, type Command } from '../command.js';
 import { resolveEndpoint } from '../endpoint.js';
+import { resultSource, resultSourceNote } from '../resultSource.js';
 import { eventLine } from '../liveView.js';
 import { mediaDurationMs } from '../mediaDuration.js';
 import { colorEnabled, TerminalView, type AudioProgress } from '../terminalView.js';
@@ -36,7 +37,9 @@ ${AUDIO_HELP}
   --config FILE     BatchConfig JSON file, or 'default' (the default)
   --realtime        send at live pace (1x)
   --speed X         send at X times live pace (implies --realtime)
-  --json            one NDJSON line per event, then one {"type":"state",…} line
+  --json            one NDJSON line per event, then one {"type":"state","source":…} line
+                    (source: service, scenario, or speech-segments-only for an emulator
+                    without a scenario, which does not transcribe)
   --scenario FILE   what the embedded emulator plays (default: FILE's stem + .scenario.json)
   --base-url URL    models API base (default SVC_BASE_URL, else the embedded emulator)
   --done-timeout MS how long to wait for done after the end of audio (default 120000)
@@ -99,11 +102,14 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   }
 
   const endpoint = await resolveEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
+  const source = resultSource(endpoint.emulator !== undefined, scenario !== undefined);
   if (endpoint.emulator && scenarioPath) io.stderr.write(`svc-stream: the emulator plays ${scenarioPath}\n`);
   const fleet = await fleetLimits(values.redis, io.env);
   const stats = createSessionStats();
   const live = !values.json && io.stdout.isTTY === true;
-  const view = live ? new TerminalView(io.stdout, colorEnabled(io.stdout, io.env)) : undefined;
+  const view = live ? new TerminalView(io.stdout, colorEnabled(io.stdout, io.env), undefined, source === 'service' ? undefined : resultSourceNote(source, scenarioPath)) : undefined;
+  // Piped, the first line says where the results come from (the state line of --json has `source`).
+  if (!values.json && !live && source !== 'service') io.stdout.write(`${resultSourceNote(source, scenarioPath)}\n`);
   // Progress on a terminal: the duration from the file, the position from the bytes sent. A
   // file that is transcoded (raw PCM sent from something that was not) needs no probe of its
   // own: the transcoder reports the duration when it opens the file.
@@ -162,7 +168,10 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       ),
       { defaultValue: initialConversationSnapshot },
     );
-    if (values.json) io.stdout.write(`${JSON.stringify(stateJson(final))}\n`);
+    if (values.json) {
+      const { type, ...state } = stateJson(final);
+      io.stdout.write(`${JSON.stringify({ type, source, ...state })}\n`);
+    }
     else view?.finish(final, stats, progress());
     return 0;
   } catch (err) {

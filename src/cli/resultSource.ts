@@ -1,0 +1,23 @@
+// Where a command's results come from, said wherever they are shown: the real service, an
+// emulator playing a scenario (scripted, not an analysis of this audio), or an emulator
+// without one (speech segments only: the emulator does not transcribe).
+
+/** `service`, `scenario` or `speech-segments-only`: the `source` of `--json`'s state line. */
+export type ResultSource = 'service' | 'scenario' | 'speech-segments-only';
+
+/** The source of a command's results: no emulator is the service; an emulator plays a scenario or finds speech segments only. */
+export function resultSource(emulator: boolean, scenario: boolean): ResultSource {
+  return !emulator ? 'service' : scenario ? 'scenario' : 'speech-segments-only';
+}
+
+/** One line for people: what the results are, and where the scenario is when there is one. */
+export function resultSourceNote(source: ResultSource, scenarioPath?: string): string {
+  switch (source) {
+    case 'service':
+      return 'source: the service';
+    case 'scenario':
+      return `source: scenario${scenarioPath ? ` ${scenarioPath}` : ''} (the emulator plays scripted results, not an analysis of this audio)`;
+    case 'speech-segments-only':
+      return 'source: emulator, speech segments only (it does not transcribe: clips have no text; give it --scenario or use the real service)';
+  }
+}
