@@ -170,6 +170,7 @@ export { createSessionStats, type SessionPhase, type SessionStats, type Toleranc
 export { STREAMING_PATHS } from './session/url.js';
 export type { SessionState, SessionStatus, StreamingOptions, WebSocketFactory } from './session/streamingSession.js';
 export { analyzeConversation, conversationSession, configFrame, type ConversationOptions } from './session/conversation.js';
+export { recordSession, RECORDING_HEADER, type RecordSessionOptions, type RecordedEvent } from './session/recordSession.js';
 export { streamJson, JsonFrameSchema, type JsonFrame, type JsonEndpoint, type JsonStreamingOptions } from './session/jsonStreaming.js';
 
 // Derived state: the ordering rules as pure reducers, and one session split into streams.
