@@ -7,7 +7,7 @@
 // (`--omit=optional`, no fleet packages), every entry required without the fleet packages
 // (their functions fail typed), and the README's ten-line example run from the installed
 // package against `npx svc-stream emulator --scenario sample`, which exits when npx is
-// signalled. Run: npm run test:package (CI runs it after npm test).
+// signalled; `svc-stream media-stream --demo`; and analyze --record then replay. Run: npm run test:package (CI runs it after npm test).
 import { execFileSync, spawn, type ExecFileSyncOptions } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -138,6 +138,25 @@ const main = entries['svc-stream'];
       if (!e.svc || e.code !== 'missing_dependency' || e.message !== message) throw new Error(`${k}: ${JSON.stringify(e)}`);
     }
     if (r.ffmpeg!.code !== 'ffmpeg_not_found' || !/npm install @ffmpeg-installer\/ffmpeg/.test(r.ffmpeg!.message) || !/FFMPEG_PATH=/.test(r.ffmpeg!.message)) throw new Error(`ffmpeg: ${JSON.stringify(r.ffmpeg)}`);
+  });
+
+  // The CLI from the installed package: the media-stream bridge's demo, and record → replay.
+  await check('Node 20: npx svc-stream media-stream --demo, end to end (a Twilio media stream of the sample call, analysed live)', () => {
+    const out = run('npx', ['svc-stream', 'media-stream', '--demo', '--speed', '20', '--json'], { cwd: lean }).trim().split('\n');
+    const state = JSON.parse(out.at(-1)!) as { type: string; source: string; clips: unknown[]; roles: Record<string, { name: string }> };
+    if (state.type !== 'state' || state.source !== 'scenario' || state.clips.length !== 10 || state.roles['1']?.name !== 'Agent') throw new Error(`unexpected end: ${out.at(-1)}`);
+    if (!out.some((l) => /"type":"call_end".*"status":"done"/.test(l))) throw new Error('no call ended done');
+  });
+  await check('Node 20: svc-stream analyze --record, then --scenario RECORDING: the same final state', () => {
+    const call = join(lean, 'node_modules/svc-stream/samples/call.wav');
+    const last = (args: string[]) => {
+      const { source, ...state } = JSON.parse(run('npx', ['svc-stream', 'analyze', call, '--json', ...args], { cwd: lean }).trim().split('\n').at(-1)!) as Record<string, unknown>;
+      return { source, state: JSON.stringify(state) };
+    };
+    const recorded = last(['--record', 'call.ndjson']);
+    const replayed = last(['--scenario', 'call.ndjson']);
+    if (recorded.state !== replayed.state) throw new Error(`the replay ended elsewhere:\n${recorded.state.slice(0, 400)}\n${replayed.state.slice(0, 400)}`);
+    if (/https?:\/\/|wss?:\/\//.test(readFileSync(join(lean, 'call.ndjson'), 'utf8'))) throw new Error('a URL in the recording');
   });
 
   // The README's ten lines, compiled as written, run from the installed package against
