@@ -1,9 +1,11 @@
 // What `rtp` and `media-stream` print for each call: a line when it starts, one per result
 // (the live view's lines, prefixed with the call's id) or NDJSON, and a line when it ends.
 // Every subscription handles its errors: one call's failure never ends the command.
+import type { Observable, Subscription } from 'rxjs';
 import { initialConversationSnapshot, type ConversationSnapshot } from '../state/snapshot.js';
 import { stateJson } from '../state/stateJson.js';
-import type { CallAnalysis, CallOutcome } from '../telephony/analyzeCalls.js';
+import type { AnalyzableCall, CallAnalysis, CallOutcome } from '../telephony/analyzeCalls.js';
+import type { CliIo } from './command.js';
 import { eventLine } from './liveView.js';
 import type { ResultSource } from './resultSource.js';
 
@@ -53,5 +55,45 @@ export function showCall(call: CallAnalysis, options: CallViewOptions): void {
       options.onEnd?.(o);
     },
     error: () => undefined,
+  });
+}
+
+/**
+ * Show every call of `calls(fail)` until `exitAfter` calls have ended (resolves 0), the command
+ * is interrupted (0), the calls' observable errors or `fail` is called (rejects).
+ */
+export function showCalls<C extends AnalyzableCall>(
+  io: CliIo,
+  exitAfter: number | undefined,
+  calls: (fail: (err: unknown) => void) => Observable<CallAnalysis<C>>,
+  view: (call: CallAnalysis<C>) => Omit<CallViewOptions, 'onEnd'>,
+): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    let ended = 0;
+    let finished = false;
+    let sub: Subscription | undefined;
+    const finish = (result: () => void): void => {
+      if (finished) return;
+      finished = true;
+      sub?.unsubscribe();
+      io.signal?.removeEventListener('abort', onAbort);
+      result();
+    };
+    const onAbort = (): void => finish(() => resolve(0));
+    sub = calls((err) => finish(() => reject(err))).subscribe({
+      next: (call) =>
+        showCall(call, {
+          ...view(call),
+          onEnd: () => {
+            ended++;
+            if (exitAfter !== undefined && ended >= exitAfter) finish(() => resolve(0));
+          },
+        }),
+      error: (err: unknown) => finish(() => reject(err)),
+    });
+    // Ended while subscribing (a synchronous error): let go of what started.
+    if (finished) sub.unsubscribe();
+    if (io.signal?.aborted) onAbort();
+    io.signal?.addEventListener('abort', onAbort, { once: true });
   });
 }

@@ -6,7 +6,7 @@ import { InputError } from '../../errors.js';
 import { analyzeCalls, createAnalyzeCallsStats } from '../../telephony/analyzeCalls.js';
 import type { MediaStreamAuth } from '../../telephony/mediaStreamAuth.js';
 import { createMediaStreamServerStats, mediaStreamServer } from '../../telephony/mediaStreamServer.js';
-import { showCall } from '../callView.js';
+import { showCalls } from '../callView.js';
 import { configFlag, printError, readJsonFile, type CliIo, type Command } from '../command.js';
 import { resolveEndpoint } from '../endpoint.js';
 import { playMediaStreamDemo } from '../mediaStreamDemo.js';
@@ -129,75 +129,66 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   if (!json && source !== 'service') out(resultSourceNote(source, scenarioPath));
 
   try {
-    return await new Promise<number>((resolve, reject) => {
-      let ended = 0;
-      const calls$ = mediaStreamServer({
-        host,
-        port,
-        ...(values.path !== undefined ? { path: values.path } : {}),
-        preset,
-        trackMode,
-        stats: serverStats,
-        ...(token !== undefined || twilioAuthToken !== undefined ? { authenticate } : {}),
-        onRefused: (reason, req) => io.stderr.write(`svc-stream: refused a connection from ${req.socket.remoteAddress ?? '?'}: ${reason}\n`),
-        onMalformed: (reason) => io.stderr.write(`svc-stream: malformed message: ${reason}\n`),
-        onListening: (a) => {
-          io.stderr.write(`svc-stream: media streams on ws://${a.address}:${a.port}${values.path ?? '/'}\n`);
-          if (!demo) return;
-          const url = `ws://127.0.0.1:${a.port}${values.path ?? '/'}`;
-          playMediaStreamDemo({
-            url,
-            provider: preset === 'telnyx' ? 'telnyx' : 'twilio',
-            token,
-            twilioAuthToken,
-            ...(publicUrl !== undefined ? { signedUrl: publicUrl } : twilioAuthToken !== undefined ? { signedUrl: `wss://127.0.0.1:${a.port}${values.path ?? '/'}` } : {}),
-            speed,
-            seconds,
-          }).catch(reject);
-        },
-      });
-      const sub = analyzeCalls(calls$, {
-        apiKey: endpoint.apiKey,
-        baseUrl: endpoint.baseUrl,
-        config,
-        maxConcurrent: numberFlag(values['max-calls'], 'max-calls', 3, 1),
-        whenFull,
-        callStats,
-        limiter: fleet.limiter,
-      }).subscribe({
-        next: (call) => {
-          const c = call.call;
-          showCall(call, {
-            json,
-            out,
-            started: {
-              text: `call ${c.callId ?? c.streamId} (${c.preset}, track ${c.track}, ${c.format.audio_format}/${c.format.sample_rate}${c.format.num_channels > 1 ? `/${c.format.num_channels}` : ''}), ${call.status}`,
-              json: { type: 'call', id: call.id, stream_id: c.streamId, call_id: c.callId ?? null, preset: c.preset, track: c.track, format: c.format, status: call.status },
+    return await showCalls(
+      io,
+      exitAfter,
+      (fail) =>
+        analyzeCalls(
+          mediaStreamServer({
+            host,
+            port,
+            ...(values.path !== undefined ? { path: values.path } : {}),
+            preset,
+            trackMode,
+            stats: serverStats,
+            ...(token !== undefined || twilioAuthToken !== undefined ? { authenticate } : {}),
+            onRefused: (reason, req) => io.stderr.write(`svc-stream: refused a connection from ${req.socket.remoteAddress ?? '?'}: ${reason}\n`),
+            onMalformed: (reason) => io.stderr.write(`svc-stream: malformed message: ${reason}\n`),
+            onListening: (a) => {
+              const path = values.path ?? '/';
+              io.stderr.write(`svc-stream: media streams on ws://${a.address}:${a.port}${path}\n`);
+              if (!demo) return;
+              playMediaStreamDemo({
+                url: `ws://127.0.0.1:${a.port}${path}`,
+                provider: preset === 'telnyx' ? 'telnyx' : 'twilio',
+                token,
+                twilioAuthToken,
+                // What the bridge verifies by default: wss:// + Host + path.
+                signedUrl: publicUrl ?? `wss://127.0.0.1:${a.port}${path}`,
+                speed,
+                seconds,
+              }).catch(fail);
             },
-            counters: () => {
-              const tracks = Object.values(c.stats) as Array<{ received: number; lost: number; late: number; duplicated: number; reordered: number }>;
-              const sum = (k: 'received' | 'lost' | 'late' | 'duplicated' | 'reordered') => tracks.reduce((n, t) => n + t[k], 0);
-              return { received: sum('received'), lost: sum('lost'), late: sum('late'), duplicated: sum('duplicated'), reordered: sum('reordered') };
-            },
-            stateSource: source,
-            onEnd: () => {
-              ended++;
-              if (exitAfter !== undefined && ended >= exitAfter) {
-                sub.unsubscribe();
-                resolve(0);
-              }
-            },
-          });
-        },
-        error: (err: unknown) => reject(err),
-      });
-      const onAbort = (): void => {
-        sub.unsubscribe();
-        resolve(0);
-      };
-      if (io.signal?.aborted) onAbort();
-      io.signal?.addEventListener('abort', onAbort, { once: true });
-    });
+          }),
+          {
+            apiKey: endpoint.apiKey,
+            baseUrl: endpoint.baseUrl,
+            config,
+            maxConcurrent: numberFlag(values['max-calls'], 'max-calls', 3, 1),
+            whenFull,
+            callStats,
+            limiter: fleet.limiter,
+          },
+        ),
+      (call) => {
+        const c = call.call;
+        const channels = c.format.num_channels > 1 ? `/${c.format.num_channels}` : '';
+        return {
+          json,
+          out,
+          started: {
+            text: `call ${c.callId ?? c.streamId} (${c.preset}, track ${c.track}, ${c.format.audio_format}/${c.format.sample_rate}${channels}), ${call.status}`,
+            json: { type: 'call', id: call.id, stream_id: c.streamId, call_id: c.callId ?? null, preset: c.preset, track: c.track, format: c.format, status: call.status },
+          },
+          counters: () => {
+            const tracks = Object.values(c.stats) as Array<{ received: number; lost: number; late: number; duplicated: number; reordered: number }>;
+            const sum = (k: 'received' | 'lost' | 'late' | 'duplicated' | 'reordered') => tracks.reduce((n, t) => n + t[k], 0);
+            return { received: sum('received'), lost: sum('lost'), late: sum('late'), duplicated: sum('duplicated'), reordered: sum('reordered') };
+          },
+          stateSource: source,
+        };
+      },
+    );
   } catch (err) {
     printError(io, err);
     return 1;

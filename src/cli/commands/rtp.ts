@@ -7,7 +7,7 @@ import { parsePayloadTypeArg, type PayloadTypeSpec } from '../../telephony/paylo
 import { createRtpSourceStats, rtpSource } from '../../telephony/rtpSource.js';
 import { configFlag, printError, readJsonFile, type CliIo, type Command } from '../command.js';
 import { resolveEndpoint } from '../endpoint.js';
-import { showCall } from '../callView.js';
+import { showCalls } from '../callView.js';
 
 const USAGE = `Usage: svc-stream rtp [options]
 
@@ -88,58 +88,47 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const json = values.json === true;
 
   try {
-    return await new Promise<number>((resolve, reject) => {
-      let ended = 0;
-      const legs$ = rtpSource({
-        host: values.host ?? '127.0.0.1',
-        port,
-        payloadTypes,
-        stats: sourceStats,
-        ...(values.jitter !== undefined ? { playoutDelayMs: intFlag(values.jitter, 'jitter', 60) } : {}),
-        ...(values['idle-timeout'] !== undefined ? { idleTimeoutMs: intFlag(values['idle-timeout'], 'idle-timeout', 5000, 1) } : {}),
-        onListening: (a) => io.stderr.write(`svc-stream: listening for RTP on ${a.address}:${a.port}\n`),
-      });
-      const sub = analyzeCalls(legs$, {
-        apiKey: endpoint.apiKey,
-        baseUrl: endpoint.baseUrl,
-        config,
-        maxConcurrent: intFlag(values['max-calls'], 'max-calls', 3, 1),
-        whenFull,
-        callStats,
-        limiter: fleet.limiter,
-      }).subscribe({
-        next: (call) => {
-          const leg = call.call;
-          const fmt = `${leg.codec.name}/${leg.codec.clockRate} as ${leg.format.audio_format}`;
-          showCall(call, {
-            json,
-            out,
-            started: {
-              text: `call from ${leg.remote.address}:${leg.remote.port} (${fmt}), ${call.status}`,
-              json: { type: 'call', id: call.id, ssrc: leg.ssrc, payload_type: leg.payloadType, codec: leg.codec.name, format: leg.format, status: call.status, remote: leg.remote },
-            },
-            counters: () => {
-              const s = leg.stats;
-              return { received: s.received, lost: s.lost, late: s.late, duplicated: s.duplicated, reordered: s.reordered, dtmf: s.dtmf, cn: s.cn, rtcp: s.rtcp };
-            },
-            onEnd: () => {
-              ended++;
-              if (exitAfter !== undefined && ended >= exitAfter) {
-                sub.unsubscribe();
-                resolve(0);
-              }
-            },
-          });
-        },
-        error: (err: unknown) => reject(err),
-      });
-      const onAbort = (): void => {
-        sub.unsubscribe();
-        resolve(0);
-      };
-      if (io.signal?.aborted) onAbort();
-      io.signal?.addEventListener('abort', onAbort, { once: true });
-    });
+    return await showCalls(
+      io,
+      exitAfter,
+      () =>
+        analyzeCalls(
+          rtpSource({
+            host: values.host ?? '127.0.0.1',
+            port,
+            payloadTypes,
+            stats: sourceStats,
+            ...(values.jitter !== undefined ? { playoutDelayMs: intFlag(values.jitter, 'jitter', 60) } : {}),
+            ...(values['idle-timeout'] !== undefined ? { idleTimeoutMs: intFlag(values['idle-timeout'], 'idle-timeout', 5000, 1) } : {}),
+            onListening: (a) => io.stderr.write(`svc-stream: listening for RTP on ${a.address}:${a.port}\n`),
+          }),
+          {
+            apiKey: endpoint.apiKey,
+            baseUrl: endpoint.baseUrl,
+            config,
+            maxConcurrent: intFlag(values['max-calls'], 'max-calls', 3, 1),
+            whenFull,
+            callStats,
+            limiter: fleet.limiter,
+          },
+        ),
+      (call) => {
+        const leg = call.call;
+        const fmt = `${leg.codec.name}/${leg.codec.clockRate} as ${leg.format.audio_format}`;
+        return {
+          json,
+          out,
+          started: {
+            text: `call from ${leg.remote.address}:${leg.remote.port} (${fmt}), ${call.status}`,
+            json: { type: 'call', id: call.id, ssrc: leg.ssrc, payload_type: leg.payloadType, codec: leg.codec.name, format: leg.format, status: call.status, remote: leg.remote },
+          },
+          counters: () => {
+            const s = leg.stats;
+            return { received: s.received, lost: s.lost, late: s.late, duplicated: s.duplicated, reordered: s.reordered, dtmf: s.dtmf, cn: s.cn, rtcp: s.rtcp };
+          },
+        };
+      },
+    );
   } catch (err) {
     printError(io, err);
     return 1;
