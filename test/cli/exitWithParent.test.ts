@@ -1,7 +1,8 @@
 // The emulator command ends with whoever started it: a killed parent (npx, a shell), a closed
 // stdout pipe, a signal. Real processes from the built dist (npm run build), polled with kill(pid, 0).
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import WebSocket from 'ws';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, expect, it } from 'vitest';
 
@@ -67,6 +68,52 @@ it('exits when its parent is killed (SIGKILL: nothing is forwarded), with stdout
   parent.kill('SIGKILL');
   expect(await gone(pid)).toBe(true);
 }, 30_000);
+
+function childrenOf(pid: number): number[] {
+  const r = spawnSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' });
+  return r.stdout.split('\n').map((l) => Number(l.trim())).filter((n) => n > 0);
+}
+
+it('reaps its ffmpeg children when it exits with its parent', async () => {
+  // The parent passes the emulator's stdout on, after a line with the emulator's pid.
+  const parentCode = `
+    const { spawn } = require('node:child_process');
+    const emu = spawn(process.execPath, [${JSON.stringify(bin)}, 'emulator'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    console.log('PID=' + emu.pid);
+    emu.stdout.pipe(process.stdout);
+    setInterval(() => {}, 1000);
+  `;
+  const parent = spawn(process.execPath, ['-e', parentCode], { stdio: ['ignore', 'pipe', 'pipe'] });
+  started.push(parent.pid!);
+  const env: Record<string, string> = {};
+  await new Promise<void>((resolve) => {
+    let text = '';
+    parent.stdout!.on('data', (c: Buffer) => {
+      text += c.toString();
+      for (const l of text.split('\n')) if (/^[A-Z_]+=/.test(l)) env[l.slice(0, l.indexOf('='))] = l.slice(l.indexOf('=') + 1);
+      if (env['PID'] && env['SVC_API_KEY']) resolve();
+    });
+  });
+  const pid = Number(env['PID']);
+  started.push(pid);
+  // An MP3 session: the emulator decodes it with an ffmpeg child, kept open by the open socket.
+  const ws = new WebSocket(`${env['SVC_BASE_URL']!.replace(/^http/, 'ws')}/api/svc-2-streaming?api_key=${env['SVC_API_KEY']}&audio_format=mp3`);
+  ws.on('error', () => undefined);
+  await new Promise((r) => ws.once('open', r));
+  ws.send('default');
+  ws.send(readFileSync(`${root}samples/call.mp3`).subarray(0, 32_000));
+  let ffmpeg: number[] = [];
+  for (let waited = 0; ffmpeg.length === 0 && waited < 10_000; waited += 100) {
+    await new Promise((r) => setTimeout(r, 100));
+    ffmpeg = childrenOf(pid);
+  }
+  expect(ffmpeg.length).toBeGreaterThan(0);
+  started.push(...ffmpeg);
+  parent.kill('SIGKILL');
+  expect(await gone(pid)).toBe(true);
+  for (const child of ffmpeg) expect(await gone(child), `ffmpeg ${child}`).toBe(true);
+  ws.terminate();
+}, 40_000);
 
 it('exits when the pipe it writes to is closed (EPIPE), not with a crash', async () => {
   // `svc-stream emulator | head -0`: the reader is gone before the KEY=value lines are written.
