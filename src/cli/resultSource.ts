@@ -1,6 +1,7 @@
 // Where a command's results come from, said wherever they are shown: the real service, an
 // emulator playing a scenario (scripted, not an analysis of this audio), or an emulator
 // without one (speech segments only: the emulator does not transcribe).
+import { basename } from 'node:path';
 
 /** `service`, `scenario` or `speech-segments-only`: the `source` of `--json`'s state line. */
 export type ResultSource = 'service' | 'scenario' | 'speech-segments-only';
@@ -10,14 +11,14 @@ export function resultSource(emulator: boolean, scenario: boolean): ResultSource
   return !emulator ? 'service' : scenario ? 'scenario' : 'speech-segments-only';
 }
 
-/** One line for people: what the results are, and where the scenario is when there is one. */
+/** One short line for people (it fits a terminal's summary row): what the results are, and which scenario. */
 export function resultSourceNote(source: ResultSource, scenarioPath?: string): string {
   switch (source) {
     case 'service':
       return 'source: the service';
     case 'scenario':
-      return `source: scenario${scenarioPath ? ` ${scenarioPath}` : ''} (the emulator plays scripted results, not an analysis of this audio)`;
+      return `source: scenario${scenarioPath ? ` ${basename(scenarioPath)}` : ''} (scripted results, not an analysis of this audio)`;
     case 'speech-segments-only':
-      return 'source: emulator, speech segments only (it does not transcribe: clips have no text; give it --scenario or use the real service)';
+      return 'source: emulator, speech segments only (no transcription: clips have no text; try --scenario)';
   }
 }

@@ -70,7 +70,7 @@ describe('svc-stream analyze', () => {
     expect(r.stdout).toContain("1: Northwind Bank support, this is Sam. How can I help?");
     expect(r.stdout).toContain('conversation type: Customer support (inferred)');
     expect(r.stdout.trim().split('\n').at(-1)).toBe('done: 38.5 s of audio');
-    expect(r.stdout.split('\n')[0]).toMatch(/^source: scenario .*call\.scenario\.json \(the emulator plays scripted results/);
+    expect(r.stdout.split('\n')[0]).toMatch(/^source: scenario .*call\.scenario\.json \(scripted results, not an analysis of this audio\)$/);
   });
 
   it('says when the emulator only found speech segments: on your own audio without a scenario, in --json, piped and on a terminal', async () => {
@@ -82,7 +82,7 @@ describe('svc-stream analyze', () => {
       expect(json.code).toBe(0);
       expect(lines(json.stdout).at(-1)).toMatchObject({ type: 'state', source: 'speech-segments-only' });
       const piped = await run(['analyze', own]);
-      expect(piped.stdout.split('\n')[0]).toBe('source: emulator, speech segments only (it does not transcribe: clips have no text; give it --scenario or use the real service)');
+      expect(piped.stdout.split('\n')[0]).toBe('source: emulator, speech segments only (no transcription: clips have no text; try --scenario)');
       const tty = await run(['analyze', own], { tty: true });
       expect(tty.stdout.split('── summary').at(-1)).toMatch(/source\s+emulator, speech segments only/);
     } finally {

@@ -100,7 +100,7 @@ describe('svc-stream media-stream', () => {
     const r = start(['--demo', '--speed', '40', '--seconds', '8']);
     expect(await r.exit).toBe(0);
     expect(r.stdout()).toMatch(/^MZdemo0+:inbound call CAdemo \(twilio, track inbound, mulaw\/8000\), /m);
-    expect(r.stdout().split('\n')[0]).toMatch(/^source: scenario .*call\.scenario\.json \(the emulator plays scripted results/);
+    expect(r.stdout().split('\n')[0]).toMatch(/^source: scenario .*call\.scenario\.json \(scripted results, not an analysis of this audio\)$/);
     expect(r.stdout()).toMatch(/^MZdemo0+:inbound \[ +0\.0s\] 1: Northwind Bank support/m);
     expect(r.stdout()).toMatch(/^MZdemo0+:inbound role: speaker 1 is Agent$/m);
     expect(r.stdout()).toMatch(/^MZdemo0+:inbound done \(received \d+, lost 0/m);
