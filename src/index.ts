@@ -149,6 +149,7 @@ export {
 } from './audio/transcode.js';
 export type { FfmpegHeader, FfmpegSpawnInfo } from './audio/ffmpegProcess.js';
 export { resolveFfmpeg, verifyFfmpeg, type ResolvedFfmpeg, type ResolveFfmpegOptions } from './internal/ffmpegPath.js';
+export { SAMPLE_FILES, samplePath, type SampleFile } from './samples.js';
 export { frame, frameBytes, type FrameOptions } from './audio/frame.js';
 export { pace, type PaceOptions } from './audio/pace.js';
 export {
@@ -172,6 +173,7 @@ export type { AudioWarning, AudioWarningOptions } from './session/audioCheck.js'
 export { STREAMING_PATHS } from './session/url.js';
 export type { SessionState, SessionStatus, StreamingOptions, WebSocketFactory } from './session/streamingSession.js';
 export { analyzeConversation, conversationSession, configFrame, type ConversationOptions } from './session/conversation.js';
+export { recordSession, RECORDING_HEADER, type RecordSessionOptions, type RecordedEvent } from './session/recordSession.js';
 export { streamJson, JsonFrameSchema, type JsonFrame, type JsonEndpoint, type JsonStreamingOptions } from './session/jsonStreaming.js';
 
 // Derived state: the ordering rules as pure reducers, and one session split into streams.
