@@ -149,6 +149,7 @@ export {
 } from './audio/transcode.js';
 export type { FfmpegHeader, FfmpegSpawnInfo } from './audio/ffmpegProcess.js';
 export { resolveFfmpeg, verifyFfmpeg, type ResolvedFfmpeg, type ResolveFfmpegOptions } from './audio/ffmpeg.js';
+export { SAMPLE_FILES, samplePath, type SampleFile } from './samples.js';
 export { frame, frameBytes, type FrameOptions } from './audio/frame.js';
 export { pace, type PaceOptions } from './audio/pace.js';
 export {
@@ -173,6 +174,7 @@ export { STREAMING_PATHS } from './session/url.js';
 export { isTerminalStatus, type SessionState, type SessionStatus } from './schema/sessionState.js';
 export type { StreamingOptions, WebSocketFactory } from './session/streamingSession.js';
 export { analyzeConversation, conversationSession, configFrame, type ConversationOptions } from './session/conversation.js';
+export { recordSession, RECORDING_HEADER, type RecordSessionOptions, type RecordedEvent } from './session/recordSession.js';
 export { streamJson, JsonFrameSchema, type JsonFrame, type JsonEndpoint, type JsonStreamingOptions } from './session/jsonStreaming.js';
 
 // Derived state: the ordering rules as pure reducers, and one session split into streams.

@@ -139,8 +139,8 @@ export function fileSource(path: string, options: FileSourceOptions = {}): Audio
                     onHeader: (header) => options.onInput?.(header),
                     failedBeforeOutput: (tail, code) =>
                       unknownExtension
-                        ? new InputError('unsupported_format', `${path}: ffmpeg cannot read it as audio (extension '${extension || '(none)'}' is not one of §2.1)${tail ? `\n${tail}` : ''}`, { path: 'path', detail: { exitCode: code, stderr: tail } })
-                        : new InputError('corrupt_audio', `audio file cannot be decoded: ${path}${tail ? `\n${tail}` : ''}`, { path: 'path', detail: { exitCode: code, stderr: tail } }),
+                        ? new InputError('unsupported_format', `${path}: ffmpeg cannot read it as audio (extension '${extension || '(none)'}' is not one of §2.1)${tail ? `\n${tail}` : ''}`, { path, detail: { exitCode: code, stderr: tail } })
+                        : new InputError('corrupt_audio', `audio file cannot be decoded: ${path}${tail ? `\n${tail}` : ''}`, { path, detail: { exitCode: code, stderr: tail } }),
                   }
                 : {},
             )
