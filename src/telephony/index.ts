@@ -39,6 +39,7 @@ export {
   type MediaTrack,
 } from './mediaStreamServer.js';
 export type { MediaStreamAuth, MediaStreamRefusal } from './mediaStreamAuth.js';
+export type { TelephonyLimitWarning, TelephonyWarningHandler } from './limitWarning.js';
 export {
   analyzeCalls,
   createAnalyzeCallsStats,

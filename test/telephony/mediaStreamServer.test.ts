@@ -76,6 +76,19 @@ describe('mediaStreamServer', () => {
     expect(stats).toMatchObject({ connections: 1, malformed: 0, calls: 1 });
   });
 
+  it('frameMs: 100 groups a call\'s 20 ms chunks into 800-byte frames, every byte in order', async () => {
+    const { url, next } = await serve({ preset: 'twilio', frameMs: 100 });
+    await replay(url, messages('twilio', 2000));
+    const call = await next();
+    const chunks: Uint8Array[] = [];
+    const done = new Promise<void>((resolve, reject) => call.audio$.subscribe({ next: (c) => chunks.push(c), complete: resolve, error: reject }));
+    await done;
+    expect(Buffer.concat(chunks).equals(MULAW.subarray(0, 16000))).toBe(true);
+    expect(chunks.length).toBe(20);
+    expect(chunks.every((c) => c.byteLength === 800)).toBe(true);
+    expect(() => mediaStreamServer({ frameMs: -1 })).toThrow(/frameMs/);
+  });
+
   it('detects the preset from the start message by default', async () => {
     const { url, next } = await serve({});
     await replay(url, messages('telnyx', 200));
