@@ -219,8 +219,12 @@ export class SteadyWindow {
   private sampler: NodeJS.Timeout | undefined;
   result: { from: number; to: number; cpuPct: number; userPct: number; systemPct: number; wallMs: number; rssPeak: number; retained: number; eldP50: number; eldP99: number; eldMax: number } | undefined;
 
-  start(): void {
+  /** Sessions open when the window started (fewer than the calls when it started on the fallback). */
+  openAtStart = 0;
+
+  start(open = 0): void {
     if (this.cpu0) return;
+    this.openAtStart = open;
     this.cpu0 = process.cpuUsage();
     this.t0 = performance.now();
     this.from = mono();
@@ -288,6 +292,8 @@ export interface ReceiverResult {
   /** Extra loss figures of the source, printed as they are. */
   readonly sourceLine: string;
   readonly loadBefore: string;
+  /** Sessions open when the window started. */
+  readonly openAtStart: number;
 }
 
 export function formatResult(name: string, r: ReceiverResult): string {
@@ -298,12 +304,21 @@ export function formatResult(name: string, r: ReceiverResult): string {
   return [
     `${name} ${r.calls} calls: done ${r.done}/${r.calls}${r.failures.length ? ` (${r.failures.slice(0, 3).join('; ')})` : ''}; emulator peak sessions per org max ${Math.max(...r.emulator.peaks)}, ${r.emulator.connections} connections`,
     `  load average before ${r.loadBefore}, after ${loadavg()}`,
-    `  receiver CPU over the ${fmt(w.wallMs / 1000, 1)} s steady window: ${fmt(w.cpuPct)} % of one core (user ${fmt(w.userPct)} %, system ${fmt(w.systemPct)} %), ${fmt((w.cpuPct * 1e4) / (r.calls * 50), 1)} µs per chunk due; emulator ${fmt(r.emulator.cpuPct)} %, sender ${fmt(r.sender.cpuPct)} % (late ticks ${r.sender.lateTicks})`,
+    `  receiver CPU over the ${fmt(w.wallMs / 1000, 1)} s ${r.openAtStart === r.calls ? 'steady window' : `window (only ${r.openAtStart} of ${r.calls} sessions open when it started: NOT steady)`}: ${fmt(w.cpuPct)} % of one core (user ${fmt(w.userPct)} %, system ${fmt(w.systemPct)} %), ${fmt((w.cpuPct * 1e4) / (r.calls * 50), 1)} µs per chunk due; emulator ${fmt(r.emulator.cpuPct)} %, sender ${fmt(r.sender.cpuPct)} % (late ticks ${r.sender.lateTicks})`,
     `  memory per call: RSS ${fmt(r.rssBase / 1e6)} MB before the calls, peak ${fmt(w.rssPeak / 1e6)} MB: ${fmt((w.rssPeak - r.rssBase) / r.calls / 1024, 0)} kB per call; heap + external after GC ${fmt(r.retainedBase / 1e6)} → ${fmt(w.retained / 1e6)} MB: ${fmt((w.retained - r.retainedBase) / r.calls / 1024, 0)} kB per call`,
     `  added latency per chunk (${l.toFrame.length} chunks sent in the window; ${l.warmup} sent before their session's socket opened), p50 / p99 / max ms: sent → frame ${three(l.toFrame)}; sent → flushed ${three(l.toFlush)}; ${l.frames} frames for ${l.carried} chunks`,
     `  loss: ${lost} of ${l.sent} chunks never reached a flushed frame; emulator received ${r.emulator.bytesReceived} of ${r.bytesSent} bytes sent (${r.bytesSent - r.emulator.bytesReceived} short)${r.sourceLine ? `; ${r.sourceLine}` : ''}`,
     `  event-loop delay p50 / p99 / max: ${fmt(w.eldP50, 2)} / ${fmt(w.eldP99, 2)} / ${fmt(w.eldMax, 1)} ms`,
   ].join('\n');
+}
+
+/**
+ * Start the window once every session is open and a second has passed, or, when the machine
+ * cannot open them all in time, `fallbackMs` after the sender started (reported as not steady).
+ */
+export function armWindow(clock: ChunkClock, window: SteadyWindow, fallbackMs: number): void {
+  clock.onAllOpen = () => setTimeout(() => window.start(clock.opened), 1000);
+  setTimeout(() => window.start(clock.opened), fallbackMs).unref();
 }
 
 /**

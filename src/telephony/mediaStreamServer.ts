@@ -23,6 +23,7 @@ import { resolvePayloadType } from './payloadTypes.js';
 import { PlayoutStream, type StreamStats } from './playoutStream.js';
 import { FrameClock } from './frameClock.js';
 import { TrackInterleaver } from './trackInterleaver.js';
+import { hasFastMediaPath, matchMediaMessage } from './mediaMessage.js';
 import { warnOnce, type TelephonyWarningHandler } from './limitWarning.js';
 
 /** A media-stream track: the caller's audio (`inbound`) or the audio sent to the caller (`outbound`). */
@@ -353,13 +354,17 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
 
       const onMedia = (msg: unknown, raw: string): void => {
         if (!preset || streamId === undefined) return malformed('media before start', raw);
-        const track = normalizeTrack(readField(msg, preset.track));
-        if (!track) return malformed(`unknown track ${JSON.stringify(readField(msg, preset.track))}`, raw);
+        takeMedia(readField(msg, preset.track), readField(msg, preset.payload), readNumber(msg, preset.chunk), readNumber(msg, preset.timestamp), raw);
+      };
+
+      /** One media message's fields, however they were read. */
+      const takeMedia = (trackField: unknown, payload: unknown, chunk: number | undefined, ms: number | undefined, raw: string): void => {
+        const track = normalizeTrack(trackField);
+        if (!track) return malformed(`unknown track ${JSON.stringify(trackField)}`, raw);
         if (!wanted.has(track)) {
           stats.ignored++;
           return;
         }
-        const payload = readField(msg, preset.payload);
         if (typeof payload !== 'string' || payload.length % 4 !== 0 || !BASE64.test(payload)) return malformed('media without a base64 payload', raw);
         // Decoded into the server's scratch buffer, then copied once into a buffer of its own
         // (Buffer.from would take a slice of a shared pool that the session then holds).
@@ -371,8 +376,6 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
         bytes.set(scratch.subarray(0, n));
         const t = trackState(track);
         t.chunks++;
-        const chunk = readNumber(msg, preset.chunk);
-        const ms = readNumber(msg, preset.timestamp);
         t.stream.push({
           seq: chunk ?? t.chunks,
           timestamp: (ms !== undefined ? Math.round(ms * 8) : t.samples) >>> 0,
@@ -387,6 +390,11 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
         const raw = isBinary ? '' : rawText(data);
         try {
           if (isBinary) return malformed('binary frame', '(binary)');
+          // The providers' media message in their exact layout: read without JSON.parse.
+          if (streamId !== undefined && hasFastMediaPath(preset)) {
+            const fast = matchMediaMessage(raw);
+            if (fast) return takeMedia(fast.track, fast.payload, Number(fast.chunk), Number(fast.timestamp), raw);
+          }
           let msg: unknown;
           try {
             msg = JSON.parse(raw);

@@ -11,6 +11,7 @@ import type { AudioFormat } from '../schema/audio.js';
 import { resolvePayloadType, routeFormat, type PayloadTypeSpec, type RtpCodec } from './payloadTypes.js';
 import { PlayoutStream, type StreamStats } from './playoutStream.js';
 import { FrameClock } from './frameClock.js';
+import { parseRtpHeader } from './rtpHeader.js';
 import { SequenceExtender } from './rtpSequence.js';
 import { warnOnce, type TelephonyWarningHandler } from './limitWarning.js';
 
@@ -118,41 +119,6 @@ export interface RtpSourceOptions {
    * counted in `stats.disallowedSource`. Default: any sender.
    */
   readonly allowedSources?: readonly string[] | ((remote: { readonly address: string; readonly port: number }) => boolean) | undefined;
-}
-
-/** The fixed RTP header fields and where the payload lies (RFC 3550 §5.1, §5.3.1). */
-interface RtpHeader {
-  readonly payloadType: number;
-  readonly sequenceNumber: number;
-  readonly timestamp: number;
-  readonly ssrc: number;
-  readonly payloadStart: number;
-  readonly payloadEnd: number;
-}
-
-/**
- * Read the header of a datagram `isRtp` accepted: CSRCs and a header extension skipped,
- * padding taken off the end. Undefined when the lengths do not fit the datagram. Read by hand
- * because it runs for every packet of every call; a full packet object costs more than the
- * five fields the jitter buffer needs.
- */
-function parseRtpHeader(msg: Buffer): RtpHeader | undefined {
-  const len = msg.length;
-  if (len < 12) return undefined;
-  const b0 = msg[0]!;
-  let start = 12 + 4 * (b0 & 0x0f);
-  if (b0 & 0x10) {
-    if (start + 4 > len) return undefined;
-    start += 4 + 4 * msg.readUInt16BE(start + 2);
-  }
-  let end = len;
-  if (b0 & 0x20) {
-    const padding = msg[len - 1]!;
-    if (padding === 0) return undefined;
-    end -= padding;
-  }
-  if (start > end) return undefined;
-  return { payloadType: msg[1]! & 0x7f, sequenceNumber: msg.readUInt16BE(2), timestamp: msg.readUInt32BE(4), ssrc: msg.readUInt32BE(8), payloadStart: start, payloadEnd: end };
 }
 
 /** `::ffff:10.0.0.5` and `10.0.0.5` are one sender. */
