@@ -117,7 +117,8 @@ async function receiverRole(calls: number): Promise<void> {
   const frameMs = values['frame-ms'] !== undefined ? Number(values['frame-ms']) : undefined;
   const legs$ = rtpSource({
     maxLegs: calls,
-    idleTimeoutMs: 1000,
+    // Long enough that a starved receiver does not end a leg mid-call (it would come back as a new leg).
+    idleTimeoutMs: 3000,
     recvBufferSize: 1 << 23,
     stats: sourceStats,
     onListening: (a) => resolvePort(a.port),
