@@ -12,7 +12,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
-import { analyzeCalls, createAnalyzeCallsStats, createMediaStreamServerStats, mediaStreamServer, type MediaStreamCall } from '../src/telephony/index.js';
+import { createMediaStreamServerStats, mediaStreamServer } from '../src/telephony/index.js';
 import {
   armWindow,
   CHUNK,
@@ -20,13 +20,13 @@ import {
   emulatorRole,
   forkRole,
   formatResult,
-  keyFor,
   loadavg,
   mono,
   nextMessage,
   retainedNow,
   sendLast,
   SteadyWindow,
+  runCalls,
   sweep,
   type EmulatorReport,
   type SenderReport,
@@ -113,6 +113,7 @@ async function senderRole(calls: number, port: number): Promise<void> {
       }
     };
     const timer = setInterval(tick, 2);
+    process.send!({ type: 'started' });
   });
   const u = process.cpuUsage(cpu0);
   const report: SenderReport = { type: 'sender-report', cpuPct: ((u.user + u.system) / 1000 / (performance.now() - t0)) * 100, lateTicks, sentAt };
@@ -127,7 +128,6 @@ async function receiverRole(calls: number): Promise<void> {
   const clock = new ChunkClock(calls, CHUNKS);
   const window = new SteadyWindow();
   const serverStats = createMediaStreamServerStats();
-  const callStats = createAnalyzeCallsStats();
   let resolvePort!: (p: number) => void;
   const portP = new Promise<number>((r) => (resolvePort = r));
   const frameMs = values['frame-ms'] !== undefined ? Number(values['frame-ms']) : undefined;
@@ -140,52 +140,28 @@ async function receiverRole(calls: number): Promise<void> {
     onMalformed: (reason) => console.error(`malformed: ${reason}`),
     ...(frameMs !== undefined ? { frameMs } : {}),
   });
-  const received: MediaStreamCall[] = [];
-  const failures: string[] = [];
-  let done = 0;
-  let ended = 0;
-  const all = new Promise<void>((resolve) => {
-    analyzeCalls(calls$, {
-      baseUrl,
-      maxConcurrent: calls,
-      whenFull: 'reject',
-      callStats,
-      sessionOptions: (call) => ({ apiKey: keyFor(callIndex(call.streamId)), webSocketFactory: clock.factory(callIndex(call.streamId)) }),
-    }).subscribe({
-      next: (call) => {
-        received.push(call.call);
-        call.outcome$.subscribe((o) => {
-          if (o.status === 'done') done++;
-          else failures.push(`${o.status}: ${String(o.error)}`);
-          if (++ended === calls) resolve();
-        });
-      },
-      error: (err: unknown) => {
-        failures.push(`source: ${String(err)}`);
-        resolve();
-      },
-    });
-  });
+  const run = runCalls(calls$, calls, baseUrl, (call) => callIndex(call.streamId), clock);
   const port = await portP;
   const retainedBase = retainedNow();
   const rssBase = process.memoryUsage.rss();
   const sender = forkRole(SCRIPT, ['--role', 'sender', '--port', String(port), '--calls', String(calls), '--seconds', String(SECONDS)]);
-  armWindow(clock, window, Math.min(8000, (SECONDS * 1000) / 2));
+  // The fallback counts from the sender's first tick, not its start (a loaded machine takes seconds to start it).
+  void nextMessage(sender, 'started').then(() => armWindow(clock, window, Math.min(8000, (SECONDS * 1000) / 2)), () => undefined);
   const senderReport = nextMessage<SenderReport>(sender, 'sender-report');
   await nextMessage(sender, 'ending');
   window.stop();
   const sent = await senderReport;
-  await all;
+  await run.all;
   emu.send({ type: 'stop' });
   const emuReport = await nextMessage<EmulatorReport>(emu, 'emulator-report');
   if (!window.result) throw new Error('no window: the first call ended before the window started');
 
-  const lost = received.reduce((n, c) => n + (c.stats.inbound?.lost ?? 0), 0);
+  const lost = run.received.reduce((n, c) => n + (c.stats.inbound?.lost ?? 0), 0);
   console.log(
     formatResult(`media-stream${frameMs !== undefined ? ` (frameMs ${frameMs})` : ''}`, {
       calls,
-      done,
-      failures,
+      done: run.done,
+      failures: run.failures,
       window: window.result,
       rssBase,
       retainedBase,
@@ -198,7 +174,7 @@ async function receiverRole(calls: number): Promise<void> {
       openAtStart: window.openAtStart,
     }),
   );
-  process.exit(done === calls ? 0 : 1);
+  process.exit(run.done === calls ? 0 : 1);
 }
 
 const counts = (values.calls ?? '100,400,1000').split(',').map(Number);

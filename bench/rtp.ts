@@ -11,7 +11,7 @@
 import dgram from 'node:dgram';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { analyzeCalls, createAnalyzeCallsStats, createRtpSourceStats, rtpSource, type CallLeg } from '../src/telephony/index.js';
+import { createRtpSourceStats, rtpSource } from '../src/telephony/index.js';
 import {
   armWindow,
   CHUNK,
@@ -19,13 +19,13 @@ import {
   emulatorRole,
   forkRole,
   formatResult,
-  keyFor,
   loadavg,
   mono,
   nextMessage,
   retainedNow,
   SteadyWindow,
   sendLast,
+  runCalls,
   sweep,
   type EmulatorReport,
   type SenderReport,
@@ -96,6 +96,7 @@ async function senderRole(calls: number, port: number): Promise<void> {
       }
     };
     const timer = setInterval(tick, 2);
+    process.send!({ type: 'started' });
   });
   const u = process.cpuUsage(cpu0);
   const report: SenderReport = { type: 'sender-report', cpuPct: ((u.user + u.system) / 1000 / (performance.now() - t0)) * 100, lateTicks, sentAt };
@@ -111,7 +112,6 @@ async function receiverRole(calls: number): Promise<void> {
   const clock = new ChunkClock(calls, PACKETS);
   const window = new SteadyWindow();
   const sourceStats = createRtpSourceStats();
-  const callStats = createAnalyzeCallsStats();
   let resolvePort!: (p: number) => void;
   const portP = new Promise<number>((r) => (resolvePort = r));
   const frameMs = values['frame-ms'] !== undefined ? Number(values['frame-ms']) : undefined;
@@ -124,53 +124,29 @@ async function receiverRole(calls: number): Promise<void> {
     onListening: (a) => resolvePort(a.port),
     ...(frameMs !== undefined ? { frameMs } : {}),
   });
-  const legs: CallLeg[] = [];
-  const failures: string[] = [];
-  let done = 0;
-  let ended = 0;
-  const all = new Promise<void>((resolve) => {
-    analyzeCalls(legs$, {
-      baseUrl,
-      maxConcurrent: calls,
-      whenFull: 'reject',
-      callStats,
-      sessionOptions: (leg) => ({ apiKey: keyFor(leg.ssrc - SSRC0), webSocketFactory: clock.factory(leg.ssrc - SSRC0) }),
-    }).subscribe({
-      next: (call) => {
-        legs.push(call.call);
-        call.outcome$.subscribe((o) => {
-          if (o.status === 'done') done++;
-          else failures.push(`${o.status}: ${String(o.error)}`);
-          if (++ended === calls) resolve();
-        });
-      },
-      error: (err: unknown) => {
-        failures.push(`source: ${String(err)}`);
-        resolve();
-      },
-    });
-  });
+  const run = runCalls(legs$, calls, baseUrl, (leg) => leg.ssrc - SSRC0, clock);
   const port = await portP;
   const retainedBase = retainedNow();
   const rssBase = process.memoryUsage.rss();
   const sender = forkRole(SCRIPT, ['--role', 'sender', '--port', String(port), '--calls', String(calls), '--seconds', String(SECONDS)]);
-  armWindow(clock, window, Math.min(8000, (SECONDS * 1000) / 2));
+  // The fallback counts from the sender's first tick, not its start (a loaded machine takes seconds to start it).
+  void nextMessage(sender, 'started').then(() => armWindow(clock, window, Math.min(8000, (SECONDS * 1000) / 2)), () => undefined);
   const senderReport = nextMessage<SenderReport>(sender, 'sender-report');
   await nextMessage(sender, 'ending');
   window.stop();
   const sent = await senderReport;
-  await all;
+  await run.all;
   emu.send({ type: 'stop' });
   const emuReport = await nextMessage<EmulatorReport>(emu, 'emulator-report');
   if (!window.result) throw new Error('no window: the first call ended before the window started');
 
-  const lost = legs.reduce((n, l) => n + l.stats.lost, 0);
-  const late = legs.reduce((n, l) => n + l.stats.late, 0);
+  const lost = run.received.reduce((n, l) => n + l.stats.lost, 0);
+  const late = run.received.reduce((n, l) => n + l.stats.late, 0);
   console.log(
     formatResult(`rtp${frameMs !== undefined ? ` (frameMs ${frameMs})` : ''}`, {
       calls,
-      done,
-      failures,
+      done: run.done,
+      failures: run.failures,
       window: window.result,
       rssBase,
       retainedBase,
@@ -183,7 +159,7 @@ async function receiverRole(calls: number): Promise<void> {
       openAtStart: window.openAtStart,
     }),
   );
-  process.exit(done === calls ? 0 : 1);
+  process.exit(run.done === calls ? 0 : 1);
 }
 
 const counts = (values.calls ?? '100,400,1000').split(',').map(Number);

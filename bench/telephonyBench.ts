@@ -4,8 +4,10 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { Observable } from 'rxjs';
 import WebSocket, { type ClientOptions } from 'ws';
 import { startEmulator } from '../src/emulator/index.js';
+import { analyzeCalls, type AnalyzableCall } from '../src/telephony/index.js';
 import { fmt, machine, percentile } from './benchInternals.js';
 
 /** Bytes of one 20 ms G.711 chunk at 8 kHz: the unit both senders send. */
@@ -310,6 +312,43 @@ export function formatResult(name: string, r: ReceiverResult): string {
     `  loss: ${lost} of ${l.sent} chunks never reached a flushed frame; emulator received ${r.emulator.bytesReceived} of ${r.bytesSent} bytes sent (${r.bytesSent - r.emulator.bytesReceived} short)${r.sourceLine ? `; ${r.sourceLine}` : ''}`,
     `  event-loop delay p50 / p99 / max: ${fmt(w.eldP50, 2)} / ${fmt(w.eldP99, 2)} / ${fmt(w.eldMax, 1)} ms`,
   ].join('\n');
+}
+
+/** The calls of one receiver run: what arrived, how each ended, and when all `calls` have. */
+export interface CallRun<C> {
+  readonly received: C[];
+  readonly failures: string[];
+  /** Calls that ended `done`. */
+  done: number;
+  readonly all: Promise<void>;
+}
+
+/** Analyse every call of `calls$` in a session on the emulator, key and booked socket chosen by the call's index. */
+export function runCalls<C extends AnalyzableCall>(calls$: Observable<C>, calls: number, baseUrl: string, indexOf: (call: C) => number, clock: ChunkClock): CallRun<C> {
+  let ended = 0;
+  const run: CallRun<C> = { received: [], failures: [], done: 0, all: Promise.resolve() };
+  (run as { all: Promise<void> }).all = new Promise<void>((resolve) => {
+    analyzeCalls(calls$, {
+      baseUrl,
+      maxConcurrent: calls,
+      whenFull: 'reject',
+      sessionOptions: (call) => ({ apiKey: keyFor(indexOf(call)), webSocketFactory: clock.factory(indexOf(call)) }),
+    }).subscribe({
+      next: (call) => {
+        run.received.push(call.call);
+        call.outcome$.subscribe((o) => {
+          if (o.status === 'done') run.done++;
+          else run.failures.push(`${o.status}: ${String(o.error)}`);
+          if (++ended === calls) resolve();
+        });
+      },
+      error: (err: unknown) => {
+        run.failures.push(`source: ${String(err)}`);
+        resolve();
+      },
+    });
+  });
+  return run;
 }
 
 /**
