@@ -45,7 +45,6 @@ describe('analyzeCalls', () => {
     await Promise.race([all, new Promise((r) => setTimeout(r, 25_000).unref())]);
     expect(got.filter((o) => o.status !== 'done').map((o) => String(o.error))).toEqual([]);
     expect(got).toHaveLength(50);
-    console.log("DUR", got.map((o) => o.duration).join(","), analyses.map((a) => a.call.stats.received + "/" + a.call.stats.lost).join(" "));
     for (const o of got) expect(o.duration).toBe(1000);
     const org = emu.accounts.organizations[0]!;
     expect(org.peakInFlight.conversation).toBeLessThanOrEqual(25);
