@@ -10,41 +10,12 @@
 // Twilio's protocol: connected, start, a media message with 160 bytes of base64 μ-law every
 // 20 ms from one shared clock, stop). A sweep parent runs one receiver per count.
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
-import { createMediaStreamServerStats, mediaStreamServer } from '../src/telephony/index.js';
-import {
-  armWindow,
-  CHUNK,
-  ChunkClock,
-  emulatorRole,
-  forkRole,
-  formatResult,
-  loadavg,
-  mono,
-  nextMessage,
-  retainedNow,
-  sendLast,
-  SteadyWindow,
-  runCalls,
-  sweep,
-  type EmulatorReport,
-  type SenderReport,
-} from './telephonyBench.js';
+import { createMediaStreamServerStats, mediaStreamServer, type MediaStreamCall } from '../src/telephony/index.js';
+import { benchArgs, benchMain, CHUNK, mono, sendLast, type SenderReport } from './telephonyBench.js';
 
-const { values } = parseArgs({
-  options: {
-    calls: { type: 'string' },
-    seconds: { type: 'string' },
-    role: { type: 'string' },
-    port: { type: 'string' },
-    'frame-ms': { type: 'string' },
-    'cpu-prof': { type: 'string' },
-  },
-});
 const SCRIPT = new URL(import.meta.url).pathname;
-const SECONDS = Number(values.seconds ?? 20);
-const CHUNKS = SECONDS * 50;
+const { chunks: CHUNKS } = benchArgs();
 
 const streamSid = (c: number): string => `MZ${c.toString(16).padStart(32, '0')}`;
 const callIndex = (sid: string): number => parseInt(sid.slice(2), 16);
@@ -120,69 +91,26 @@ async function senderRole(calls: number, port: number): Promise<void> {
   sendLast(report);
 }
 
-async function receiverRole(calls: number): Promise<void> {
-  const loadBefore = loadavg();
-  const emu = forkRole(SCRIPT, ['--role', 'emulator', '--calls', String(calls)]);
-  const { baseUrl } = await nextMessage<{ type: 'emulator-ready'; baseUrl: string }>(emu, 'emulator-ready');
-
-  const clock = new ChunkClock(calls, CHUNKS);
-  const window = new SteadyWindow();
-  const serverStats = createMediaStreamServerStats();
-  let resolvePort!: (p: number) => void;
-  const portP = new Promise<number>((r) => (resolvePort = r));
-  const frameMs = values['frame-ms'] !== undefined ? Number(values['frame-ms']) : undefined;
-  const calls$ = mediaStreamServer({
-    preset: 'twilio',
-    tracks: ['inbound'],
-    maxConnections: calls,
-    stats: serverStats,
-    onListening: (a) => resolvePort(a.port),
-    onMalformed: (reason) => console.error(`malformed: ${reason}`),
-    ...(frameMs !== undefined ? { frameMs } : {}),
-  });
-  const run = runCalls(calls$, calls, baseUrl, (call) => callIndex(call.streamId), clock);
-  const port = await portP;
-  const retainedBase = retainedNow();
-  const rssBase = process.memoryUsage.rss();
-  const sender = forkRole(SCRIPT, ['--role', 'sender', '--port', String(port), '--calls', String(calls), '--seconds', String(SECONDS)]);
-  // The fallback counts from the sender's first tick, not its start (a loaded machine takes seconds to start it).
-  void nextMessage(sender, 'started').then(() => armWindow(clock, window, Math.min(8000, (SECONDS * 1000) / 2)), () => undefined);
-  const senderReport = nextMessage<SenderReport>(sender, 'sender-report');
-  await nextMessage(sender, 'ending');
-  window.stop();
-  const sent = await senderReport;
-  await run.all;
-  emu.send({ type: 'stop' });
-  const emuReport = await nextMessage<EmulatorReport>(emu, 'emulator-report');
-  if (!window.result) throw new Error('no window: the first call ended before the window started');
-
-  const lost = run.received.reduce((n, c) => n + (c.stats.inbound?.lost ?? 0), 0);
-  console.log(
-    formatResult(`media-stream${frameMs !== undefined ? ` (frameMs ${frameMs})` : ''}`, {
-      calls,
-      done: run.done,
-      failures: run.failures,
-      window: window.result,
-      rssBase,
-      retainedBase,
-      latency: clock.latencies(sent.sentAt, window.result),
-      emulator: emuReport,
-      sender: sent,
-      bytesSent: calls * CHUNKS * CHUNK,
-      sourceLine: `messages ${serverStats.messages}, malformed ${serverStats.malformed}, over capacity ${serverStats.overCapacity}, jitter-buffer lost ${lost}`,
-      loadBefore,
-      openAtStart: window.openAtStart,
-    }),
-  );
-  process.exit(run.done === calls ? 0 : 1);
-}
-
-const counts = (values.calls ?? '100,400,1000').split(',').map(Number);
-if (values.role === 'emulator') await emulatorRole(counts[0]!);
-else if (values.role === 'sender') await senderRole(counts[0]!, Number(values.port));
-else if (values.role === 'receiver') await receiverRole(counts[0]!);
-else {
-  const pass = ['--seconds', String(SECONDS), ...(values['frame-ms'] !== undefined ? ['--frame-ms', values['frame-ms']] : [])];
-  const prof = values['cpu-prof'] !== undefined ? ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof']] : [];
-  process.exit(await sweep(SCRIPT, 'media-stream', counts, pass, prof));
-}
+const serverStats = createMediaStreamServerStats();
+await benchMain<MediaStreamCall>(
+  SCRIPT,
+  {
+    name: 'media-stream',
+    source: (calls, frameMs, onPort) =>
+      mediaStreamServer({
+        preset: 'twilio',
+        tracks: ['inbound'],
+        maxConnections: calls,
+        stats: serverStats,
+        onListening: (a) => onPort(a.port),
+        onMalformed: (reason) => console.error(`malformed: ${reason}`),
+        ...(frameMs !== undefined ? { frameMs } : {}),
+      }),
+    indexOf: (call) => callIndex(call.streamId),
+    sourceLine: (_calls, received) => {
+      const lost = received.reduce((n, c) => n + (c.stats.inbound?.lost ?? 0), 0);
+      return `messages ${serverStats.messages}, malformed ${serverStats.malformed}, over capacity ${serverStats.overCapacity}, jitter-buffer lost ${lost}`;
+    },
+  },
+  senderRole,
+);

@@ -10,40 +10,11 @@
 // packet each 20 ms from samples/call-8k.mulaw). A sweep parent runs one receiver per count.
 import dgram from 'node:dgram';
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
-import { createRtpSourceStats, rtpSource } from '../src/telephony/index.js';
-import {
-  armWindow,
-  CHUNK,
-  ChunkClock,
-  emulatorRole,
-  forkRole,
-  formatResult,
-  loadavg,
-  mono,
-  nextMessage,
-  retainedNow,
-  SteadyWindow,
-  sendLast,
-  runCalls,
-  sweep,
-  type EmulatorReport,
-  type SenderReport,
-} from './telephonyBench.js';
+import { createRtpSourceStats, rtpSource, type CallLeg } from '../src/telephony/index.js';
+import { benchArgs, benchMain, CHUNK, mono, sendLast, type SenderReport } from './telephonyBench.js';
 
-const { values } = parseArgs({
-  options: {
-    calls: { type: 'string' },
-    seconds: { type: 'string' },
-    role: { type: 'string' },
-    port: { type: 'string' },
-    'frame-ms': { type: 'string' },
-    'cpu-prof': { type: 'string' },
-  },
-});
 const SCRIPT = new URL(import.meta.url).pathname;
-const SECONDS = Number(values.seconds ?? 20);
-const PACKETS = SECONDS * 50;
+const { chunks: PACKETS } = benchArgs();
 const SSRC0 = 0x5000_0000;
 
 /** Child: every call's packets from one shared clock (a 2 ms tick sends what is due), staggered over 20 ms. */
@@ -104,70 +75,27 @@ async function senderRole(calls: number, port: number): Promise<void> {
   sendLast(report);
 }
 
-async function receiverRole(calls: number): Promise<void> {
-  const loadBefore = loadavg();
-  const emu = forkRole(SCRIPT, ['--role', 'emulator', '--calls', String(calls)]);
-  const { baseUrl } = await nextMessage<{ type: 'emulator-ready'; baseUrl: string }>(emu, 'emulator-ready');
-
-  const clock = new ChunkClock(calls, PACKETS);
-  const window = new SteadyWindow();
-  const sourceStats = createRtpSourceStats();
-  let resolvePort!: (p: number) => void;
-  const portP = new Promise<number>((r) => (resolvePort = r));
-  const frameMs = values['frame-ms'] !== undefined ? Number(values['frame-ms']) : undefined;
-  const legs$ = rtpSource({
-    maxLegs: calls,
-    // Long enough that a starved receiver does not end a leg mid-call (it would come back as a new leg).
-    idleTimeoutMs: 3000,
-    recvBufferSize: 1 << 23,
-    stats: sourceStats,
-    onListening: (a) => resolvePort(a.port),
-    ...(frameMs !== undefined ? { frameMs } : {}),
-  });
-  const run = runCalls(legs$, calls, baseUrl, (leg) => leg.ssrc - SSRC0, clock);
-  const port = await portP;
-  const retainedBase = retainedNow();
-  const rssBase = process.memoryUsage.rss();
-  const sender = forkRole(SCRIPT, ['--role', 'sender', '--port', String(port), '--calls', String(calls), '--seconds', String(SECONDS)]);
-  // The fallback counts from the sender's first tick, not its start (a loaded machine takes seconds to start it).
-  void nextMessage(sender, 'started').then(() => armWindow(clock, window, Math.min(8000, (SECONDS * 1000) / 2)), () => undefined);
-  const senderReport = nextMessage<SenderReport>(sender, 'sender-report');
-  await nextMessage(sender, 'ending');
-  window.stop();
-  const sent = await senderReport;
-  await run.all;
-  emu.send({ type: 'stop' });
-  const emuReport = await nextMessage<EmulatorReport>(emu, 'emulator-report');
-  if (!window.result) throw new Error('no window: the first call ended before the window started');
-
-  const lost = run.received.reduce((n, l) => n + l.stats.lost, 0);
-  const late = run.received.reduce((n, l) => n + l.stats.late, 0);
-  console.log(
-    formatResult(`rtp${frameMs !== undefined ? ` (frameMs ${frameMs})` : ''}`, {
-      calls,
-      done: run.done,
-      failures: run.failures,
-      window: window.result,
-      rssBase,
-      retainedBase,
-      latency: clock.latencies(sent.sentAt, window.result),
-      emulator: emuReport,
-      sender: sent,
-      bytesSent: calls * PACKETS * CHUNK,
-      sourceLine: `datagrams received ${sourceStats.datagrams} of ${calls * PACKETS}, jitter-buffer lost ${lost}, late ${late}, legs ${sourceStats.legs}, refused ${sourceStats.refusedLegs}`,
-      loadBefore,
-      openAtStart: window.openAtStart,
-    }),
-  );
-  process.exit(run.done === calls ? 0 : 1);
-}
-
-const counts = (values.calls ?? '100,400,1000').split(',').map(Number);
-if (values.role === 'emulator') await emulatorRole(counts[0]!);
-else if (values.role === 'sender') await senderRole(counts[0]!, Number(values.port));
-else if (values.role === 'receiver') await receiverRole(counts[0]!);
-else {
-  const pass = ['--seconds', String(SECONDS), ...(values['frame-ms'] !== undefined ? ['--frame-ms', values['frame-ms']] : [])];
-  const prof = values['cpu-prof'] !== undefined ? ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof']] : [];
-  process.exit(await sweep(SCRIPT, 'rtp', counts, pass, prof));
-}
+const sourceStats = createRtpSourceStats();
+await benchMain<CallLeg>(
+  SCRIPT,
+  {
+    name: 'rtp',
+    source: (calls, frameMs, onPort) =>
+      rtpSource({
+        maxLegs: calls,
+        // Long enough that a starved receiver does not end a leg mid-call (it would come back as a new leg).
+        idleTimeoutMs: 3000,
+        recvBufferSize: 1 << 23,
+        stats: sourceStats,
+        onListening: (a) => onPort(a.port),
+        ...(frameMs !== undefined ? { frameMs } : {}),
+      }),
+    indexOf: (leg) => leg.ssrc - SSRC0,
+    sourceLine: (calls, legs) => {
+      const lost = legs.reduce((n, l) => n + l.stats.lost, 0);
+      const late = legs.reduce((n, l) => n + l.stats.late, 0);
+      return `datagrams received ${sourceStats.datagrams} of ${calls * PACKETS}, jitter-buffer lost ${lost}, late ${late}, legs ${sourceStats.legs}, refused ${sourceStats.refusedLegs}`;
+    },
+  },
+  senderRole,
+);

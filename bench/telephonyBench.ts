@@ -4,6 +4,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
 import type { Observable } from 'rxjs';
 import WebSocket, { type ClientOptions } from 'ws';
 import { startEmulator } from '../src/emulator/index.js';
@@ -373,4 +374,90 @@ export async function sweep(script: string, name: string, counts: readonly numbe
     if (code !== 0) failed++;
   }
   return failed === 0 ? 0 : 1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The receiver and the command line, shared by both benches; only the source differs.
+
+/** What a bench's receiver needs to know about its source. */
+export interface ReceiverSpec<C extends AnalyzableCall> {
+  readonly name: string;
+  /** The source for `calls` calls, reporting its port; `frameMs` as asked on the command line. */
+  source(calls: number, frameMs: number | undefined, onPort: (port: number) => void): Observable<C>;
+  /** The sender's index of a call (its key and its row in the sender's send times). */
+  indexOf(call: C): number;
+  /** The source's own counters, once every call has ended. */
+  sourceLine(calls: number, received: readonly C[]): string;
+}
+
+/** The options every telephony bench takes (see the header of bench/rtp.ts). */
+export function benchArgs() {
+  const { values } = parseArgs({
+    options: {
+      calls: { type: 'string' },
+      seconds: { type: 'string' },
+      role: { type: 'string' },
+      port: { type: 'string' },
+      'frame-ms': { type: 'string' },
+      'cpu-prof': { type: 'string' },
+    },
+  });
+  const seconds = Number(values.seconds ?? 20);
+  return { values, seconds, chunks: seconds * 50, counts: (values.calls ?? '100,400,1000').split(',').map(Number) };
+}
+
+async function receiverRole<C extends AnalyzableCall>(script: string, spec: ReceiverSpec<C>, calls: number, seconds: number, frameMs: number | undefined): Promise<never> {
+  const chunks = seconds * 50;
+  const loadBefore = loadavg();
+  const emu = forkRole(script, ['--role', 'emulator', '--calls', String(calls)]);
+  const { baseUrl } = await nextMessage<{ type: 'emulator-ready'; baseUrl: string }>(emu, 'emulator-ready');
+  const clock = new ChunkClock(calls, chunks);
+  const window = new SteadyWindow();
+  let resolvePort!: (p: number) => void;
+  const portP = new Promise<number>((r) => (resolvePort = r));
+  const run = runCalls(spec.source(calls, frameMs, resolvePort), calls, baseUrl, (c) => spec.indexOf(c), clock);
+  const port = await portP;
+  const retainedBase = retainedNow();
+  const rssBase = process.memoryUsage.rss();
+  const sender = forkRole(script, ['--role', 'sender', '--port', String(port), '--calls', String(calls), '--seconds', String(seconds)]);
+  // The fallback counts from the sender's first tick, not its start (a loaded machine takes seconds to start it).
+  void nextMessage(sender, 'started').then(() => armWindow(clock, window, Math.min(8000, (seconds * 1000) / 2)), () => undefined);
+  const senderReport = nextMessage<SenderReport>(sender, 'sender-report');
+  await nextMessage(sender, 'ending');
+  window.stop();
+  const sent = await senderReport;
+  await run.all;
+  emu.send({ type: 'stop' });
+  const emuReport = await nextMessage<EmulatorReport>(emu, 'emulator-report');
+  if (!window.result) throw new Error('no window: the first call ended before the window started');
+  console.log(
+    formatResult(`${spec.name}${frameMs !== undefined ? ` (frameMs ${frameMs})` : ''}`, {
+      calls,
+      done: run.done,
+      failures: run.failures,
+      window: window.result,
+      rssBase,
+      retainedBase,
+      latency: clock.latencies(sent.sentAt, window.result),
+      emulator: emuReport,
+      sender: sent,
+      bytesSent: calls * chunks * CHUNK,
+      sourceLine: spec.sourceLine(calls, run.received),
+      loadBefore,
+      openAtStart: window.openAtStart,
+    }),
+  );
+  process.exit(run.done === calls ? 0 : 1);
+}
+
+/** Run the role the command line names: the sweep (default), or a receiver, emulator or sender child. */
+export async function benchMain<C extends AnalyzableCall>(script: string, spec: ReceiverSpec<C>, senderRole: (calls: number, port: number) => Promise<void>): Promise<void> {
+  const { values, seconds, counts } = benchArgs();
+  const frameMs = values['frame-ms'] !== undefined ? Number(values['frame-ms']) : undefined;
+  if (values.role === 'emulator') return emulatorRole(counts[0]!);
+  if (values.role === 'sender') return senderRole(counts[0]!, Number(values.port));
+  if (values.role === 'receiver') return receiverRole(script, spec, counts[0]!, seconds, frameMs);
+  const pass = ['--seconds', String(seconds), ...(frameMs !== undefined ? ['--frame-ms', String(frameMs)] : [])];
+  const prof = values['cpu-prof'] !== undefined ? ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof']] : [];
+  process.exit(await sweep(script, spec.name, counts, pass, prof));
 }
