@@ -113,7 +113,6 @@ export function relayMessages(url: string, options: RelayClientOptions = {}): Ob
     };
 
     const handle = (m: SseMessage): boolean => {
-      if (m.retry !== undefined) retryMs = m.retry;
       let data: unknown;
       try {
         data = JSON.parse(m.data);
@@ -197,6 +196,7 @@ export function relayMessages(url: string, options: RelayClientOptions = {}): Ob
             fail(new RelayError('malformed_frame', (err as Error).message));
             break;
           }
+          if (parser.retry !== undefined) retryMs = parser.retry;
           for (const m of messages) {
             failures = 0;
             if (!handle(m)) break;

@@ -10,8 +10,6 @@ export interface SseMessage {
   readonly data: string;
   /** The `id:` field of this message, if it had one. */
   readonly id?: string | undefined;
-  /** The `retry:` field (reconnection delay in ms), if the message had one. */
-  readonly retry?: number | undefined;
 }
 
 /**
@@ -33,7 +31,8 @@ export class SseParser {
   private event = '';
   private data: string[] = [];
   private id: string | undefined;
-  private retry: number | undefined;
+  /** The last `retry:` field seen (the reconnection delay in ms the server asked for); it applies at once, with or without data. */
+  retry: number | undefined;
   private sawCr = false;
 
   constructor(private readonly maxLineChars = 1 << 20) {}
@@ -61,11 +60,10 @@ export class SseParser {
 
   private line(line: string, out: SseMessage[]): void {
     if (line === '') {
-      if (this.data.length > 0) out.push({ event: this.event || 'message', data: this.data.join('\n'), id: this.id, retry: this.retry });
+      if (this.data.length > 0) out.push({ event: this.event || 'message', data: this.data.join('\n'), id: this.id });
       this.event = '';
       this.data = [];
       this.id = undefined;
-      this.retry = undefined;
       return;
     }
     if (line.startsWith(':')) return;
