@@ -34,8 +34,8 @@ ${AUDIO_HELP}
   --speed X         send the audio at X times live pace (default 1: real time)
   --no-open         do not open the browser; just print the URL
   --start-now       start the session at once instead of on the first page load
-  --exit-when-done  exit once the session ended and a page has been sent its final state
-                    (for tests and CI); otherwise run until Ctrl-C
+  --exit-when-done  exit once the session ended (pages connected then are sent its end
+                    first), whether a page is connected or not; otherwise run until Ctrl-C
   --scenario FILE   what the embedded emulator plays (default: FILE's stem + .scenario.json)
   --base-url URL    models API base (default SVC_BASE_URL, else the embedded emulator)
 ${REDIS_HELP}
@@ -106,8 +106,15 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   try {
     if (endpoint.emulator && scenarioPath) io.stderr.write(`svc-stream: the emulator plays ${scenarioPath}\n`);
     const stats = createSessionStats();
-    const events$ = conversationSession(fileAudio(file, values, speed), { apiKey: endpoint.apiKey, baseUrl: endpoint.baseUrl, config, stats, limiter: fleet.limiter });
-    const dashboard = await startDashboard({ events$, stats, title: basename(file), port, start: values['start-now'] ? 'now' : 'load' });
+    const dashboard = await startDashboard({
+      // The page follows the session's life cycle through onStateChange.
+      events$: ({ onStateChange }) =>
+        conversationSession(fileAudio(file, values, speed), { apiKey: endpoint.apiKey, baseUrl: endpoint.baseUrl, config, stats, limiter: fleet.limiter, onStateChange }),
+      stats,
+      title: basename(file),
+      port,
+      start: values['start-now'] ? 'now' : 'load',
+    });
     try {
       io.stdout.write(`svc-stream dashboard: ${dashboard.url}\n`);
       io.stderr.write(
