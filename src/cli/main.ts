@@ -7,10 +7,11 @@ import { dashboardCommands } from './commands/dashboard.js';
 import { emulatorCommand } from './commands/emulator.js';
 import { jobCommands } from './commands/job.js';
 import { queueCommand } from './commands/queue.js';
+import { relayCommands } from './commands/relay.js';
 import { rtpCommands } from './commands/rtp.js';
 import { argsErrorMessage, suggestOption, usageHint } from './usage.js';
 
-export const COMMANDS: readonly Command[] = [analyzeCommand, ...dashboardCommands, ...batchCommands, ...jobCommands, queueCommand, ...rtpCommands, emulatorCommand];
+export const COMMANDS: readonly Command[] = [analyzeCommand, ...dashboardCommands, ...relayCommands, ...batchCommands, ...jobCommands, queueCommand, ...rtpCommands, emulatorCommand];
 
 function version(): string {
   try {
