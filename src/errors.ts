@@ -1,6 +1,6 @@
 // The one error hierarchy. Every failure is an SvcError with a stable `code`, the HTTP
 // status or close code where there is one, the server's `detail`, and `retryable`.
-import { ErrorResponseSchema, HTTPValidationErrorSchema, type ValidationError } from './schema/batch.js';
+import { ErrorResponseSchema, HTTPValidationErrorSchema, type ValidationError } from './schema/errorBody.js';
 import { redact, redactDeep, rememberedSecrets } from './internal/redact.js';
 
 /** Every stable error code. The README lists each with its meaning. */

@@ -1,7 +1,6 @@
 // G.711 for telephony: mu-law and A-law encode/decode over Int16 samples and s16le bytes
 // (via the alawmulaw package), and operators converting audio streams both ways.
-import { endianness } from 'node:os';
-import alawmulaw from 'alawmulaw';
+import * as alawmulawModule from 'alawmulaw';
 import { Observable, type OperatorFunction } from 'rxjs';
 import { InputError } from '../errors.js';
 import type { AudioFormat, RawAudioFormat } from '../schema/audio.js';
@@ -12,7 +11,15 @@ import { operatorSubscriber } from '../internal/operate.js';
 /** The two G.711 companding laws, named like the service's raw formats. */
 export type G711Law = 'mulaw' | 'alaw';
 
-const LITTLE_ENDIAN_HOST = endianness() === 'LE';
+// alawmulaw is ESM under its `module` field (named `alaw` and `mulaw`: what a bundler for the
+// browser resolves) and a UMD bundle under `main` (what Node loads: one default export).
+const alawmulaw = ('mulaw' in alawmulawModule ? alawmulawModule : Reflect.get(alawmulawModule, 'default')) as typeof alawmulawModule;
+
+/** Whether this host stores an Int16 low byte first; asked of a typed array, so no Node call. */
+let littleEndianHost: boolean | undefined;
+function isLittleEndianHost(): boolean {
+  return (littleEndianHost ??= new Uint8Array(new Uint16Array([1]).buffer)[0] === 1);
+}
 
 /** Encode 16-bit samples to 8-bit mu-law. */
 export function mulawEncode(samples: Int16Array): Uint8Array {
@@ -34,7 +41,7 @@ export function alawDecode(bytes: Uint8Array): Int16Array {
 /** Samples of s16le bytes (an even number of them); a view when aligned on a little-endian host. */
 export function s16leSamples(bytes: Uint8Array): Int16Array {
   if (bytes.byteLength % 2 !== 0) throw new InputError('invalid_argument', `s16le data must have an even number of bytes, got ${bytes.byteLength}`);
-  if (LITTLE_ENDIAN_HOST) {
+  if (isLittleEndianHost()) {
     const aligned = bytes.byteOffset % 2 === 0 ? bytes : bytes.slice();
     return new Int16Array(aligned.buffer, aligned.byteOffset, aligned.byteLength / 2);
   }
@@ -46,7 +53,7 @@ export function s16leSamples(bytes: Uint8Array): Int16Array {
 
 /** s16le bytes of samples; a view on a little-endian host. */
 export function s16leBytes(samples: Int16Array): Uint8Array {
-  if (LITTLE_ENDIAN_HOST) return new Uint8Array(samples.buffer, samples.byteOffset, samples.byteLength);
+  if (isLittleEndianHost()) return new Uint8Array(samples.buffer, samples.byteOffset, samples.byteLength);
   const out = new Uint8Array(samples.length * 2);
   const view = new DataView(out.buffer);
   for (let i = 0; i < samples.length; i++) view.setInt16(i * 2, samples[i]!, true);

@@ -47,7 +47,8 @@ interface FfmpegInfo {
   readonly year: number | undefined;
 }
 const verified = new Map<string, Promise<FfmpegInfo>>();
-const requireHere = createRequire(import.meta.url);
+/** Made on the first package lookup, not at import: the module stays loadable where `createRequire` is missing. */
+let requireHere: NodeJS.Require | undefined;
 
 /**
  * Find a working ffmpeg, in this order: `options.ffmpegPath`, env `FFMPEG_PATH`, the
@@ -196,7 +197,7 @@ async function runVersion(path: string): Promise<FfmpegInfo> {
 function packageBinary(pkg: string): string | { reason: string } {
   let mod: unknown;
   try {
-    mod = requireHere(pkg);
+    mod = (requireHere ??= createRequire(import.meta.url))(pkg);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     return { reason: code === 'MODULE_NOT_FOUND' ? 'not installed' : `failed to load: ${err instanceof Error ? err.message : String(err)}` };

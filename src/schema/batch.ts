@@ -67,24 +67,15 @@ export const EmotionResultSchema = z
 /** The 200 response of emotion detection (§2.3, §4.2): a whole-file label plus consecutive windows. */
 export type EmotionResult = z.infer<typeof EmotionResultSchema>;
 
-/** `{ detail: string }`, the body of every batch error but 422. */
-export const ErrorResponseSchema = z.looseObject({ detail: z.string() });
-/** A batch error body `{ detail }` (§2.4); match on `detail`, not only the status (§7.2). */
-export type ErrorResponse = z.infer<typeof ErrorResponseSchema>;
-
-/** Validates one `ValidationError` of a 422 body: `loc`, `msg` and `type` (§2.4). Infers {@link ValidationError}. */
-export const ValidationErrorSchema = z.looseObject({
-  loc: z.array(z.union([z.string(), z.number().int()])),
-  msg: z.string(),
-  type: z.string(),
-});
-/** One item of a 422 body's `detail` array: where (`loc`) and why (`msg`, `type`) validation failed (§2.4). */
-export type ValidationError = z.infer<typeof ValidationErrorSchema>;
-
-/** The 422 body. */
-export const HTTPValidationErrorSchema = z.looseObject({ detail: z.array(ValidationErrorSchema) });
-/** The 422 body of a batch endpoint: `detail` is a list of {@link ValidationError} (§2.4, §7.1). */
-export type HTTPValidationError = z.infer<typeof HTTPValidationErrorSchema>;
+// The error bodies live in ./errorBody.ts (light, for src/errors.ts); exported here with the rest.
+export {
+  ErrorResponseSchema,
+  ValidationErrorSchema,
+  HTTPValidationErrorSchema,
+  type ErrorResponse,
+  type ValidationError,
+  type HTTPValidationError,
+} from './errorBody.js';
 
 /** Behavior preset catalogue (wire reference). */
 export const PresetSchema = z.looseObject({

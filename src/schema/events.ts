@@ -2,28 +2,53 @@
 // nested (`{type, clip: {...}}`) or flat (fields beside `type`); both normalise to nested.
 // Out-of-contract values inside a well-formed event are tolerated by default (EVENT_TOLERANCE,
 // docs/tolerance.md): normalised where the meaning is clear, else an `unknown` event.
-import { z } from 'zod';
+// Written with zod/mini (functions instead of methods): a page bundling the browser entry
+// carries only the zod it uses here, and none when it imports no schema (docs/browser.md).
+import * as z from 'zod/mini';
+import * as core from 'zod/v4/core';
+import en from 'zod/v4/locales/en.js';
 
-const Ms = z.number().int().min(0);
-const Score01 = z.number().min(0).max(1);
-const NullableString = z.string().nullable();
+/**
+ * `z.looseObject`, on zod core's compiled object parser. zod/mini's own object parser is the
+ * interpreted one, 3 to 8 times slower per event (bench/parse.ts); the compiled one is what
+ * classic zod uses, and it falls back to the interpreter where a page's CSP forbids `eval`.
+ */
+type Init = (inst: z.ZodMiniObject, def: z.ZodMiniObject['_zod']['def']) => void;
+const CompiledObject = /* @__PURE__ */ core.$constructor('ZodMiniObject', (inst: z.ZodMiniObject, def: z.ZodMiniObject['_zod']['def']) => {
+  (core.$ZodObjectJIT.init as Init)(inst, def);
+  (z.ZodMiniType.init as Init)(inst, def);
+  core.util.installLazyProp(inst, 'shape', (self: z.ZodMiniObject) => self._zod.def.shape, false);
+});
+/* @__NO_SIDE_EFFECTS__ */
+function looseObject<S extends core.$ZodLooseShape>(shape: S): z.ZodMiniObject<S, core.$loose> {
+  return new CompiledObject({ type: 'object', shape, catchall: z.unknown() }) as unknown as z.ZodMiniObject<S, core.$loose>;
+}
+
+// Every zod call below is marked pure: esbuild does not read zod's own annotations through the
+// namespace, and with the marks a page that imports the reducers but no parser carries no zod
+// (test/browser/bundle.test.ts checks it).
+const Ms = /* @__PURE__ */ z.int().check(/* @__PURE__ */ z.minimum(0));
+const Score01 = /* @__PURE__ */ z.number().check(/* @__PURE__ */ z.minimum(0), /* @__PURE__ */ z.maximum(1));
+const SentimentScore = /* @__PURE__ */ z.number().check(/* @__PURE__ */ z.minimum(-1), /* @__PURE__ */ z.maximum(1));
+const NullableString = /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.string());
+const Id = /* @__PURE__ */ z.string().check(/* @__PURE__ */ z.minLength(1));
 
 /**
  * Validates the payload of a `clip` event (§2.5): one finalized utterance with its
  * `clip_uuid`, text, timing and speaker; `emotion`, `accent` and `deepfake_score` are null
  * unless the matching STT option is on. Extra fields are kept. Infers {@link Clip}.
  */
-export const ClipSchema = z.looseObject({
-  clip_uuid: z.string().min(1),
-  text: z.string().optional(),
-  start_ms: Ms.optional(),
-  duration_ms: Ms.optional(),
+export const ClipSchema = /* @__PURE__ */ looseObject({
+  clip_uuid: Id,
+  text: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
+  start_ms: /* @__PURE__ */ z.optional(Ms),
+  duration_ms: /* @__PURE__ */ z.optional(Ms),
   /** A string on the wire; `null` when a server sent none (diarization off), tolerated. */
-  speaker_label: NullableString.optional(),
-  language: NullableString.optional(),
-  emotion: NullableString.optional(),
-  accent: NullableString.optional(),
-  deepfake_score: Score01.nullable().optional(),
+  speaker_label: /* @__PURE__ */ z.optional(NullableString),
+  language: /* @__PURE__ */ z.optional(NullableString),
+  emotion: /* @__PURE__ */ z.optional(NullableString),
+  accent: /* @__PURE__ */ z.optional(NullableString),
+  deepfake_score: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.nullable(Score01)),
 });
 /** A finalized utterance, the payload of a `clip` event (§2.5). */
 export type Clip = z.infer<typeof ClipSchema>;
@@ -33,15 +58,15 @@ export type Clip = z.infer<typeof ClipSchema>;
  * `end_ms` grows and `speaker_label` is null until diarization resolves it; the final
  * `clip` reuses the same `clip_uuid` (§3 rule 1). Infers {@link PartialClip}.
  */
-export const PartialClipSchema = z.looseObject({
-  clip_uuid: z.string().min(1),
-  text: z.string().optional(),
-  start_ms: Ms.optional(),
-  end_ms: Ms.nullable().optional(),
-  speaker_label: NullableString.optional(),
-  emotion: NullableString.optional(),
-  accent: NullableString.optional(),
-  deepfake_score: Score01.nullable().optional(),
+export const PartialClipSchema = /* @__PURE__ */ looseObject({
+  clip_uuid: Id,
+  text: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
+  start_ms: /* @__PURE__ */ z.optional(Ms),
+  end_ms: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.nullable(Ms)),
+  speaker_label: /* @__PURE__ */ z.optional(NullableString),
+  emotion: /* @__PURE__ */ z.optional(NullableString),
+  accent: /* @__PURE__ */ z.optional(NullableString),
+  deepfake_score: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.nullable(Score01)),
 });
 /** An in-progress utterance, the payload of a `partial_clip` event (§2.5). */
 export type PartialClip = z.infer<typeof PartialClipSchema>;
@@ -51,10 +76,10 @@ export type PartialClip = z.infer<typeof PartialClipSchema>;
  * values for an earlier `clip`. Each field present supersedes the earlier value (§3 rule 2).
  * Infers {@link ClipUpdate}.
  */
-export const ClipUpdateSchema = z.looseObject({
-  clip_uuid: z.string().min(1),
-  emotion: NullableString.optional(),
-  accent: NullableString.optional(),
+export const ClipUpdateSchema = /* @__PURE__ */ looseObject({
+  clip_uuid: Id,
+  emotion: /* @__PURE__ */ z.optional(NullableString),
+  accent: /* @__PURE__ */ z.optional(NullableString),
 });
 /** Refined values for an earlier clip, the payload of a `clip_update` event (§2.5, §3 rule 2). */
 export type ClipUpdate = z.infer<typeof ClipUpdateSchema>;
@@ -62,20 +87,20 @@ export type ClipUpdate = z.infer<typeof ClipUpdateSchema>;
 /** How the server chose a conversation type or role (§2.5): `inferred`, `auto_selected_single_option` or `default`. */
 export const SELECTION_SOURCES = ['inferred', 'auto_selected_single_option', 'default'] as const;
 /** Validates a `selection_source` value: one of {@link SELECTION_SOURCES}. */
-export const SelectionSourceSchema = z.enum(SELECTION_SOURCES);
+export const SelectionSourceSchema = /* @__PURE__ */ z.enum(SELECTION_SOURCES);
 
 /**
  * Validates the payload (`pick`) of a `conversation_type` event (§2.5): the conversation
  * type the server picked and how (`selection_source`). A new pick replaces the previous
  * one (§3 rule 3). Infers {@link ConversationTypePick}.
  */
-export const ConversationTypePickSchema = z.looseObject({
-  conversation_type_uuid: z.string().min(1),
-  name: z.string().optional(),
-  confidence: Score01.nullable().optional(),
+export const ConversationTypePickSchema = /* @__PURE__ */ looseObject({
+  conversation_type_uuid: Id,
+  name: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
+  confidence: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.nullable(Score01)),
   selection_source: SelectionSourceSchema,
-  detail: NullableString.optional(),
-  reasoning: NullableString.optional(),
+  detail: /* @__PURE__ */ z.optional(NullableString),
+  reasoning: /* @__PURE__ */ z.optional(NullableString),
 });
 /** The server's current conversation-type pick, the payload of a `conversation_type` event (§2.5, §3 rule 3). */
 export type ConversationTypePick = z.infer<typeof ConversationTypePickSchema>;
@@ -85,15 +110,15 @@ export type ConversationTypePick = z.infer<typeof ConversationTypePickSchema>;
  * one `speaker_label`. A later pick for the same speaker replaces the earlier one
  * (§3 rule 4). Infers {@link ParticipantRolePick}.
  */
-export const ParticipantRolePickSchema = z.looseObject({
-  speaker_label: z.string().min(1),
+export const ParticipantRolePickSchema = /* @__PURE__ */ looseObject({
+  speaker_label: Id,
   /** `null` (tolerated, not contract): the speaker is left unassigned. */
-  participant_role_uuid: z.string().min(1).nullable().optional(),
-  name: z.string().optional(),
-  confidence: Score01.nullable().optional(),
-  selection_source: SelectionSourceSchema.optional(),
-  detail: NullableString.optional(),
-  reasoning: NullableString.optional(),
+  participant_role_uuid: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.nullable(Id)),
+  name: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
+  confidence: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.nullable(Score01)),
+  selection_source: /* @__PURE__ */ z.optional(SelectionSourceSchema),
+  detail: /* @__PURE__ */ z.optional(NullableString),
+  reasoning: /* @__PURE__ */ z.optional(NullableString),
 });
 /** A role assigned to one speaker, the payload of a `participant_role` event (§2.5, §3 rule 4). */
 export type ParticipantRolePick = z.infer<typeof ParticipantRolePickSchema>;
@@ -103,15 +128,15 @@ export type ParticipantRolePick = z.infer<typeof ParticipantRolePickSchema>;
  * detection of one configured behavior for one speaker, with evidence clips. Emitted at
  * most once per behavior and speaker, never withdrawn (§3 rule 5). Infers {@link BehaviorDetection}.
  */
-export const BehaviorDetectionSchema = z.looseObject({
-  behavior_uuid: z.string().min(1),
-  behavior_name: z.string().optional(),
-  speaker_label: NullableString.optional(),
-  detected: z.boolean().optional(),
-  confidence: Score01.nullable().optional(),
-  evidence_clip_uuids: z.array(z.string()).optional(),
-  definitive_clip_uuid: NullableString.optional(),
-  reasoning: NullableString.optional(),
+export const BehaviorDetectionSchema = /* @__PURE__ */ looseObject({
+  behavior_uuid: Id,
+  behavior_name: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
+  speaker_label: /* @__PURE__ */ z.optional(NullableString),
+  detected: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.boolean()),
+  confidence: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.nullable(Score01)),
+  evidence_clip_uuids: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.array(/* @__PURE__ */ z.string())),
+  definitive_clip_uuid: /* @__PURE__ */ z.optional(NullableString),
+  reasoning: /* @__PURE__ */ z.optional(NullableString),
 });
 /** One behavior detected for one speaker, the payload of a `behavior_detection` event (§2.5, §3 rule 5). */
 export type BehaviorDetection = z.infer<typeof BehaviorDetectionSchema>;
@@ -121,44 +146,44 @@ export type BehaviorDetection = z.infer<typeof BehaviorDetectionSchema>;
  * topic, `sentiment_score` from -1.0 (most negative) to 1.0 (most positive). A later value
  * supersedes an earlier one for the same topic and speaker (§3 rule 6). Infers {@link TopicSentiment}.
  */
-export const TopicSentimentSchema = z.looseObject({
-  topic: z.string(),
-  speaker_label: z.string(),
-  sentiment_score: z.number().min(-1).max(1),
-  sentiment_label: z.string().optional(),
+export const TopicSentimentSchema = /* @__PURE__ */ looseObject({
+  topic: /* @__PURE__ */ z.string(),
+  speaker_label: /* @__PURE__ */ z.string(),
+  sentiment_score: SentimentScore,
+  sentiment_label: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
 });
 /** One speaker's sentiment on one topic, the payload of a `topic_sentiment` event (§2.5, §3 rule 6). */
 export type TopicSentiment = z.infer<typeof TopicSentimentSchema>;
 
 /** Validates a nested `clip` event `{ type: 'clip', clip }` (§2.5). Infers {@link ClipEvent}. */
-export const ClipEventSchema = z.looseObject({ type: z.literal('clip'), clip: ClipSchema });
+export const ClipEventSchema = /* @__PURE__ */ looseObject({ type: /* @__PURE__ */ z.literal('clip'), clip: ClipSchema });
 /** Validates a nested `partial_clip` event `{ type: 'partial_clip', partial_clip }` (§2.5). Infers {@link PartialClipEvent}. */
-export const PartialClipEventSchema = z.looseObject({ type: z.literal('partial_clip'), partial_clip: PartialClipSchema });
+export const PartialClipEventSchema = /* @__PURE__ */ looseObject({ type: /* @__PURE__ */ z.literal('partial_clip'), partial_clip: PartialClipSchema });
 /** Validates a nested `clip_update` event `{ type: 'clip_update', clip_update }` (§2.5). Infers {@link ClipUpdateEvent}. */
-export const ClipUpdateEventSchema = z.looseObject({ type: z.literal('clip_update'), clip_update: ClipUpdateSchema });
+export const ClipUpdateEventSchema = /* @__PURE__ */ looseObject({ type: /* @__PURE__ */ z.literal('clip_update'), clip_update: ClipUpdateSchema });
 /** Validates a nested `conversation_type` event `{ type: 'conversation_type', pick }` (§2.5). Infers {@link ConversationTypeEvent}. */
-export const ConversationTypeEventSchema = z.looseObject({ type: z.literal('conversation_type'), pick: ConversationTypePickSchema });
+export const ConversationTypeEventSchema = /* @__PURE__ */ looseObject({ type: /* @__PURE__ */ z.literal('conversation_type'), pick: ConversationTypePickSchema });
 /** Validates a nested `participant_role` event `{ type: 'participant_role', pick }` (§2.5). Infers {@link ParticipantRoleEvent}. */
-export const ParticipantRoleEventSchema = z.looseObject({ type: z.literal('participant_role'), pick: ParticipantRolePickSchema });
+export const ParticipantRoleEventSchema = /* @__PURE__ */ looseObject({ type: /* @__PURE__ */ z.literal('participant_role'), pick: ParticipantRolePickSchema });
 /** Validates a nested `behavior_detection` event `{ type: 'behavior_detection', detection }` (§2.5). Infers {@link BehaviorDetectionEvent}. */
-export const BehaviorDetectionEventSchema = z.looseObject({ type: z.literal('behavior_detection'), detection: BehaviorDetectionSchema });
+export const BehaviorDetectionEventSchema = /* @__PURE__ */ looseObject({ type: /* @__PURE__ */ z.literal('behavior_detection'), detection: BehaviorDetectionSchema });
 /** Validates a `topics` event: the full topic list, which replaces the previous one (§2.5, §3 rule 6). Infers {@link TopicsEvent}. */
-export const TopicsEventSchema = z.looseObject({ type: z.literal('topics'), topics: z.array(z.string()) });
+export const TopicsEventSchema = /* @__PURE__ */ looseObject({ type: /* @__PURE__ */ z.literal('topics'), topics: /* @__PURE__ */ z.array(/* @__PURE__ */ z.string()) });
 /** Validates a nested `topic_sentiment` event `{ type: 'topic_sentiment', topic_sentiment }` (§2.5). Infers {@link TopicSentimentEvent}. */
-export const TopicSentimentEventSchema = z.looseObject({ type: z.literal('topic_sentiment'), topic_sentiment: TopicSentimentSchema });
+export const TopicSentimentEventSchema = /* @__PURE__ */ looseObject({ type: /* @__PURE__ */ z.literal('topic_sentiment'), topic_sentiment: TopicSentimentSchema });
 /** Validates a `summary` event: the full summary `text` (null in some batch replies), replacing the previous one (§2.5, §3 rule 6). Infers {@link SummaryEvent}. */
-export const SummaryEventSchema = z.looseObject({ type: z.literal('summary'), text: z.string().nullable() });
+export const SummaryEventSchema = /* @__PURE__ */ looseObject({ type: /* @__PURE__ */ z.literal('summary'), text: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.string()) });
 /** Validates the `done` event: total audio duration in `duration_ms`, sent last on a clean finish (§2.5, §3). Infers {@link DoneEvent}. */
-export const DoneEventSchema = z.looseObject({ type: z.literal('done'), duration_ms: Ms });
+export const DoneEventSchema = /* @__PURE__ */ looseObject({ type: /* @__PURE__ */ z.literal('done'), duration_ms: Ms });
 /** Validates an `error` event: the server's description of a processing failure, sent before every close except 1000 (§2.5, §6). Infers {@link ErrorEvent}. */
-export const ErrorEventSchema = z.looseObject({ type: z.literal('error'), error: z.string() });
+export const ErrorEventSchema = /* @__PURE__ */ looseObject({ type: /* @__PURE__ */ z.literal('error'), error: /* @__PURE__ */ z.string() });
 /** A frame whose `type` this client does not know: passed through, never a failure. */
-export const UnknownEventSchema = z.object({
-  type: z.literal('unknown'),
-  event_type: z.string(),
-  data: z.record(z.string(), z.unknown()),
+export const UnknownEventSchema = /* @__PURE__ */ z.object({
+  type: /* @__PURE__ */ z.literal('unknown'),
+  event_type: /* @__PURE__ */ z.string(),
+  data: /* @__PURE__ */ z.record(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.unknown()),
   /** Set when `event_type` is a known type whose payload broke the contract: why it is here. */
-  reason: z.string().optional(),
+  reason: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
 });
 
 /**
@@ -166,7 +191,7 @@ export const UnknownEventSchema = z.object({
  * form, discriminated on `type` (§2.5, §6), including the client-side `unknown` kind.
  * Infers {@link ServerEvent}. To parse raw frames (flat or nested) use {@link parseServerEvent}.
  */
-export const ServerEventSchema = z.discriminatedUnion('type', [
+export const ServerEventSchema = /* @__PURE__ */ z.discriminatedUnion('type', [
   ClipEventSchema,
   PartialClipEventSchema,
   ClipUpdateEventSchema,
@@ -224,19 +249,19 @@ export const PAYLOAD_KEY = {
 } as const satisfies Partial<Record<ServerEventType, string>>;
 
 /** Event types whose payload is a scalar beside `type` in both forms. */
-const SCALAR_TYPES = new Set(['topics', 'summary', 'done', 'error']);
-const KNOWN_TYPES = new Set<string>([...Object.keys(PAYLOAD_KEY), ...SCALAR_TYPES]);
+const SCALAR_TYPES = /* @__PURE__ */ new Set(['topics', 'summary', 'done', 'error']);
+const KNOWN_TYPES = /* @__PURE__ */ new Set<string>([...Object.keys(PAYLOAD_KEY), ...SCALAR_TYPES]);
 
 /**
  * The contract's own shapes where they are narrower than what is delivered: strict mode
  * checks these, tolerant mode checks them first and warns about what it had to normalise.
  */
-const ContractEventSchema = z.discriminatedUnion('type', [
-  z.looseObject({ type: z.literal('clip'), clip: ClipSchema.extend({ speaker_label: z.string().optional() }) }),
+const ContractEventSchema = /* @__PURE__ */ z.discriminatedUnion('type', [
+  /* @__PURE__ */ looseObject({ type: /* @__PURE__ */ z.literal('clip'), clip: /* @__PURE__ */ z.extend(ClipSchema, { speaker_label: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()) }) }),
   PartialClipEventSchema,
   ClipUpdateEventSchema,
   ConversationTypeEventSchema,
-  z.looseObject({ type: z.literal('participant_role'), pick: ParticipantRolePickSchema.extend({ participant_role_uuid: z.string().min(1).optional() }) }),
+  /* @__PURE__ */ looseObject({ type: /* @__PURE__ */ z.literal('participant_role'), pick: /* @__PURE__ */ z.extend(ParticipantRolePickSchema, { participant_role_uuid: /* @__PURE__ */ z.optional(Id) }) }),
   BehaviorDetectionEventSchema,
   TopicsEventSchema,
   TopicSentimentEventSchema,
@@ -302,6 +327,18 @@ export type ParseResult =
   | { readonly ok: true; readonly event: ServerEvent; readonly warnings?: readonly EventWarning[] | undefined }
   | { readonly ok: false; readonly reason: string };
 
+/**
+ * The issues of a value `schema` refused, with zod's English messages, so a `reason` reads the
+ * same in Node and in a page (zod/mini loads no locale, and the page's global zod config is
+ * not ours to set). Only failures pay for it: a parse given a context skips the compiled fast
+ * path, so the first parse runs without one and this one re-runs a refused value.
+ */
+let english: core.ParseContext<core.$ZodIssue> | undefined;
+function englishIssues(schema: core.$ZodType, value: unknown): readonly core.$ZodIssue[] {
+  const again = core.safeParse(schema, value, (english ??= { error: en().localeError }));
+  return again.success ? [] : again.error.issues;
+}
+
 function issuePath(path: readonly PropertyKey[]): string {
   return path.length > 0 ? path.map(String).join('.') : '(root)';
 }
@@ -363,11 +400,12 @@ export function parseServerEventValue(value: unknown, options: ParseOptions = {}
   }
   const parsed = ContractEventSchema.safeParse(candidate);
   if (parsed.success) return { ok: true, event: parsed.data as ServerEvent };
-  const issue = parsed.error.issues[0];
+  const issues = englishIssues(ContractEventSchema, candidate);
+  const issue = issues[0];
   if (options.strict === true) {
     return { ok: false, reason: `${type} event: ${issuePath(issue?.path ?? [])}: ${issue?.message ?? 'invalid'}` };
   }
-  return tolerate(type, obj, candidate, key, parsed.error.issues);
+  return tolerate(type, obj, candidate, key, issues);
 }
 
 /** Tolerant mode: repair what EVENT_TOLERANCE allows, else deliver the frame as `unknown`. */
@@ -376,7 +414,7 @@ function tolerate(
   frame: Record<string, unknown>,
   candidate: Record<string, unknown>,
   key: string | undefined,
-  issues: readonly z.core.$ZodIssue[],
+  issues: readonly core.$ZodIssue[],
 ): ParseResult {
   const policy = (EVENT_TOLERANCE as Record<string, Readonly<Record<string, ToleranceAction>>>)[type] ?? {};
   const asUnknown = (path: string, reason: string): ParseResult => {
@@ -410,7 +448,7 @@ function tolerate(
   const delivered = ServerEventSchema.safeParse(repaired);
   if (!delivered.success) {
     // A repaired value still out of contract (e.g. a required speaker label that was not a number).
-    const i = delivered.error.issues[0];
+    const i = englishIssues(ServerEventSchema, repaired)[0];
     return asUnknown(issuePath(i?.path ?? []), i?.message ?? 'invalid');
   }
   return { ok: true, event: delivered.data, warnings };

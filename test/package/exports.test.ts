@@ -80,16 +80,31 @@ it('the main entry is the streaming core: it loads no other area (batch calls, j
   expect(reached).toContain('src/session/conversation.ts');
 });
 
-it('each name is exported by one entry only (the operators entry repeats the session operators it is built on)', async () => {
+/** Entries that deliberately repeat names of others: each may repeat only the entries listed. */
+const REPEATS: Readonly<Record<string, readonly string[]>> = {
+  // The operators entry repeats the session operators it is built on.
+  'svc-stream/operators': ['svc-stream'],
+  // The browser entry is the page-safe subset of the core and of the state operators.
+  'svc-stream/browser': ['svc-stream', 'svc-stream/operators'],
+};
+
+it('each name is exported by one entry only (the operators and browser entries repeat what they are built on)', async () => {
   const names = await exportNames();
-  const seen = new Map<string, string>();
+  const owners = new Map<string, string[]>();
+  for (const [spec, list] of Object.entries(names)) for (const n of list) owners.set(n, [...(owners.get(n) ?? []), spec]);
+  const allowed = (a: string, b: string) => REPEATS[a]?.includes(b) === true || REPEATS[b]?.includes(a) === true;
   const repeated: string[] = [];
-  for (const [spec, list] of Object.entries(names)) {
-    for (const n of list) {
-      const first = seen.get(n);
-      if (first !== undefined && !(spec === 'svc-stream/operators' && first === 'svc-stream')) repeated.push(`${n}: ${first} and ${spec}`);
-      seen.set(n, first ?? spec);
-    }
+  for (const [n, specs] of owners) {
+    for (let i = 0; i < specs.length; i++) for (let j = i + 1; j < specs.length; j++) if (!allowed(specs[i]!, specs[j]!)) repeated.push(`${n}: ${specs[i]} and ${specs[j]}`);
   }
   expect(repeated).toEqual([]);
+});
+
+it('the browser entry is a subset of the core and the state operators, and reaches no Node built-in', () => {
+  const reached = [...staticGraph(fileURLToPath(new URL('../../src/browser/index.ts', import.meta.url)))];
+  for (const file of reached) {
+    const text = readFileSync(file, 'utf8');
+    const bare = [...text.matchAll(/^\s*(?:import|export)\s+(?!type\s)[^;]*?from\s+'([^.'][^']*)'/gm)].map((m) => m[1]!);
+    expect({ file: file.replace(/^.*\/src\//, 'src/'), bare: bare.filter((b) => b.startsWith('node:') || !/^(rxjs|zod)(\/|$)/.test(b)) }).toEqual({ file: file.replace(/^.*\/src\//, 'src/'), bare: [] });
+  }
 });
