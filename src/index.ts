@@ -3,7 +3,8 @@
 // This entry is the streaming core (audio sources, sessions, derived state, errors); each
 // other area has an entry of its own, so `import { analyzeConversation } from 'svc-stream'`
 // loads none of them: 'svc-stream/batch', 'svc-stream/platform', 'svc-stream/telephony',
-// 'svc-stream/dashboard', 'svc-stream/fleet', 'svc-stream/operators', 'svc-stream/emulator'.
+// 'svc-stream/dashboard', 'svc-stream/fleet', 'svc-stream/operators', 'svc-stream/emulator',
+// and 'svc-stream/browser' (the page-safe subset: events, reducers, splitSession).
 /// <reference types="node" preserve="true" />
 
 // Contract: schemas of every resource, and the types derived from them.

@@ -10,7 +10,7 @@ import en from 'zod/v4/locales/en.js';
 
 /**
  * `z.looseObject`, on zod core's compiled object parser. zod/mini's own object parser is the
- * interpreted one, 3 to 8 times slower per event (bench/parse.ts); the compiled one is what
+ * interpreted one, 1.4 times slower per event (bench/parse.ts); the compiled one is what
  * classic zod uses, and it falls back to the interpreter where a page's CSP forbids `eval`.
  */
 type Init = (inst: z.ZodMiniObject, def: z.ZodMiniObject['_zod']['def']) => void;
@@ -328,13 +328,16 @@ export type ParseResult =
   | { readonly ok: false; readonly reason: string };
 
 /**
- * The issues of a value `schema` refused, with zod's English messages, so a `reason` reads the
- * same in Node and in a page (zod/mini loads no locale, and the page's global zod config is
- * not ours to set). Only failures pay for it: a parse given a context skips the compiled fast
- * path, so the first parse runs without one and this one re-runs a refused value.
+ * The issues of a value `schema` refused, with messages. They come from the global zod config,
+ * as they always did (classic zod, which the Node entries load, installs English); where no
+ * locale is loaded (zod/mini alone, as in a page) the value is parsed again with zod's English
+ * messages, so a `reason` never degrades to "Invalid input". Only refusals pay for that second
+ * parse: a parse given a context skips the compiled fast path, so the first runs without one.
  */
 let english: core.ParseContext<core.$ZodIssue> | undefined;
-function englishIssues(schema: core.$ZodType, value: unknown): readonly core.$ZodIssue[] {
+function refusedIssues(schema: core.$ZodType, value: unknown, refused: core.$ZodError): readonly core.$ZodIssue[] {
+  const global = core.config();
+  if (global.localeError !== undefined || global.customError !== undefined) return refused.issues;
   const again = core.safeParse(schema, value, (english ??= { error: en().localeError }));
   return again.success ? [] : again.error.issues;
 }
@@ -400,7 +403,7 @@ export function parseServerEventValue(value: unknown, options: ParseOptions = {}
   }
   const parsed = ContractEventSchema.safeParse(candidate);
   if (parsed.success) return { ok: true, event: parsed.data as ServerEvent };
-  const issues = englishIssues(ContractEventSchema, candidate);
+  const issues = refusedIssues(ContractEventSchema, candidate, parsed.error);
   const issue = issues[0];
   if (options.strict === true) {
     return { ok: false, reason: `${type} event: ${issuePath(issue?.path ?? [])}: ${issue?.message ?? 'invalid'}` };
@@ -448,7 +451,7 @@ function tolerate(
   const delivered = ServerEventSchema.safeParse(repaired);
   if (!delivered.success) {
     // A repaired value still out of contract (e.g. a required speaker label that was not a number).
-    const i = englishIssues(ServerEventSchema, repaired)[0];
+    const i = refusedIssues(ServerEventSchema, repaired, delivered.error)[0];
     return asUnknown(issuePath(i?.path ?? []), i?.message ?? 'invalid');
   }
   return { ok: true, event: delivered.data, warnings };
