@@ -145,7 +145,7 @@ class Reader {
   }
 
   private finish(): void {
-    if (!this.finished) this.finished = true;
+    this.finished = true;
     this.stall?.unsubscribe();
     this.hub.readers.delete(this);
     this.resolveDone();
@@ -201,7 +201,7 @@ class SessionHub implements RelaySession {
     if (this.end) return;
     this.subscription = events$.subscribe({
       next: (event) => this.append(event),
-      error: (err: unknown) => this.finishWith({ status: 'failed', error: describe(err) }),
+      error: (err: unknown) => this.finishWith({ status: 'failed', error: errorSummary(err) }),
       complete: () => this.finishWith({ status: 'done' }),
     });
   }
@@ -279,7 +279,8 @@ class SessionHub implements RelaySession {
   }
 }
 
-function describe(err: unknown): { code: string; message: string } {
+/** The failure's stable code and first line, as pages are told (SvcErrors mask secrets in their messages). */
+function errorSummary(err: unknown): { code: string; message: string } {
   const e = err as { code?: unknown; message?: unknown } | null;
   const code = typeof e?.code === 'string' ? e.code : 'error';
   const message = typeof e?.message === 'string' ? e.message.split('\n')[0]! : String(err);

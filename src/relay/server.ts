@@ -302,7 +302,8 @@ export function createRelay(options: RelayOptions): Relay {
       for (const hub of hubs.values()) hub.close();
       for (const t of timers) t.unsubscribe();
       timers.clear();
-      // Pages were sent `end`; give their sockets a moment to flush it, then cut what is left.
+      // Pages were sent `end`; give their sockets a moment (wall-clock: sockets flush in real
+      // time whatever the relay's scheduler) to flush it, then cut what is left.
       await Promise.race([Promise.all([...hubs.values()].map((h) => h.ended)), new Promise((r) => setTimeout(r, 500).unref())]);
       for (const res of responses) res.destroy();
       hubs.clear();

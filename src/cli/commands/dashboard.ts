@@ -4,6 +4,7 @@ import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { AUDIO_HELP, AUDIO_OPTIONS, fileAudio } from '../audioFlags.js';
+import { aborted, numberFlag } from '../numberFlag.js';
 import { openBrowser } from '../../dashboard/openBrowser.js';
 import { startDashboard } from '../../dashboard/server.js';
 import type { DashboardView } from '../../dashboard/view.js';
@@ -49,21 +50,6 @@ Prints the page's URL on stdout. Exit status: 0 when stopped (Ctrl-C) or, with
 function packagedSample(name: string): string | undefined {
   const path = fileURLToPath(new URL(`../../../samples/${name}`, import.meta.url));
   return existsSync(path) ? path : undefined;
-}
-
-function numberFlag(value: string | undefined, name: string, fallback: number, ok: (n: number) => boolean): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (value.trim() === '' || !ok(n)) throw new InputError('invalid_argument', `--${name} ${value}: not a valid value`, { path: name });
-  return n;
-}
-
-/** Resolves when `signal` aborts (never without one). */
-function aborted(signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) resolve();
-    signal?.addEventListener('abort', () => resolve(), { once: true });
-  });
 }
 
 async function run(argv: readonly string[], io: CliIo): Promise<number> {

@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import { basename, extname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { AUDIO_HELP, AUDIO_OPTIONS, fileAudio } from '../audioFlags.js';
+import { aborted, numberFlag } from '../numberFlag.js';
 import { InputError } from '../../errors.js';
 import { createRelay } from '../../relay/server.js';
 import type { RelayEnd } from '../../relay/protocol.js';
@@ -43,20 +44,6 @@ ${AUDIO_HELP}
 Environment: SVC_RELAY_TOKEN (the relay's token; without it one is made and printed once),
 SVC_API_KEY, SVC_BASE_URL. Prints the relay's URL on stdout. Exit status: 0 when stopped
 (Ctrl-C) or, with --exit-when-done, when every session is done; 1 when a session failed.`;
-
-function numberFlag(value: string | undefined, name: string, fallback: number, ok: (n: number) => boolean): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (value.trim() === '' || !ok(n)) throw new InputError('invalid_argument', `--${name} ${value}: not a valid value`, { path: name });
-  return n;
-}
-
-function aborted(signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) resolve();
-    signal?.addEventListener('abort', () => resolve(), { once: true });
-  });
-}
 
 async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
