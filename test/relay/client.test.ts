@@ -7,7 +7,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SessionError, splitSession, type ServerEvent } from 'svc-stream';
 import { listRelaySessions, relayEvents, relayMessages, relaySessionUrl } from '../../src/relay/client.js';
 import { createRelay, type Relay } from '../../src/relay/server.js';
-import { SseParser } from '../../src/relay/sse.js';
 
 const TOKEN = 'client-test-token';
 const clip = (i: number): ServerEvent => ({ type: 'clip', clip: { clip_uuid: `c${i}`, speaker_label: String((i % 2) + 1), text: `line ${i}`, start_ms: i * 1000, duration_ms: 900 } });
@@ -115,21 +114,5 @@ describe('relay client', () => {
     await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/sessions/x/events`;
     await expect(lastValueFrom(relayEvents(url))).rejects.toMatchObject({ code: 'malformed_frame' });
-  });
-});
-
-describe('SseParser', () => {
-  it('reads messages split anywhere, with CRLF, CR or LF, comments, ids and retry', () => {
-    const text = ': hi\r\nretry: 500\r\n\r\nid: 7\revent: event\rdata: {"a":1}\r\rdata: x\ndata: y\n\n';
-    for (let cut = 0; cut <= text.length; cut++) {
-      const p = new SseParser();
-      const got = [...p.push(text.slice(0, cut)), ...p.push(text.slice(cut))];
-      expect(got).toEqual([
-        { event: 'event', data: '{"a":1}', id: '7' },
-        { event: 'message', data: 'x\ny', id: undefined },
-      ]);
-      expect(p.retry).toBe(500);
-    }
-    expect(() => new SseParser(10).push('data: 0123456789abc')).toThrow(RangeError);
   });
 });
