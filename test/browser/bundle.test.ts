@@ -56,6 +56,14 @@ describe('the browser entry bundled by esbuild', () => {
     }
   });
 
+  it('G.711 bundles for the browser too: alawmulaw resolves to its ESM build, read by name, and no Node call is left', async () => {
+    const g711 = fileURLToPath(new URL('../../src/audio/g711.ts', import.meta.url));
+    const { code, metafile, warnings } = await bundleForBrowser(`export { mulawEncode, s16leSamples } from ${JSON.stringify(g711)};`);
+    expect(warnings).toEqual([]);
+    expect(Object.keys(metafile.inputs).filter((f) => f.includes('node_modules/alawmulaw/'))).toContain('node_modules/alawmulaw/index.js');
+    expect(code).not.toMatch(/["'`]node:[a-z_/]+["'`]/);
+  });
+
   it('an unbuildable import would be reported: the check is not vacuous', async () => {
     await expect(bundleForBrowser(`import { readFileSync } from 'node:fs'; export const x = readFileSync;`)).rejects.toThrow(/node:fs/);
   });
