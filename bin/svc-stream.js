@@ -9,7 +9,8 @@ if (!existsSync(entry)) {
 }
 const { main } = await import(entry.href);
 const controller = new AbortController();
-for (const sig of ['SIGINT', 'SIGTERM']) {
+// SIGHUP too: a closed terminal, or a wrapper (npm exec) passing its hangup on.
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.once(sig, () => controller.abort());
 }
 const code = await main(process.argv.slice(2), {

@@ -72,6 +72,8 @@ export const ERROR_CODES = [
   'relay_origin_refused',
   'relay_busy',
   'relay_gap',
+  // An optional peer dependency a feature needs is not installed
+  'missing_dependency',
 ] as const;
 /** A stable error code, one of {@link ERROR_CODES}; branch on `err.code`, not on the message. */
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -183,7 +185,7 @@ export class SessionError extends SvcError {
 /** Input refused locally, before anything was sent (config, audio parameters, files, options). */
 export class InputError extends SvcError {
   override readonly name: string = 'InputError';
-  /** Where in the input the problem is, e.g. `stt.custom_terms.3.term`. */
+  /** Where in the input the problem is: a config path such as `stt.custom_terms.3.term`, an option's name, or the file refused (`file_not_found`, `empty_file`, …). */
   readonly path: string | undefined;
   constructor(code: ErrorCode, message: string, options: SvcErrorOptions & { path?: string } = {}) {
     super(code, message, options);

@@ -132,7 +132,8 @@ export {
 export { redactUrl } from './internal/redact.js';
 
 // Audio sources: files, Node streams, async iterables, ffmpeg, framing, pacing, G.711.
-export { audioMetaOf, withAudioMeta, type AudioChunk, type AudioObservable, type AudioSourceMeta, type FlowSlot } from './audio/meta.js';
+export { AudioSource, audioMetaOf, withAudioMeta, type AudioChunk, type AudioObservable, type AudioSourceMeta, type FlowSlot } from './audio/meta.js';
+export { withAudioFormat } from './audio/withAudioFormat.js';
 export { fileSource, type FileSourceOptions } from './audio/fileSource.js';
 export { FILE_EXTENSIONS, FILE_FORMATS, type FileHandling } from './audio/fileFormats.js';
 export { probeAudioFile, type ProbeOptions, type ProbeResult } from './audio/probeAudioFile.js';
@@ -148,6 +149,7 @@ export {
 } from './audio/transcode.js';
 export type { FfmpegHeader, FfmpegSpawnInfo } from './audio/ffmpegProcess.js';
 export { resolveFfmpeg, verifyFfmpeg, type ResolvedFfmpeg, type ResolveFfmpegOptions } from './internal/ffmpegPath.js';
+export { SAMPLE_FILES, samplePath, type SampleFile } from './samples.js';
 export { frame, frameBytes, type FrameOptions } from './audio/frame.js';
 export { pace, type PaceOptions } from './audio/pace.js';
 export {
@@ -167,9 +169,11 @@ export {
 // Streaming sessions.
 export { FlowControl } from './internal/flow.js';
 export { createSessionStats, type SessionPhase, type SessionStats, type ToleranceOptions } from './session/stats.js';
+export type { AudioWarning, AudioWarningOptions } from './session/audioCheck.js';
 export { STREAMING_PATHS } from './session/url.js';
 export type { SessionState, SessionStatus, StreamingOptions, WebSocketFactory } from './session/streamingSession.js';
 export { analyzeConversation, conversationSession, configFrame, type ConversationOptions } from './session/conversation.js';
+export { recordSession, RECORDING_HEADER, type RecordSessionOptions, type RecordedEvent } from './session/recordSession.js';
 export { streamJson, JsonFrameSchema, type JsonFrame, type JsonEndpoint, type JsonStreamingOptions } from './session/jsonStreaming.js';
 
 // Derived state: the ordering rules as pure reducers, and one session split into streams.

@@ -1,31 +1,54 @@
-// Internals shared by the audio sources and operators: taking the flow-control slot,
-// forwarding it through synchronous operators, and the lazy pull loop over async iterators.
-import type { Observable, Subscriber } from 'rxjs';
+// Internals shared by the audio sources and their consumers: taking the flow control a
+// consumer left in the slot, connecting a consumer's flow control, and the lazy pull loop
+// over async iterators.
+import type { Subscriber, Subscription } from 'rxjs';
 import { AudioSourceError, SvcError } from '../errors.js';
-import type { FlowControl } from '../internal/flow.js';
-import { audioMetaOf, type AudioChunk, type FlowSlot } from './meta.js';
+import { FlowControl } from '../internal/flow.js';
+import type { AudioChunk, FlowSlot } from './meta.js';
 
 /**
- * Take the flow control for one subscription: the session's (left in the slot just before
- * it subscribed) first, the explicit option otherwise. The slot is emptied so the next
- * subscription does not inherit this one's gate.
+ * The gate of one source subscription: it follows the consumer's gate left in the slot (a
+ * session sets it just before subscribing; the slot is emptied, so the next subscription
+ * does not inherit it) and the explicit option, and is registered in
+ * the slot's `active` set while the subscription runs, so a consumer that joins it later
+ * (after `share`) can gate it too. Call it inside subscribe, before anything asynchronous.
  */
-export function takeFlow(slot: FlowSlot, explicit: FlowControl | undefined): FlowControl | undefined {
-  const flow = slot.current ?? explicit;
+export function takeFlow(slot: FlowSlot, explicit: FlowControl | undefined, subscriber: Subscriber<unknown>): FlowControl {
+  const gate = new FlowControl();
+  const given = slot.current;
   slot.current = undefined;
-  return flow;
+  if (given) subscriber.add(gate.follow(given));
+  if (explicit && explicit !== given) subscriber.add(gate.follow(explicit));
+  const active = (slot.active ??= new Set());
+  active.add(gate);
+  subscriber.add(() => active.delete(gate));
+  return gate;
 }
 
 /**
- * For an operator that transforms chunks synchronously: hand the flow control left in our
- * slot to the upstream source's slot, so pausing downstream pauses the source itself.
- * Call it inside subscribe, immediately before subscribing upstream.
+ * Subscribe to an audio observable with `flow` as its gate: leave `flow` in the source's
+ * slot while `subscribe` runs (the source subscription made meanwhile takes it), then
+ * empty the slot. When no subscription took it (the consumer joined a running one, after
+ * `share`), `flow` gates the running subscriptions of the source instead. Returns the
+ * subscription, which detaches `flow` when unsubscribed, and whether `flow` reached a source.
  */
-export function forwardFlow(upstream: Observable<unknown>, slot: FlowSlot): void {
-  const flow = slot.current;
-  slot.current = undefined;
-  const up = audioMetaOf(upstream)?.flow;
-  if (up && flow) up.current = flow;
+export function connectFlow(slot: FlowSlot | undefined, flow: FlowControl, subscribe: () => Subscription): { subscription: Subscription; connected: boolean } {
+  if (slot === undefined) return { subscription: subscribe(), connected: false };
+  slot.current = flow;
+  let subscription: Subscription;
+  let taken = false;
+  try {
+    subscription = subscribe();
+  } finally {
+    // A source of its own making may take the gate from the slot without following it.
+    taken = slot.current !== flow;
+    if (!taken) slot.current = undefined;
+  }
+  if (!taken && !flow.connected) for (const gate of slot.active ?? []) subscription.add(gate.follow(flow));
+  // A subscription that already ended (an error on subscribe) needs no gate.
+  const connected = taken || flow.connected || subscription.closed;
+  subscription.add(() => flow.detach());
+  return { subscription, connected };
 }
 
 /** The chunk as bytes, or a typed error: a string or object in an audio stream is a bug upstream. */

@@ -6,7 +6,7 @@ import type prism from 'prism-media';
 import { Observable, type Subscription } from 'rxjs';
 import { AudioSourceError, SvcError } from '../errors.js';
 import { FlowControl } from '../internal/flow.js';
-import { pullIterator, sourceError } from './audioInternals.js';
+import { connectFlow, pullIterator, sourceError } from './audioInternals.js';
 import { resolveFfmpeg } from '../internal/ffmpegPath.js';
 import { audioMetaOf, type AudioChunk } from './meta.js';
 
@@ -216,9 +216,7 @@ export function runFfmpeg(options: RunFfmpegOptions): Observable<AudioChunk> {
  */
 function feedObservable(source: Observable<Uint8Array>, stdin: NodeJS.WritableStream & { destroyed?: boolean; writableLength?: number }, onError: (err: unknown) => void): Subscription {
   const gate = new FlowControl();
-  const slot = audioMetaOf(source)?.flow;
-  if (slot) slot.current = gate;
-  return source.subscribe({
+  return connectFlow(audioMetaOf(source)?.flow, gate, () => source.subscribe({
     next: (chunk) => {
       if (stdin.destroyed) return;
       if (!stdin.write(chunk) && !gate.paused) {
@@ -230,7 +228,7 @@ function feedObservable(source: Observable<Uint8Array>, stdin: NodeJS.WritableSt
     complete: () => {
       if (!stdin.destroyed) stdin.end();
     },
-  });
+  })).subscription;
 }
 
 // prism-media (several MB once loaded) loads with the first ffmpeg run, not with the package.

@@ -50,7 +50,7 @@ export interface FileSourceOptions {
   readonly ffmpegPath?: string | undefined;
   /** Bytes per read from disk for passthrough files (default 64 KiB). */
   readonly chunkSize?: number | undefined;
-  /** A gate to honour when no session left one in the flow slot. */
+  /** A gate to honour as well as the session's (for an operator in between that drops the metadata; the same one goes to the session as `flow`). */
   readonly flow?: FlowControl | undefined;
   /** Called with the pid and command line when ffmpeg transcodes. */
   readonly onSpawn?: ((info: FfmpegSpawnInfo) => void) | undefined;
@@ -104,7 +104,7 @@ export function fileSource(path: string, options: FileSourceOptions = {}): Audio
 
   const slot: FlowSlot = { current: undefined };
   const read = new Observable<AudioChunk>((subscriber) => {
-    const flow = takeFlow(slot, options.flow);
+    const flow = takeFlow(slot, options.flow, subscriber);
     let inner: Subscription | undefined;
     let closed = false;
     const check = options.probe !== false;
@@ -139,8 +139,8 @@ export function fileSource(path: string, options: FileSourceOptions = {}): Audio
                     onHeader: (header) => options.onInput?.(header),
                     failedBeforeOutput: (tail, code) =>
                       unknownExtension
-                        ? new InputError('unsupported_format', `${path}: ffmpeg cannot read it as audio (extension '${extension || '(none)'}' is not one of §2.1)${tail ? `\n${tail}` : ''}`, { path: 'path', detail: { exitCode: code, stderr: tail } })
-                        : new InputError('corrupt_audio', `audio file cannot be decoded: ${path}${tail ? `\n${tail}` : ''}`, { path: 'path', detail: { exitCode: code, stderr: tail } }),
+                        ? new InputError('unsupported_format', `${path}: ffmpeg cannot read it as audio (extension '${extension || '(none)'}' is not one of §2.1)${tail ? `\n${tail}` : ''}`, { path, detail: { exitCode: code, stderr: tail } })
+                        : new InputError('corrupt_audio', `audio file cannot be decoded: ${path}${tail ? `\n${tail}` : ''}`, { path, detail: { exitCode: code, stderr: tail } }),
                   }
                 : {},
             )

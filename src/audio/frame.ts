@@ -1,9 +1,8 @@
 // Re-chunking raw audio into frames of a fixed duration, on sample-frame boundaries.
-import { Observable, type OperatorFunction } from 'rxjs';
+import type { OperatorFunction } from 'rxjs';
 import { InputError } from '../errors.js';
 import { bytesPerFrame, isRawFormat, type RawAudioFormat } from '../schema/audio.js';
-import { forwardFlow } from './audioInternals.js';
-import { audioMetaOf, withAudioMeta, type AudioChunk, type FlowSlot } from './meta.js';
+import { AudioSource, audioMetaOf, type AudioChunk } from './meta.js';
 import { operatorSubscriber } from '../internal/operate.js';
 
 /** Options of {@link frame}: the frame duration and, when upstream does not carry it, the raw format. */
@@ -56,10 +55,13 @@ export function frame(options: FrameOptions = {}): OperatorFunction<Uint8Array, 
   if (options.format) frameBytes(options.format, ms);
   else if (!Number.isFinite(ms) || ms <= 0) throw new InputError('invalid_argument', `frame ms must be a positive number, got ${ms}`, { path: 'ms' });
   return (upstream) => {
-    const upstreamFormat = audioMetaOf(upstream)?.format;
+    const upstreamMeta = audioMetaOf(upstream);
+    const upstreamFormat = upstreamMeta?.format;
     const format = options.format ?? (isRawFormat(upstreamFormat) ? upstreamFormat : undefined);
-    const slot: FlowSlot = { current: undefined };
-    const framed = new Observable<AudioChunk>((subscriber) => {
+    // The upstream's flow slot, as is: framing subscribes upstream synchronously, so a
+    // session's gate reaches the source itself.
+    const flow = upstreamMeta?.flow;
+    return new AudioSource<AudioChunk>({ ...(format ? { format } : {}), ...(flow ? { flow } : {}) }, (subscriber) => {
       if (!format) {
         subscriber.error(new InputError('invalid_argument', 'frame() needs a raw audio format: pass { format } or use a source that carries one', { path: 'format' }));
         return;
@@ -67,7 +69,6 @@ export function frame(options: FrameOptions = {}): OperatorFunction<Uint8Array, 
       const size = frameBytes(format, ms);
       let pending: Uint8Array | undefined;
       let filled = 0;
-      forwardFlow(upstream, slot);
       return upstream.subscribe(operatorSubscriber<AudioChunk>(subscriber, {
         next: (chunk) => {
           let offset = 0;
@@ -99,6 +100,5 @@ export function frame(options: FrameOptions = {}): OperatorFunction<Uint8Array, 
         },
       }));
     });
-    return withAudioMeta(framed, { ...(format ? { format } : {}), flow: slot });
   };
 }

@@ -12,8 +12,8 @@ export interface FromAsyncIterableOptions {
   /** What the bytes are, so the session need not be told again. */
   readonly format?: AudioFormat | undefined;
   /**
-   * A gate to honour when no session left one in the flow slot (for example when other
-   * operators sit between this source and the session and you share one FlowControl).
+   * A gate to honour as well as the session's (for example when an operator between this
+   * source and the session drops the metadata, and you share one FlowControl).
    */
   readonly flow?: FlowControl | undefined;
 }
@@ -45,7 +45,7 @@ export function fromAsyncIterable(iterable: AsyncIterable<Uint8Array>, options: 
   const slot: FlowSlot = { current: undefined };
   let consumed = false;
   const source = new Observable<AudioChunk>((subscriber) => {
-    const flow = takeFlow(slot, options.flow);
+    const flow = takeFlow(slot, options.flow, subscriber);
     let iterator: AsyncIterator<unknown>;
     try {
       iterator = iterable[Symbol.asyncIterator]();

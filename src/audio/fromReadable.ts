@@ -12,7 +12,7 @@ import { withAudioMeta, type AudioChunk, type AudioObservable, type FlowSlot } f
 export interface FromReadableOptions {
   /** What the bytes are, so the session need not be told again. */
   readonly format?: AudioFormat | undefined;
-  /** A gate to honour when no session left one in the flow slot. */
+  /** A gate to honour as well as the session's (for an operator in between that drops the metadata; the same one goes to the session as `flow`). */
   readonly flow?: FlowControl | undefined;
 }
 
@@ -45,7 +45,7 @@ export function fromReadable(stream: Readable, options: FromReadableOptions = {}
   const slot: FlowSlot = { current: undefined };
   let consumed = false;
   const source = new Observable<AudioChunk>((subscriber) => {
-    const flow = takeFlow(slot, options.flow);
+    const flow = takeFlow(slot, options.flow, subscriber);
     if (consumed || stream.readableEnded || stream.destroyed) {
       subscriber.error(new AudioSourceError('source_error', 'this Readable was already consumed (a Node stream can be read once); create a new source for each subscription'));
       return;

@@ -1,11 +1,10 @@
 // G.711 for telephony: mu-law and A-law encode/decode over Int16 samples and s16le bytes
 // (via the alawmulaw package), and operators converting audio streams both ways.
 import * as alawmulawModule from 'alawmulaw';
-import { Observable, type OperatorFunction } from 'rxjs';
+import type { OperatorFunction, Subscriber, TeardownLogic } from 'rxjs';
 import { InputError } from '../errors.js';
 import type { AudioFormat, RawAudioFormat } from '../schema/audio.js';
-import { forwardFlow } from './audioInternals.js';
-import { audioMetaOf, withAudioMeta, type AudioChunk, type FlowSlot } from './meta.js';
+import { AudioSource, audioMetaOf, type AudioChunk, type AudioSourceMeta } from './meta.js';
 import { operatorSubscriber } from '../internal/operate.js';
 
 /** The two G.711 companding laws, named like the service's raw formats. */
@@ -82,6 +81,15 @@ function withFormat(format: AudioFormat | undefined, audio_format: RawAudioForma
 }
 
 /**
+ * The converted stream: the new format, and the upstream's flow slot as is (the conversion
+ * subscribes upstream synchronously, so a session's gate reaches the source itself).
+ */
+function converted(upstream: AudioSourceMeta | undefined, format: RawAudioFormat | undefined, subscribe: (subscriber: Subscriber<AudioChunk>) => TeardownLogic): AudioSource<AudioChunk> {
+  const flow = upstream?.flow;
+  return new AudioSource<AudioChunk>({ ...(format ? { format } : {}), ...(flow ? { flow } : {}) }, subscribe);
+}
+
+/**
  * Convert an s16le stream to G.711 (`mulaw` or `alaw`), for telephony.
  *
  * - One output byte per input sample; a sample split across two chunks is carried over, so
@@ -102,16 +110,15 @@ function withFormat(format: AudioFormat | undefined, audio_format: RawAudioForma
  */
 export function toG711(law: G711Law): OperatorFunction<Uint8Array, Uint8Array> {
   return (upstream) => {
-    const format = audioMetaOf(upstream)?.format;
-    const slot: FlowSlot = { current: undefined };
-    const out = new Observable<AudioChunk>((subscriber) => {
+    const meta = audioMetaOf(upstream);
+    const format = meta?.format;
+    const out = (subscriber: Subscriber<AudioChunk>): TeardownLogic => {
       const bad = checkInput(format, 's16le', `toG711('${law}')`);
       if (bad) {
         subscriber.error(bad);
         return;
       }
       let carry: number | undefined;
-      forwardFlow(upstream, slot);
       return upstream.subscribe(operatorSubscriber<AudioChunk>(subscriber, {
         next: (chunk) => {
           let bytes = chunk;
@@ -129,9 +136,8 @@ export function toG711(law: G711Law): OperatorFunction<Uint8Array, Uint8Array> {
           if (bytes.byteLength > 0) subscriber.next(encodeG711(law, bytes));
         },
       }));
-    });
-    const outFormat = withFormat(format, law);
-    return withAudioMeta(out, { ...(outFormat ? { format: outFormat } : {}), flow: slot });
+    };
+    return converted(meta, withFormat(format, law), out);
   };
 }
 
@@ -156,22 +162,20 @@ export function toG711(law: G711Law): OperatorFunction<Uint8Array, Uint8Array> {
  */
 export function fromG711(law: G711Law): OperatorFunction<Uint8Array, Uint8Array> {
   return (upstream) => {
-    const format = audioMetaOf(upstream)?.format;
-    const slot: FlowSlot = { current: undefined };
-    const out = new Observable<AudioChunk>((subscriber) => {
+    const meta = audioMetaOf(upstream);
+    const format = meta?.format;
+    const out = (subscriber: Subscriber<AudioChunk>): TeardownLogic => {
       const bad = checkInput(format, law, `fromG711('${law}')`);
       if (bad) {
         subscriber.error(bad);
         return;
       }
-      forwardFlow(upstream, slot);
       return upstream.subscribe(operatorSubscriber<AudioChunk>(subscriber, {
         next: (chunk) => {
           if (chunk.byteLength > 0) subscriber.next(decodeG711(law, chunk));
         },
       }));
-    });
-    const outFormat = withFormat(format, 's16le');
-    return withAudioMeta(out, { ...(outFormat ? { format: outFormat } : {}), flow: slot });
+    };
+    return converted(meta, withFormat(format, 's16le'), out);
   };
 }

@@ -4,6 +4,7 @@ import { asyncScheduler, Observable, type OperatorFunction, type SchedulerLike, 
 import { InputError } from '../errors.js';
 import { bytesPerSecond, bytesToMs, isRawFormat, type RawAudioFormat } from '../schema/audio.js';
 import { FlowControl } from '../internal/flow.js';
+import { connectFlow } from './audioInternals.js';
 import { audioMetaOf, withAudioMeta, type AudioChunk } from './meta.js';
 import { operatorSubscriber } from '../internal/operate.js';
 
@@ -114,8 +115,7 @@ export function pace(options: PaceOptions = {}): OperatorFunction<Uint8Array, Ui
         }
       };
 
-      if (upstreamSlot) upstreamSlot.current = gate;
-      const sub = upstream.subscribe(operatorSubscriber<AudioChunk>(subscriber, {
+      const { subscription: sub } = connectFlow(upstreamSlot, gate, () => upstream.subscribe(operatorSubscriber<AudioChunk>(subscriber, {
         next: (chunk) => {
           if (start === undefined) start = scheduler.now();
           queue.push({ chunk, deadline: deadlineOf(total) });
@@ -129,7 +129,7 @@ export function pace(options: PaceOptions = {}): OperatorFunction<Uint8Array, Ui
           if (start === undefined) subscriber.complete();
           else if (!pending) drain();
         },
-      }));
+      })));
       return () => {
         pending?.unsubscribe();
         sub.unsubscribe();

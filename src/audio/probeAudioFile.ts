@@ -58,26 +58,26 @@ export async function probeAudioFile(path: string, options: ProbeOptions = {}): 
   let size: number;
   try {
     const s = await stat(path);
-    if (!s.isFile()) throw new InputError('invalid_argument', `${path} is not a regular file`, { path: 'path' });
+    if (!s.isFile()) throw new InputError('invalid_argument', `${path} is not a regular file`, { path });
     size = s.size;
   } catch (err) {
     if (err instanceof InputError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') throw new InputError('file_not_found', `audio file not found: ${path}`, { path: 'path', cause: err });
-    throw new InputError('invalid_argument', `cannot read ${path}: ${(err as Error).message}`, { path: 'path', cause: err });
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw new InputError('file_not_found', `audio file not found: ${path}`, { path, cause: err });
+    throw new InputError('invalid_argument', `cannot read ${path}: ${(err as Error).message}`, { path, cause: err });
   }
-  if (size === 0) throw new InputError('empty_file', `audio file is empty: ${path}`, { path: 'path' });
+  if (size === 0) throw new InputError('empty_file', `audio file is empty: ${path}`, { path });
 
   const extension = extname(path).toLowerCase();
   const handling = FILE_FORMATS[extension];
   if (!handling && !options.transcoding) {
-    throw new InputError('unsupported_format', `unsupported audio file extension '${extension || '(none)'}' for ${path}. Supported: ${FILE_EXTENSIONS.join(' ')} (or pass transcode: true to let ffmpeg read it)`, { path: 'path' });
+    throw new InputError('unsupported_format', `unsupported audio file extension '${extension || '(none)'}' for ${path}. Supported: ${FILE_EXTENSIONS.join(' ')} (or pass transcode: true to let ffmpeg read it)`, { path });
   }
   if (options.decode === false) return { path, size, extension, handling, demuxer: undefined };
 
   const demuxer = await decodeCheck(path, options);
   if (!options.transcoding && handling?.mode === 'passthrough' && !demuxerMatches(handling.format, demuxer)) {
-    throw new InputError('unsupported_format', `${path} has the extension ${extension} but holds '${demuxer}' data; rename it or pass transcode: true`, { path: 'path', detail: { demuxer } });
+    throw new InputError('unsupported_format', `${path} has the extension ${extension} but holds '${demuxer}' data; rename it or pass transcode: true`, { path, detail: { demuxer } });
   }
   return { path, size, extension, handling, demuxer };
 }
@@ -99,7 +99,7 @@ async function decodeCheck(path: string, options: ProbeOptions): Promise<string>
   if (code !== 0) {
     const lines = stderr.trim().split('\n').filter((l) => l.trim().length > 0);
     const tail = lines.slice(-STDERR_LINES).join('\n');
-    throw new InputError('corrupt_audio', `audio file cannot be decoded: ${path}${tail ? `\n${tail}` : ''}`, { path: 'path', detail: { exitCode: code, stderr: tail } });
+    throw new InputError('corrupt_audio', `audio file cannot be decoded: ${path}${tail ? `\n${tail}` : ''}`, { path, detail: { exitCode: code, stderr: tail } });
   }
   return /^Input #0, (.+?), from /m.exec(stderr)?.[1] ?? 'unknown';
 }

@@ -40,7 +40,7 @@ export interface TranscodeOptions extends TranscodeTarget {
    * form reads it from the upstream observable's metadata when it is not given.
    */
   readonly inputFormat?: AudioFormat | undefined;
-  /** A gate to honour when no session left one in the flow slot. */
+  /** A gate to honour as well as the session's (for an operator in between that drops the metadata; the same one goes to the session as `flow`). */
   readonly flow?: FlowControl | undefined;
   /** Called with the pid and command line once ffmpeg runs. */
   readonly onSpawn?: ((info: FfmpegSpawnInfo) => void) | undefined;
@@ -96,7 +96,7 @@ function ffmpegSource(input: FfmpegInput, options: TranscodeOptions, inputFormat
   const slot: FlowSlot = { current: undefined };
   let consumed = false;
   const source = new Observable<AudioChunk>((subscriber) => {
-    const flow = takeFlow(slot, options.flow);
+    const flow = takeFlow(slot, options.flow, subscriber);
     if (input.kind === 'readable') {
       if (consumed || input.stream.readableEnded || input.stream.destroyed) {
         subscriber.error(new AudioSourceError('source_error', 'this Readable was already consumed (a Node stream can be read once); create a new source for each subscription'));

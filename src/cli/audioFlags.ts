@@ -107,7 +107,7 @@ export async function prepareUpload(file: string, values: AudioFlagValues, accep
   });
   if (failure !== undefined) {
     await rm(dir, { recursive: true, force: true });
-    throw new InputError('unsupported_format', `${file}: ffmpeg cannot read it as audio${failure ? `\n${failure}` : ''}`, { path: 'path' });
+    throw new InputError('unsupported_format', `${file}: ffmpeg cannot read it as audio${failure ? `\n${failure}` : ''}`, { path: file });
   }
   return { path: out, converted: true, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }

@@ -10,7 +10,7 @@ export interface CliIo {
   readonly stderr: Writable & { isTTY?: boolean };
   readonly stdin: Readable;
   readonly env: NodeJS.ProcessEnv;
-  /** Aborted on SIGINT. */
+  /** Aborted on SIGINT, SIGTERM or SIGHUP. */
   readonly signal?: AbortSignal | undefined;
 }
 

@@ -94,6 +94,8 @@ export class TerminalView {
     private readonly out: Writable & { columns?: number | undefined },
     private readonly color: boolean,
     private readonly now: () => number = Date.now,
+    /** Where the results come from, when it is not the service: shown in the status area and the summary. */
+    private readonly sourceNote?: string | undefined,
   ) {}
 
   /** The terminal's width, or undefined when it reports none (0 means unknown, not zero). */
@@ -133,6 +135,7 @@ export class TerminalView {
   private statusLines(s: ConversationSnapshot, stats: SessionStats, progress: AudioProgress): string[] {
     const phase = stats.phase === 'error' ? this.style(['bold', 'red'], 'error') : stats.phase === 'done' ? this.style(['bold', 'green'], 'done') : this.style('bold', stats.phase);
     const lines = [`${this.style('cyan', '●')} ${phase}  ${progressText(progress)}  ${this.style('dim', `${stats.eventsReceived} events`)}`];
+    if (this.sourceNote) lines.push(this.style('yellow', this.sourceNote));
     const type = s.conversation.type;
     const roles = [...s.conversation.roles].map((r) => `${r.speaker_label}=${r.name ?? r.participant_role_uuid ?? '?'}`);
     if (type || roles.length > 0) lines.push(`type: ${type ? (type.name ?? type.conversation_type_uuid) : '—'}   roles: ${roles.join(' ') || '—'}`);
@@ -196,7 +199,8 @@ export class TerminalView {
     const phase = stats.phase === 'done' ? this.style('green', 'done') : stats.phase === 'error' ? this.style('red', 'failed') : stats.phase;
     const duration = s.aggregates.audioDurationMs ?? progress.durationMs;
     row('session', `${phase}${duration !== undefined && duration !== null ? `, ${clock(duration)} of audio` : ''} in ${clock(progress.elapsedMs)}`);
-    if (clips.length > 0 && clips.every((c) => !c.text)) {
+    if (this.sourceNote) row('source', this.style('yellow', this.sourceNote.replace(/^source: /, '')));
+    else if (clips.length > 0 && clips.every((c) => !c.text)) {
       this.out.write(this.style('dim', 'No clip has text: the emulator does not transcribe. Give it a scenario file (--scenario) or use the real service.\n'));
     }
   }

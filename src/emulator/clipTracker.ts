@@ -131,13 +131,16 @@ export class ClipTracker {
     this.open.delete(channel);
     const fresh = turn && !this.used.has(turn) ? turn : undefined;
     if (fresh) this.used.add(fresh);
+    // The speaker is picked before the count moves on: with `mono_speakers: 'alternate'` the
+    // first clip is speaker 1, and a clip's final agrees with its partials.
+    const speakerLabel = this.speakerFor(channel, turn);
     this.hooks.clip({
       index: this.clipCount++,
       uuid,
       channel,
       startMs: start,
       endMs: Math.max(start, end),
-      speakerLabel: this.speakerFor(channel, turn),
+      speakerLabel,
       text: fresh?.text ?? '',
       turn,
     });

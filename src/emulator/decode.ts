@@ -86,26 +86,8 @@ export const CONTAINER_DEMUXERS: Readonly<Record<ContainerFormat, string>> = {
   aiff: 'aiff',
 };
 
-/**
- * Recognise a self-describing format from its first bytes, the way the service auto-detects
- * (§4.3). Undefined when the bytes are none of the accepted formats (MP4 included: the
- * streaming endpoint does not take it) or too short to tell (under 12 bytes).
- */
-export function sniffContainer(head: Uint8Array): ContainerFormat | undefined {
-  if (head.length < 12) return undefined;
-  const b = Buffer.from(head.buffer, head.byteOffset, head.byteLength);
-  const ascii = (from: number, to: number) => b.toString('latin1', from, to);
-  if (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WAVE') return 'wav';
-  if (ascii(0, 4) === 'FORM' && (ascii(8, 12) === 'AIFF' || ascii(8, 12) === 'AIFC')) return 'aiff';
-  if (ascii(0, 4) === 'OggS') return 'ogg';
-  if (ascii(0, 4) === 'fLaC') return 'flac';
-  if (b[0] === 0x1a && b[1] === 0x45 && b[2] === 0xdf && b[3] === 0xa3) return 'webm';
-  if (ascii(0, 4) === 'ADIF') return 'aac';
-  if (ascii(0, 3) === 'ID3') return 'mp3';
-  if (b[0] === 0xff && (b[1]! & 0xf6) === 0xf0) return 'aac'; // ADTS: sync, layer 00
-  if (b[0] === 0xff && (b[1]! & 0xe0) === 0xe0 && (b[1]! & 0x06) !== 0) return 'mp3'; // MPEG audio frame sync
-  return undefined;
-}
+// The service's auto-detection, shared with the client's check of audio without a format.
+export { sniffContainer } from '../internal/sniffContainer.js';
 
 /**
  * Decode a container incrementally: bytes go into one ffmpeg process as they arrive and

@@ -35,8 +35,9 @@ export interface MultipartOptions {
   /** Most parts in one body; one more is a MultipartError. Default {@link DEFAULT_MAX_PARTS}. */
   readonly maxParts?: number | undefined;
   /**
-   * Bytes of every part that is not spooled (text fields, other file parts), together; one more
-   * is a MultipartError. Default {@link DEFAULT_MAX_FIELD_BYTES}.
+   * Bytes of every text part (the fields, kept in memory), together; one more is a
+   * MultipartError. Default {@link DEFAULT_MAX_FIELD_BYTES}. File parts that are not spooled
+   * are discarded as they arrive, bounded together by `maxFileBytes`.
    */
   readonly maxFieldBytes?: number | undefined;
 }
@@ -147,8 +148,10 @@ export async function parseMultipart(req: IncomingMessage, boundary: string, opt
   let part: { headers: PartHeaders; file?: { out: WriteStream; path: string; size: number; kept: number }; text?: Buffer[] } | undefined;
   let fileCount = 0;
   let partCount = 0;
-  /** Bytes of every part that is not spooled, together. */
+  /** Bytes of every text part, together. */
   let otherBytes = 0;
+  /** Bytes of the file parts that are not spooled, together: counted, not kept. */
+  let discardedBytes = 0;
   // A function, not a comparison, because `step` moves the state behind the compiler's back.
   const finished = (): boolean => state === 'epilogue';
 
@@ -163,6 +166,13 @@ export async function parseMultipart(req: IncomingMessage, boundary: string, opt
   const emitData = async (data: Buffer): Promise<void> => {
     if (!part || data.length === 0) return;
     if (part.file) return writeFile(part.file, data);
+    if (!part.text) {
+      // A file part nobody reads (`-F file=@call.wav`): discarded as it arrives, never held,
+      // so it costs no memory; its bytes together are bounded like an upload's.
+      discardedBytes += data.length;
+      if (discardedBytes > options.maxFileBytes) throw new MultipartError(`the file parts other than ${[...spool].join(', ')} exceed ${options.maxFileBytes} bytes`);
+      return;
+    }
     otherBytes += data.length;
     if (otherBytes > maxField) throw new MultipartError(`the parts other than ${[...spool].join(', ')} exceed ${maxField} bytes`);
     part.text?.push(Buffer.from(data));

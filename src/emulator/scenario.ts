@@ -2,6 +2,7 @@
 // exactly when to emit it, timed against audio received, not wall clock.
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
+import { isRecording, recordingScenario } from './recording.js';
 
 const Json = z.record(z.string(), z.unknown());
 const Ms = z.number().min(0);
@@ -148,9 +149,13 @@ export function analysisEnabled(s: Scenario): boolean {
   return s.analysis ?? s.steps.length === 0;
 }
 
-/** Read and validate a scenario JSON file. */
+/**
+ * Read and validate a scenario JSON file, or a recorded session (NDJSON from `recordSession` or
+ * `svc-stream analyze --record`), which replays its events in step with the audio.
+ */
 export async function loadScenarioFile(path: string): Promise<Scenario> {
   const text = await readFile(path, 'utf8');
+  if (isRecording(text)) return ScenarioSchema.parse(recordingScenario(text, path));
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -8,6 +8,7 @@ import { detectAudioEvents, detectEmotion } from '../batch/calls.js';
 import type { BatchOptions } from '../batch/request.js';
 import type { RetryPolicy } from '../batch/retry.js';
 import { InputError, SvcError } from '../errors.js';
+import { importOptional } from '../internal/optionalPackage.js';
 import { connectRedis, createRedisLimits, redactRedisUrl, redisError, resolveRedisUrl, type RedisLimits } from './redisLimiter.js';
 
 /** The models a queue job can ask for. */
@@ -90,7 +91,7 @@ function connectionOf(url: string, extra: Record<string, unknown> = {}): { url: 
 }
 
 async function bullmq(): Promise<typeof import('bullmq')> {
-  return import('bullmq');
+  return importOptional('bullmq', 'the batch queue', ['bullmq', 'ioredis'], () => import('bullmq'));
 }
 
 function storedError(err: unknown): StoredError {
@@ -132,9 +133,9 @@ function outcomeOf(job: Job<BatchJobData>, state: string): BatchJobOutcome {
 export async function createBatchQueue(options: BatchQueueOptions = {}): Promise<BatchQueue> {
   const url = resolveRedisUrl(options.url);
   const name = options.name ?? DEFAULT_QUEUE;
+  const { Queue } = await bullmq();
   // BullMQ waits out an unreachable Redis forever; ask once first, to fail fast and typed.
   (await connectRedis(url)).disconnect();
-  const { Queue } = await bullmq();
   const queue: Queue<BatchJobData> = new Queue<BatchJobData>(name, {
     connection: connectionOf(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 5000 }),
     ...(options.prefix ? { prefix: options.prefix } : {}),
@@ -277,6 +278,10 @@ export async function runBatchWorker(options: BatchWorkerOptions = {}): Promise<
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new InputError('invalid_argument', `concurrency must be a positive integer, got ${concurrency}`, { path: 'concurrency' });
   const redisDownMs = options.redisDownMs ?? 15_000;
 
+  // Every package a worker needs, checked before anything connects.
+  const needs = ['bullmq', 'ioredis', 'redis-semaphore'];
+  await importOptional('bullmq', 'a batch worker', needs, () => import('bullmq'));
+  await importOptional('redis-semaphore', 'a batch worker', needs, () => import('redis-semaphore'));
   const client: Redis = await connectRedis(url);
   let limits: RedisLimits | undefined;
   let worker: Worker<BatchJobData> | undefined;

@@ -6,7 +6,11 @@ import type { Semaphore as RedisSemaphore } from 'redis-semaphore';
 import { Semaphore } from '../batch/semaphore.js';
 import { InputError, SvcError } from '../errors.js';
 import type { ConcurrencyLimiter, LimiterLease, LimiterSource, LimiterTarget } from '../internal/limiter.js';
+import { importOptional } from '../internal/optionalPackage.js';
 import { redact } from '../internal/redact.js';
+
+/** The optional peer dependencies of {@link createRedisLimits}. */
+const FLEET_LIMIT_PACKAGES = ['ioredis', 'redis-semaphore'] as const;
 
 /** How the shared limits behave. Every field is optional. */
 export interface RedisLimitsOptions {
@@ -76,7 +80,7 @@ export function resolveRedisUrl(url: string | undefined, env: NodeJS.ProcessEnv 
 
 /** Connect an ioredis client that fails commands at once while disconnected (no silent queueing). */
 export async function connectRedis(url: string, extra: RedisOptions = {}): Promise<Redis> {
-  const { Redis: RedisClient } = await import('ioredis');
+  const { Redis: RedisClient } = await importOptional('ioredis', 'svc-stream/fleet', ['ioredis'], () => import('ioredis'));
   const opts: RedisOptions = { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 5000, commandTimeout: 5000 };
   const client = new RedisClient(url, Object.assign(opts, extra) as never) as unknown as Redis;
   // ioredis reports every reconnect failure as an 'error' event; the commands that fail carry it.
@@ -121,8 +125,10 @@ function limitFor(concurrency: RedisLimitsOptions['concurrency'], model: string)
  *   `lease_lost`, and `underLimiter` stops the work it guarded.
  * - While Redis cannot be reached, acquires fail at once with `redis_unavailable` (they are
  *   not queued in the client).
- * - ioredis and redis-semaphore are imported here, on first use: a process that never calls
- *   this never loads them.
+ * - ioredis and redis-semaphore are optional peer dependencies, imported here on first use: a
+ *   process that never calls this never loads them. When one is not installed, rejects with
+ *   `SvcError('missing_dependency')`: "createRedisLimits needs ioredis and redis-semaphore: npm
+ *   install ioredis redis-semaphore".
  *
  * ## Example
  * ```ts
@@ -143,7 +149,7 @@ export async function createRedisLimits(options: RedisLimitsOptions = {}): Promi
   const retryIntervalMs = checkMs('retryIntervalMs', options.retryIntervalMs, 50);
   const prefix = options.prefix ?? 'svc-stream';
   limitFor(options.concurrency, 'any');
-  const { Semaphore: RedisSemaphoreBase } = (await import('redis-semaphore')) as { Semaphore: SemaphoreCtor };
+  const { Semaphore: RedisSemaphoreBase } = (await importOptional('redis-semaphore', 'createRedisLimits', FLEET_LIMIT_PACKAGES, () => import('redis-semaphore'))) as { Semaphore: SemaphoreCtor };
   // redis-semaphore renews from a timer and lets a failed renewal escape as an unhandled
   // rejection; here a renewal that cannot reach Redis keeps the lease while it is still
   // valid, and reports it lost (onLockLost) once it has expired.

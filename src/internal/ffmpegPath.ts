@@ -22,7 +22,8 @@ export interface ResolveFfmpegOptions {
   /**
    * Bundled packages that are the fallback: one is used only when `ffmpeg` on `PATH` is not
    * newer (by the release year its `-version` prints) or does not work. Default
-   * `['@ffmpeg-installer/ffmpeg']`, a dependency whose binary is a 2018 build.
+   * `['@ffmpeg-installer/ffmpeg']`, an optional dependency (installed by default, left out by
+   * `npm install --omit=optional`) whose binary is a 2018 build.
    */
   readonly fallbackPackages?: readonly string[] | undefined;
 }
@@ -40,6 +41,13 @@ export const DEFAULT_FFMPEG_PACKAGES: readonly string[] = ['ffmpeg-static'];
 export const DEFAULT_FFMPEG_FALLBACK_PACKAGES: readonly string[] = ['@ffmpeg-installer/ffmpeg'];
 
 const VERSION_TIMEOUT_MS = 10_000;
+/** The three ways to get an ffmpeg, as `ffmpeg_not_found` lists them. */
+const FFMPEG_REMEDIES = [
+  'Get ffmpeg one of three ways:',
+  '  1. the bundled binary: npm install @ffmpeg-installer/ffmpeg (an optional dependency; npm install --omit=optional leaves it out)',
+  '  2. a system ffmpeg on PATH (apt-get install ffmpeg, brew install ffmpeg, …)',
+  '  3. FFMPEG_PATH=/path/to/ffmpeg in the environment (or the ffmpegPath option)',
+].join('\n');
 interface FfmpegInfo {
   /** The first line of `-version`. */
   readonly version: string;
@@ -62,7 +70,8 @@ let requireHere: NodeJS.Require | undefined;
  *   prints none is not taken to be newer.
  * - Packages are optional: a package that is not installed is skipped (and listed as tried).
  * - Rejects with `AudioSourceError('ffmpeg_not_found')` whose message lists every place tried
- *   and why each was refused.
+ *   and why each was refused, then the three ways to get one: the bundled optional dependency
+ *   `@ffmpeg-installer/ffmpeg`, a system ffmpeg on `PATH`, or `FFMPEG_PATH`.
  *
  * ## Example
  * ```ts
@@ -139,7 +148,7 @@ export async function resolveFfmpeg(options: ResolveFfmpegOptions = {}): Promise
 
   throw new AudioSourceError(
     'ffmpeg_not_found',
-    `no working ffmpeg found. Tried, in order:\n  - ${tried.join('\n  - ')}\nInstall ffmpeg, set FFMPEG_PATH, or pass ffmpegPath.`,
+    `no working ffmpeg found. Tried, in order:\n  - ${tried.join('\n  - ')}\n${FFMPEG_REMEDIES}`,
     { detail: tried },
   );
 }

@@ -2,6 +2,7 @@
 // source is either sent (flushed to the socket) or reported unsent when the session ends,
 // and every out-of-contract value the session tolerated is counted and reported.
 import type { EventWarning } from '../schema/events.js';
+import type { AudioWarning } from './audioCheck.js';
 
 /** How a session treats out-of-contract values inside well-formed events (docs/tolerance.md). */
 export interface ToleranceOptions {
@@ -44,6 +45,10 @@ export interface SessionStats {
   warnings: number;
   /** The latest of them, or undefined. */
   lastWarning: EventWarning | undefined;
+  /** Warnings about the audio itself: no metadata, no detectable format, flow control not connected (docs/audio-sources.md). */
+  audioWarnings: number;
+  /** The latest of them, or undefined. */
+  lastAudioWarning: AudioWarning | undefined;
   /** Times the source was paused for backpressure. */
   pauses: number;
   /** Largest number of bytes waiting to be flushed at any time. */
@@ -63,6 +68,8 @@ export function createSessionStats(): SessionStats {
     eventsReceived: 0,
     warnings: 0,
     lastWarning: undefined,
+    audioWarnings: 0,
+    lastAudioWarning: undefined,
     pauses: 0,
     peakBufferedBytes: 0,
     closeCode: undefined,

@@ -38,7 +38,7 @@ export {
   type MediaStreamServerStats,
   type MediaTrack,
 } from './mediaStreamServer.js';
-export type { MediaStreamAuth, MediaStreamRefusal } from './mediaStreamAuth.js';
+export { twilioSignature, verifyTwilioSignature, type MediaStreamAuth, type MediaStreamRefusal } from './mediaStreamAuth.js';
 export {
   analyzeCalls,
   createAnalyzeCallsStats,

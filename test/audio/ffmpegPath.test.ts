@@ -95,6 +95,10 @@ describe('resolveFfmpeg', () => {
     expect(e.message).toContain('package no-such-ffmpeg-package: not installed');
     expect(e.message).toContain(`PATH: no ffmpeg in ${join(dir, 'empty')}`);
     expect(e.detail).toHaveLength(5);
+    // Then the three ways to get one.
+    expect(e.message).toContain('npm install @ffmpeg-installer/ffmpeg');
+    expect(e.message).toMatch(/system ffmpeg on PATH/);
+    expect(e.message).toContain('FFMPEG_PATH=/path/to/ffmpeg');
     // The order of the list is the order of resolution.
     expect((e.detail as string[]).map((line) => line.split(':')[0])).toEqual(['option', 'env FFMPEG_PATH', 'package ffmpeg-static', 'package no-such-ffmpeg-package', 'PATH']);
   });

@@ -74,6 +74,8 @@ describe('fileSource', () => {
       const err = await new Promise<unknown>((resolve) => fileSource(path).subscribe({ next: () => emitted++, error: resolve, complete: () => resolve(undefined) }));
       expect(err).toBeInstanceOf(InputError);
       expect((err as InputError).code).toBe(code);
+      // `path` is the file that was refused, not the argument's name.
+      expect((err as InputError).path).toBe(path);
       expect(emitted).toBe(0);
     }
   });

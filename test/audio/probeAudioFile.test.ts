@@ -27,6 +27,7 @@ describe('probeAudioFile', () => {
 
   it('refuses missing, empty, directory and unknown-extension files with typed errors', async () => {
     expect(await codeOf(probeAudioFile(fx.missing))).toBe('file_not_found');
+    expect(((await probeAudioFile(fx.missing).catch((e: unknown) => e)) as InputError).path).toBe(fx.missing);
     expect(await codeOf(probeAudioFile(fx.empty))).toBe('empty_file');
     const d = join(fx.dir, 'folder.wav');
     await mkdir(d);
@@ -39,6 +40,7 @@ describe('probeAudioFile', () => {
     const err = (await probeAudioFile(fx.corrupt).catch((e: unknown) => e)) as InputError;
     expect(err.code).toBe('corrupt_audio');
     expect(err.message).toMatch(/Invalid data found/);
+    expect(err.path).toBe(fx.corrupt);
   });
 
   it('refuses a passthrough extension holding another container', async () => {

@@ -1,7 +1,7 @@
 // The `svc-stream` dispatcher and the analyze and emulator commands, run in-process with
 // injected I/O against the embedded emulator, and the real bin once as a user runs it.
 import { execFile } from 'node:child_process';
-import { createReadStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, createReadStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
@@ -48,7 +48,9 @@ describe('svc-stream analyze', () => {
     const state = out.at(-1)!;
     expect(out.at(-2)).toEqual({ type: 'done', duration_ms: 38507 });
     expect(state['type']).toBe('state');
-    expect(Object.keys(state).sort()).toEqual(['behaviors', 'clips', 'conversation_type', 'duration_ms', 'roles', 'summary', 'topic_sentiments', 'topics', 'type']);
+    expect(Object.keys(state).sort()).toEqual(['behaviors', 'clips', 'conversation_type', 'duration_ms', 'roles', 'source', 'summary', 'topic_sentiments', 'topics', 'type']);
+    // The sample call's scenario was played: scripted results, and the state line says so.
+    expect(state['source']).toBe('scenario');
     expect(state['duration_ms']).toBe(38507);
     expect((state['conversation_type'] as { name: string }).name).toBe('Billing dispute');
     const roles = state['roles'] as Record<string, { name: string }>;
@@ -68,6 +70,24 @@ describe('svc-stream analyze', () => {
     expect(r.stdout).toContain("1: Northwind Bank support, this is Sam. How can I help?");
     expect(r.stdout).toContain('conversation type: Customer support (inferred)');
     expect(r.stdout.trim().split('\n').at(-1)).toBe('done: 38.5 s of audio');
+    expect(r.stdout.split('\n')[0]).toMatch(/^source: scenario .*call\.scenario\.json \(scripted results, not an analysis of this audio\)$/);
+  });
+
+  it('says when the emulator only found speech segments: on your own audio without a scenario, in --json, piped and on a terminal', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-cli-'));
+    try {
+      const own = join(dir, 'mine.wav');
+      copyFileSync(sample('call.wav'), own);
+      const json = await run(['analyze', own, '--json']);
+      expect(json.code).toBe(0);
+      expect(lines(json.stdout).at(-1)).toMatchObject({ type: 'state', source: 'speech-segments-only' });
+      const piped = await run(['analyze', own]);
+      expect(piped.stdout.split('\n')[0]).toBe('source: emulator, speech segments only (no transcription: clips have no text; try --scenario)');
+      const tty = await run(['analyze', own], { tty: true });
+      expect(tty.stdout.split('── summary').at(-1)).toMatch(/source\s+emulator, speech segments only/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('on a terminal, it never clears the screen and ends on the complete transcript and summary', async () => {
@@ -77,6 +97,38 @@ describe('svc-stream analyze', () => {
     const end = r.stdout.split('── transcript (10 clips)').at(-1)!;
     expect(end).toContain('roles      1=Agent  2=Customer');
     expect(end).toMatch(/session\s+done, 0:38\.5 of audio/);
+  });
+
+  it('--record writes a recording that emulator --scenario replays to the same final state, without the key or URL', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-cli-'));
+    try {
+      const file = join(dir, 'call.ndjson');
+      const recorded = await run(['analyze', sample('call.wav'), '--json', '--config', sample('call.config.json'), '--record', file]);
+      expect(recorded.code).toBe(0);
+      const text = readFileSync(file, 'utf8');
+      expect(text.split('\n')[0]).toBe('{"type":"svc-stream-recording","version":1}');
+      expect(text).not.toMatch(/https?:\/\/|wss?:\/\//);
+      const controller = new AbortController();
+      let replayed: Awaited<ReturnType<typeof run>> | undefined;
+      const emulator = await runCli(['emulator', '--scenario', file], {
+        signal: controller.signal,
+        whileRunning: async (stdout) => {
+          while (!stdout().includes('SVC_API_KEY=')) await new Promise((r) => setTimeout(r, 20));
+          const env = Object.fromEntries(stdout().trim().split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+          expect(text).not.toContain(env['SVC_API_KEY']);
+          replayed = await run(['analyze', sample('call.wav'), '--json', '--config', sample('call.config.json')], { env });
+          controller.abort();
+        },
+      });
+      expect(emulator.code).toBe(0);
+      expect(replayed!.code).toBe(0);
+      const { source: a, ...first } = lines(recorded.stdout).at(-1) as Record<string, unknown>;
+      const { source: b, ...second } = lines(replayed!.stdout).at(-1) as Record<string, unknown>;
+      expect([a, b]).toEqual(['scenario', 'service']);
+      expect(second).toEqual(first);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('reads raw audio from stdin with --format/--rate/--channels', async () => {

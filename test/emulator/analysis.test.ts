@@ -49,6 +49,18 @@ describe('clips from the signal', () => {
     });
   });
 
+  it('alternates mono speakers from speaker 1, and each clip\'s partials agree with it (mono_speakers: alternate)', async () => {
+    await withEmulator({ scenario: { mono_speakers: 'alternate' } as never }, async (emu) => {
+      const r = await runSession(wsUrl(emu, PATH), { config: 'default', audio: sample('call.wav') });
+      const clips = clipsOf(r.frames);
+      expect(clips.map((c) => c.speaker_label)).toEqual(clips.map((_, i) => String((i % 2) + 1)));
+      const finalOf = new Map(clips.map((c) => [c.clip_uuid, c.speaker_label]));
+      const partials = ofType(r.frames, 'partial_clip').map((f) => f['partial_clip'] as Record<string, any>).filter((p) => p.speaker_label !== null);
+      expect(partials.length).toBeGreaterThan(clips.length);
+      for (const p of partials) expect(p.speaker_label, `partial of ${p.clip_uuid}`).toBe(finalOf.get(p.clip_uuid));
+    });
+  });
+
   it('sends growing partials with the clip UUID before each clip, and none after it', async () => {
     await withEmulator({ scenario: CALL_SCENARIO as never }, async (emu) => {
       const r = await runSession(wsUrl(emu, PATH), { config: 'default', audio: sample('call.wav') });

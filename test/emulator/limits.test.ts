@@ -198,6 +198,28 @@ describe('batch endpoints authenticate before reading the body', () => {
     });
   }, 30_000);
 
+  it('curl -F file=@call.wav (the audio part misnamed) gets the contract\'s 422 naming upload_file, not 400', async () => {
+    await withEmulator({}, async (emu) => {
+      const r = await curl(['-H', `X-API-Key: ${emu.apiKey}`, '-F', 'file=@samples/call.wav', `${emu.baseUrl}${AE}`]);
+      expect(r.status).toBe(422);
+      expect(JSON.parse(r.body)).toEqual({ detail: [{ loc: ['body', 'upload_file'], msg: 'Field required', type: 'missing', input: null }] });
+      // The whole part was read (and dropped): 1.2 MB, more than the 1 MiB the text fields may hold.
+      expect(r.uploaded).toBeGreaterThan(1_200_000);
+      await waitFor(() => uploadDirs().length === 0);
+    });
+  }, 30_000);
+
+  it('file parts nobody reads are bounded together by the upload limit, never buffered', async () => {
+    await withEmulator({}, async (emu) => {
+      const head = Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="big.wav"\r\n\r\n`);
+      const total = 101 * 1_000_000 + head.length;
+      const r = await push(`${emu.baseUrl}${AE}`, { ...form, 'x-api-key': emu.apiKey }, total, (o) => (o === 0 ? head : Buffer.alloc(256 * 1024, 1)));
+      expect(r.status).toBe(400);
+      expect(JSON.parse(r.body)).toEqual({ detail: 'Invalid request.' });
+      expect(uploadDirs()).toEqual([]);
+    });
+  }, 60_000);
+
   it('a second file part and a second upload_file are counted, never written: one temp file', async () => {
     await withEmulator({ limits: { maxFormFieldBytes: 8 * MiB } }, async (emu) => {
       const wav = sample('call.wav').subarray(0, 44 + 32000);

@@ -3,9 +3,13 @@
 // made strict with skipLibCheck off), run on Node 20, 22 and 24. Checks the export list of
 // every entry point against test/package/exports.snapshot.json, a real session against the
 // packaged emulator from each module system, the README's examples compiling as written, and
-// what the tarball ships. Run: npm run test:package (CI runs it after npm test).
-import { execFileSync, type ExecFileSyncOptions } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+// what the tarball ships. On Node 20 only (the heavier checks): the size of a lean install
+// (`--omit=optional`, no fleet packages), every entry required without the fleet packages
+// (their functions fail typed), and the README's ten-line example run from the installed
+// package against `npx svc-stream emulator --scenario sample`, which exits when npx is
+// signalled; `svc-stream media-stream --demo`; and analyze --record then replay. Run: npm run test:package (CI runs it after npm test).
+import { execFileSync, spawn, type ExecFileSyncOptions } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,10 +25,10 @@ function run(cmd: string, args: readonly string[], options: ExecFileSyncOptions 
   return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 300_000, ...options }) as string;
 }
 
-function check(name: string, fn: () => void): void {
+async function check(name: string, fn: () => void | Promise<void>): Promise<void> {
   const t0 = Date.now();
   try {
-    fn();
+    await fn();
     passes++;
     console.log(`  ✓ ${name} (${Date.now() - t0} ms)`);
   } catch (err) {
@@ -90,20 +94,124 @@ function npmInstall(dir: string, specs: readonly string[]): void {
   run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', ...specs], { cwd: dir });
 }
 
+// The lean install: no bundled ffmpeg (a system one on PATH), no fleet packages.
+const LEAN_BUDGET_MB = 35;
+const FLEET = ['bullmq', 'ioredis', 'redis-semaphore'];
+
+async function leanInstall(tarball: string): Promise<void> {
+  const lean = join(work, 'lean');
+  mkdirSync(lean);
+  writeFileSync(join(lean, 'package.json'), JSON.stringify({ name: 'lean-consumer', version: '1.0.0', type: 'module' }));
+  run('npm', ['install', '--omit=optional', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', tarball], { cwd: lean });
+  await check(`Node 20: npm install --omit=optional is at most ${LEAN_BUDGET_MB} MB, with neither the bundled ffmpeg nor the fleet packages`, () => {
+    const kb = Number(run('du', ['-sk', join(lean, 'node_modules')]).split('\t')[0]);
+    const mb = kb / 1024;
+    const present = [...FLEET, '@ffmpeg-installer'].filter((p) => existsSync(join(lean, 'node_modules', p)));
+    const packages = readdirSync(join(lean, 'node_modules')).flatMap((d) => (d.startsWith('@') ? readdirSync(join(lean, 'node_modules', d)).map((n) => `${d}/${n}`) : d.startsWith('.') ? [] : [d]));
+    console.log(`      lean install: ${mb.toFixed(1)} MB (du -sk node_modules), ${packages.length} packages`);
+    if (present.length) throw new Error(`installed although optional: ${present.join(', ')}`);
+    if (mb > LEAN_BUDGET_MB) throw new Error(`${mb.toFixed(1)} MB is over the ${LEAN_BUDGET_MB} MB budget`);
+  });
+
+  // Every entry from CommonJS without the fleet packages; their functions fail typed on use.
+  writeFileSync(
+    join(lean, 'entries.cjs'),
+    `const entries = {};
+${ENTRY_SPECS.map((spec) => `entries[${JSON.stringify(spec)}] = require(${JSON.stringify(spec)});`).join('\n')}
+const fleet = entries['svc-stream/fleet'];
+const main = entries['svc-stream'];
+(async () => {
+  const limits = await fleet.createRedisLimits({ url: 'redis://127.0.0.1:1' }).then(() => 'resolved', (e) => e);
+  const queue = await fleet.createBatchQueue({ url: 'redis://127.0.0.1:1' }).then(() => 'resolved', (e) => e);
+  const ffmpeg = await main.resolveFfmpeg({ env: { PATH: '' } }).then(() => 'resolved', (e) => e);
+  const out = (e) => ({ svc: e instanceof main.SvcError, code: e.code, message: e.message });
+  console.log(JSON.stringify({ count: Object.keys(entries).length, limits: out(limits), queue: out(queue), ffmpeg: out(ffmpeg) }));
+})().catch((err) => { console.error(err); process.exit(1); });
+`,
+  );
+  await check(`Node 20: require() of every entry (${ENTRY_SPECS.length}) without the fleet packages; their functions fail with missing_dependency, ffmpeg with ffmpeg_not_found`, () => {
+    const r = JSON.parse(runNode('20', lean, 'entries.cjs').trim().split('\n').pop()!) as Record<string, { svc: boolean; code: string; message: string }> & { count: number };
+    if (r.count !== ENTRY_SPECS.length) throw new Error(`required ${r.count} entries`);
+    const want = { limits: 'createRedisLimits needs ioredis and redis-semaphore: npm install ioredis redis-semaphore', queue: 'the batch queue needs bullmq and ioredis: npm install bullmq ioredis' } as const;
+    for (const [k, message] of Object.entries(want)) {
+      const e = r[k]!;
+      if (!e.svc || e.code !== 'missing_dependency' || e.message !== message) throw new Error(`${k}: ${JSON.stringify(e)}`);
+    }
+    if (r.ffmpeg!.code !== 'ffmpeg_not_found' || !/npm install @ffmpeg-installer\/ffmpeg/.test(r.ffmpeg!.message) || !/FFMPEG_PATH=/.test(r.ffmpeg!.message)) throw new Error(`ffmpeg: ${JSON.stringify(r.ffmpeg)}`);
+  });
+
+  // The CLI from the installed package: the media-stream bridge's demo, and record → replay.
+  await check('Node 20: npx svc-stream media-stream --demo, end to end (a Twilio media stream of the sample call, analysed live)', () => {
+    const out = run('npx', ['svc-stream', 'media-stream', '--demo', '--speed', '20', '--json'], { cwd: lean }).trim().split('\n');
+    const state = JSON.parse(out.at(-1)!) as { type: string; source: string; clips: unknown[]; roles: Record<string, { name: string }> };
+    if (state.type !== 'state' || state.source !== 'scenario' || state.clips.length !== 10 || state.roles['1']?.name !== 'Agent') throw new Error(`unexpected end: ${out.at(-1)}`);
+    if (!out.some((l) => /"type":"call_end".*"status":"done"/.test(l))) throw new Error('no call ended done');
+  });
+  await check('Node 20: svc-stream analyze --record, then --scenario RECORDING: the same final state', () => {
+    const call = join(lean, 'node_modules/svc-stream/samples/call.wav');
+    const last = (args: string[]) => {
+      const { source, ...state } = JSON.parse(run('npx', ['svc-stream', 'analyze', call, '--json', ...args], { cwd: lean }).trim().split('\n').at(-1)!) as Record<string, unknown>;
+      return { source, state: JSON.stringify(state) };
+    };
+    const recorded = last(['--record', 'call.ndjson']);
+    const replayed = last(['--scenario', 'call.ndjson']);
+    if (recorded.state !== replayed.state) throw new Error(`the replay ended elsewhere:\n${recorded.state.slice(0, 400)}\n${replayed.state.slice(0, 400)}`);
+    if (/https?:\/\/|wss?:\/\//.test(readFileSync(join(lean, 'call.ndjson'), 'utf8'))) throw new Error('a URL in the recording');
+  });
+
+  // The README's ten lines, compiled as written, run from the installed package against
+  // `npx svc-stream emulator --scenario sample`.
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const example = /## The operator in ten lines\n\n```ts\n([\s\S]*?)```/.exec(readme)![1]!;
+  writeFileSync(join(lean, 'example.ts'), example);
+  await check('Node 20: the README\'s ten-line example runs from the installed package against npx svc-stream emulator --scenario sample, which exits with npx', async () => {
+    run(join(root, 'node_modules/.bin/tsc'), ['example.ts', '--module', 'nodenext', '--target', 'es2022', '--strict', '--skipLibCheck', 'false', '--types', 'node', '--typeRoots', join(lean, 'node_modules/@types'), '--outDir', 'out'], { cwd: lean });
+    const emulator = spawn('npx', ['svc-stream', 'emulator', '--scenario', 'sample'], { cwd: lean, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const env = await new Promise<Record<string, string>>((resolve, reject) => {
+        let text = '';
+        const timer = setTimeout(() => reject(new Error(`the emulator printed no environment in 60 s: ${text}`)), 60_000);
+        emulator.stdout.on('data', (c: Buffer) => {
+          text += c.toString();
+          const lines = text.split('\n').filter((l) => /^[A-Z_]+=/.test(l));
+          if (lines.length >= 5) {
+            clearTimeout(timer);
+            resolve(Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)])));
+          }
+        });
+        emulator.once('exit', (code) => reject(new Error(`npx svc-stream emulator exited with ${code}`)));
+      });
+      const out = run(process.execPath, ['out/example.js'], { cwd: lean, env: { ...process.env, ...env } });
+      if (!/^roles .*'1=/m.test(out) || !/^topics /m.test(out)) throw new Error(`unexpected output:\n${out}`);
+      // npx signalled: the emulator under it stops listening.
+      emulator.kill('SIGTERM');
+      const url = `${env['SVC_BASE_URL']}/`;
+      for (let waited = 0; ; waited += 200) {
+        const up = await fetch(url).then(() => true, () => false);
+        if (!up) break;
+        if (waited > 15_000) throw new Error('the emulator still answers 15 s after npx was signalled');
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    } finally {
+      emulator.kill('SIGKILL');
+    }
+  });
+}
+
 console.log(`consumer test in ${work}`);
 try {
   // 1. The tarball, and what it ships.
   run('npm', ['pack', '--pack-destination', work, '--loglevel=error'], { cwd: root });
   const tarball = join(work, readdirSync(work).find((f) => f.endsWith('.tgz'))!);
   const listing = run('tar', ['-tzf', tarball]).split('\n').filter(Boolean);
-  check('the tarball ships dist, bin and the sample the dashboard plays, nothing else', () => {
-    const outside = listing.filter((f) => !/^package\/(dist\/|bin\/|samples\/(call\.(wav|config\.json|scenario\.json)|README\.md)$|README\.md$|package\.json$|LICENSE)/.test(f));
+  await check('the tarball ships dist, bin and the sample the dashboard plays, nothing else', () => {
+    const outside = listing.filter((f) => !/^package\/(dist\/|bin\/|samples\/(call\.(wav|config\.json|scenario\.json)|call-8k\.mulaw|README\.md)$|README\.md$|package\.json$|LICENSE)/.test(f));
     if (outside.length) throw new Error(`unexpected files: ${outside.slice(0, 10).join(', ')}`);
     for (const entry of ENTRY_SPECS.flatMap((spec) => { const dir = spec === 'svc-stream' ? 'dist' : `dist/${spec.slice('svc-stream/'.length)}`; return [`${dir}/index.js`, `${dir}/index.d.ts`]; })) {
       if (!listing.includes(`package/${entry}`)) throw new Error(`missing ${entry}`);
     }
   });
-  check('source maps embed their sources (src/ is not shipped)', () => {
+  await check('source maps embed their sources (src/ is not shipped)', () => {
     const dir = join(work, 'unpacked');
     mkdirSync(dir);
     run('tar', ['-xzf', tarball, '-C', dir]);
@@ -122,6 +230,7 @@ try {
   mkdirSync(cjs);
   run('npm', ['init', '-y'], { cwd: cjs });
   npmInstall(cjs, [tarball, 'rxjs']);
+  console.log(`      default install (with the bundled ffmpeg): ${(Number(run('du', ['-sk', join(cjs, 'node_modules')]).split('\t')[0]) / 1024).toFixed(1)} MB (du -sk node_modules)`);
   writeFileSync(join(cjs, 'index.js'), program((s) => `require(${JSON.stringify(s)})`));
 
   // 3. ESM.
@@ -132,8 +241,8 @@ try {
   writeFileSync(join(esm, 'index.mjs'), program((s) => `await import(${JSON.stringify(s)})`).replace('(async () => {', 'await (async () => {'));
 
   for (const major of NODES) {
-    check(`Node ${major}: require() of every entry (${ENTRY_SPECS.length}) from CommonJS; a session runs`, () => verifyOutput(runNode(major, cjs, 'index.js')));
-    check(`Node ${major}: import of every entry from ESM; a session runs`, () => verifyOutput(runNode(major, esm, 'index.mjs')));
+    await check(`Node ${major}: require() of every entry (${ENTRY_SPECS.length}) from CommonJS; a session runs`, () => verifyOutput(runNode(major, cjs, 'index.js')));
+    await check(`Node ${major}: import of every entry from ESM; a session runs`, () => verifyOutput(runNode(major, esm, 'index.mjs')));
   }
 
   // 4. TypeScript with today's `tsc --init` defaults (strict, exactOptionalPropertyTypes,
@@ -142,7 +251,9 @@ try {
   mkdirSync(ts);
   writeFileSync(join(ts, 'package.json'), JSON.stringify({ name: 'ts-consumer', version: '1.0.0', type: 'module' }));
   const tsVersion = (JSON.parse(readFileSync(join(root, 'node_modules/typescript/package.json'), 'utf8')) as { version: string }).version;
-  npmInstall(ts, [tarball, `typescript@${tsVersion}`]);
+  // With the fleet's optional peer dependencies, as a user of svc-stream/fleet has them: its
+  // types name theirs (the lean install without them is checked below).
+  npmInstall(ts, [tarball, `typescript@${tsVersion}`, ...FLEET]);
   run(join(ts, 'node_modules/.bin/tsc'), ['--init'], { cwd: ts });
   const readme = readFileSync(join(root, 'README.md'), 'utf8');
   const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!);
@@ -155,11 +266,13 @@ try {
       `const o: EmulatorOptions = { port: undefined };\nexport const x: [typeof currentRoles, typeof startEmulator, ServerEvent | undefined, EmulatorOptions] = [currentRoles, startEmulator, undefined, o];\n` +
       `export const y = [detectEmotion, PlatformClient, rtpSource, startDashboard, createRedisLimits] as const;\n`,
   );
-  check(`TypeScript ${tsVersion} with tsc --init defaults and skipLibCheck: false compiles the README examples and every entry point`, () => {
+  await check(`TypeScript ${tsVersion} with tsc --init defaults and skipLibCheck: false compiles the README examples and every entry point`, () => {
     const config = readFileSync(join(ts, 'tsconfig.json'), 'utf8');
     if (!/"exactOptionalPropertyTypes": true/.test(config) || !/"strict": true/.test(config)) throw new Error(`tsc --init no longer writes strict + exactOptionalPropertyTypes:\n${config}`);
     run(join(ts, 'node_modules/.bin/tsc'), ['-p', '.', '--noEmit', '--skipLibCheck', 'false'], { cwd: ts });
   });
+
+  await leanInstall(tarball);
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

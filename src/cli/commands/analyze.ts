@@ -1,7 +1,7 @@
 // `svc-stream analyze [FILE|-]`: stream a file or stdin through conversation analysis and
 // show the derived state live, as plain lines, or as NDJSON.
 import { existsSync } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { lastValueFrom, Observable, scan, tap } from 'rxjs';
@@ -18,6 +18,8 @@ import { createSessionStats } from '../../session/stats.js';
 import { initialConversationSnapshot, snapshotReducer, type ConversationSnapshot } from '../../state/snapshot.js';
 import { configFlag, printError, readJsonFile, type CliIo, type Command } from '../command.js';
 import { resolveEndpoint } from '../endpoint.js';
+import { resultSource, resultSourceNote } from '../resultSource.js';
+import { recordSession } from '../../session/recordSession.js';
 import { eventLine } from '../liveView.js';
 import { mediaDurationMs } from '../mediaDuration.js';
 import { colorEnabled, TerminalView, type AudioProgress } from '../terminalView.js';
@@ -36,8 +38,13 @@ ${AUDIO_HELP}
   --config FILE     BatchConfig JSON file, or 'default' (the default)
   --realtime        send at live pace (1x)
   --speed X         send at X times live pace (implies --realtime)
-  --json            one NDJSON line per event, then one {"type":"state",…} line
-  --scenario FILE   what the embedded emulator plays (default: FILE's stem + .scenario.json)
+  --json            one NDJSON line per event, then one {"type":"state","source":…} line
+                    (source: service, scenario, or speech-segments-only for an emulator
+                    without a scenario, which does not transcribe)
+  --scenario FILE   what the embedded emulator plays (default: FILE's stem + .scenario.json);
+                    a recording (--record) replays its events in step with the audio
+  --record FILE     write the session's events with their audio positions to FILE (NDJSON,
+                    no key or URL in it); replay it with svc-stream emulator --scenario FILE
   --base-url URL    models API base (default SVC_BASE_URL, else the embedded emulator)
   --done-timeout MS how long to wait for done after the end of audio (default 120000)
 ${REDIS_HELP}
@@ -57,6 +64,20 @@ export function scenarioFor(file: string | undefined): string | undefined {
   return undefined;
 }
 
+async function scenarioArg(path: string): Promise<unknown> {
+  const text = await readFile(path, 'utf8').catch((err: Error) => {
+    throw new InputError('invalid_argument', `cannot read scenario ${path}: ${err.message}`, { path });
+  });
+  // The emulator's modules load only with the emulator.
+  const { isRecording, recordingScenario } = await import('../../emulator/recording.js');
+  if (!isRecording(text)) return readJsonFile(path, 'scenario');
+  try {
+    return recordingScenario(text, path);
+  } catch (err) {
+    throw new InputError('invalid_argument', (err as Error).message, { path });
+  }
+}
+
 async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args: [...argv],
@@ -68,6 +89,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       speed: { type: 'string' },
       json: { type: 'boolean' },
       scenario: { type: 'string' },
+      record: { type: 'string' },
       'base-url': { type: 'string' },
       'done-timeout': { type: 'string' },
       ...REDIS_OPTION,
@@ -84,7 +106,8 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const format: AudioFormat | undefined = formatFromFlags(values);
   const config = configFlag(values.config);
   const scenarioPath = values.scenario ?? scenarioFor(file);
-  const scenario = scenarioPath ? readJsonFile(scenarioPath, 'scenario') : undefined;
+  // A scenario file, or a recorded session (--record) replayed in step with the audio.
+  const scenario = scenarioPath ? await scenarioArg(scenarioPath) : undefined;
   const rate = values.speed ? Number(values.speed) : values.realtime ? 1 : undefined;
 
   let audio: AudioObservable;
@@ -99,11 +122,14 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   }
 
   const endpoint = await resolveEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
+  const source = resultSource(endpoint.emulator !== undefined, scenario !== undefined);
   if (endpoint.emulator && scenarioPath) io.stderr.write(`svc-stream: the emulator plays ${scenarioPath}\n`);
   const fleet = await fleetLimits(values.redis, io.env);
   const stats = createSessionStats();
   const live = !values.json && io.stdout.isTTY === true;
-  const view = live ? new TerminalView(io.stdout, colorEnabled(io.stdout, io.env)) : undefined;
+  const view = live ? new TerminalView(io.stdout, colorEnabled(io.stdout, io.env), undefined, source === 'service' ? undefined : resultSourceNote(source, scenarioPath)) : undefined;
+  // Piped, the first line says where the results come from (the state line of --json has `source`).
+  if (!values.json && !live && source !== 'service') io.stdout.write(`${resultSourceNote(source, scenarioPath)}\n`);
   // Progress on a terminal: the duration from the file, the position from the bytes sent. A
   // file that is transcoded (raw PCM sent from something that was not) needs no probe of its
   // own: the transcoder reports the duration when it opens the file.
@@ -125,7 +151,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   };
 
   try {
-    const events$ = conversationSession(audio, {
+    const session$ = conversationSession(audio, {
       apiKey: endpoint.apiKey,
       baseUrl: endpoint.baseUrl,
       config,
@@ -133,6 +159,17 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       limiter: fleet.limiter,
       ...(values['done-timeout'] ? { doneTimeoutMs: Number(values['done-timeout']) } : {}),
     });
+    // Paced, the bytes sent are the audio position; sent at full speed they run ahead of it,
+    // and the position is the audio time the events name.
+    const events$ = values.record
+      ? session$.pipe(
+          recordSession(values.record, {
+            ...(rate !== undefined ? { positionMs: () => progress().positionMs } : {}),
+            audioEnded: () => stats.phase === 'finishing' || stats.phase === 'done',
+            secrets: [endpoint.apiKey, endpoint.baseUrl],
+          }),
+        )
+      : session$;
     // Ctrl-C ends the session (closing its socket) with code `aborted`; completion passes through.
     const guarded$ = new Observable<ServerEvent>((subscriber) => {
       const onAbort = (): void => subscriber.error(new SvcError('aborted', 'interrupted'));
@@ -162,7 +199,10 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       ),
       { defaultValue: initialConversationSnapshot },
     );
-    if (values.json) io.stdout.write(`${JSON.stringify(stateJson(final))}\n`);
+    if (values.json) {
+      const { type, ...state } = stateJson(final);
+      io.stdout.write(`${JSON.stringify({ type, source, ...state })}\n`);
+    }
     else view?.finish(final, stats, progress());
     return 0;
   } catch (err) {

@@ -77,7 +77,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   if (positionals.length > 1) throw new InputError('invalid_argument', `dashboard takes one FILE, got ${positionals.length}`);
   const file = positionals[0] ?? packagedSample('call.wav');
   if (file === undefined) throw new InputError('invalid_argument', 'no FILE given and the sample call is not installed');
-  if (!existsSync(file)) throw new InputError('file_not_found', `no such file: ${file}`, { path: 'FILE' });
+  if (!existsSync(file)) throw new InputError('file_not_found', `no such file: ${file}`, { path: file });
   const port = numberFlag(values.port, 'port', 0, (n) => Number.isInteger(n) && n >= 0 && n <= 65535);
   const speed = numberFlag(values.speed, 'speed', 1, (n) => Number.isFinite(n) && n > 0);
   const configPath = values.config ?? (positionals[0] === undefined ? packagedSample('call.config.json') : undefined);

@@ -2,22 +2,26 @@
 import { parseArgs } from 'node:util';
 import { InputError } from '../../errors.js';
 import type { EmulatorOptions } from '../../emulator/server.js';
+import { samplePath } from '../../samples.js';
 import type { CliIo, Command } from '../command.js';
+import { exitWithParent } from '../exitWithParent.js';
 
-const USAGE = `Usage: svc-stream emulator [--port N] [--host H] [--config FILE] [--scenario FILE] [--log]
+const USAGE = `Usage: svc-stream emulator [--port N] [--host H] [--config FILE] [--scenario FILE|sample] [--log]
 
-Run the local emulator of the whole service interface on loopback until interrupted.
-The first five lines printed on stdout are KEY=value pairs for the environment:
+Run the local emulator of the whole service interface on loopback until interrupted, or until
+its parent exits or its stdout is closed. The first five lines printed on stdout are KEY=value
+pairs for the environment:
 
-  svc-stream emulator --scenario samples/call.scenario.json > /tmp/svc-emulator.env &
+  svc-stream emulator --scenario sample > /tmp/svc-emulator.env &
   sleep 1; export $(cat /tmp/svc-emulator.env)
 
 Options:
   --port N         port to listen on (default 0: a free port)
   --host H         interface (default 127.0.0.1)
   --config FILE    JSON: organizations and their limits, scenarios, platform account
-                   (see README, "The emulator", Config file); flags win over it
-  --scenario FILE  JSON scenario the streaming endpoint plays for every connection
+                   (see docs/emulator.md, "Config file"); flags win over it
+  --scenario FILE  JSON scenario the streaming endpoint plays for every connection;
+                   \`sample\` is the one of the sample call the package ships
   --log            log each request (never a key) on stderr
   -h, --help       this help`;
 
@@ -50,7 +54,8 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   // The emulator is loaded only by the command that runs it (its own entry point).
   const { loadEmulatorConfig, loadScenarioFile, startEmulator } = await import('../../emulator/index.js');
   const fromFile = values.config ? await loading('config', () => loadEmulatorConfig(values.config!)) : {};
-  const scenario = values.scenario ? await loading('scenario', () => loadScenarioFile(values.scenario!)) : undefined;
+  const scenarioFile = values.scenario === 'sample' ? samplePath('call.scenario.json') : values.scenario;
+  const scenario = scenarioFile ? await loading('scenario', () => loadScenarioFile(scenarioFile)) : undefined;
   const options: EmulatorOptions = {
     ...fromFile,
     ...(values.port !== undefined || fromFile.port === undefined ? { port } : {}),
@@ -59,12 +64,15 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     ...(values.log ? { log: (line: string) => io.stderr.write(`emulator: ${line}\n`) } : {}),
   };
   const emu = await startEmulator(options);
+  const parent = exitWithParent(io);
   io.stdout.write(`${emu.envLines().join('\n')}\n`);
   io.stderr.write(`svc-stream: emulator listening on ${emu.baseUrl} (Ctrl-C to stop)\n`);
   await new Promise<void>((resolve) => {
-    if (io.signal?.aborted) resolve();
-    io.signal?.addEventListener('abort', () => resolve(), { once: true });
+    if (parent.signal.aborted) resolve();
+    parent.signal.addEventListener('abort', () => resolve(), { once: true });
   });
+  parent.dispose();
+  if (parent.signal.reason !== 'signal') io.stderr.write(`svc-stream: emulator stopping: ${String(parent.signal.reason)}\n`);
   await emu.close();
   return 0;
 }

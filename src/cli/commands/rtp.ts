@@ -1,14 +1,13 @@
 // `svc-stream rtp`: receive RTP calls and analyse each one live.
 import { parseArgs } from 'node:util';
 import { InputError } from '../../errors.js';
-import { initialConversationSnapshot, type ConversationSnapshot } from '../../state/snapshot.js';
 import { analyzeCalls, createAnalyzeCallsStats } from '../../telephony/analyzeCalls.js';
 import { fleetLimits, REDIS_HELP, REDIS_OPTION } from '../redisFlag.js';
 import { parsePayloadTypeArg, type PayloadTypeSpec } from '../../telephony/payloadTypes.js';
 import { createRtpSourceStats, rtpSource } from '../../telephony/rtpSource.js';
 import { configFlag, printError, readJsonFile, type CliIo, type Command } from '../command.js';
 import { resolveEndpoint } from '../endpoint.js';
-import { eventLine } from '../liveView.js';
+import { showCalls } from '../callView.js';
 
 const USAGE = `Usage: svc-stream rtp [options]
 
@@ -89,65 +88,47 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const json = values.json === true;
 
   try {
-    return await new Promise<number>((resolve, reject) => {
-      let ended = 0;
-      const legs$ = rtpSource({
-        host: values.host ?? '127.0.0.1',
-        port,
-        payloadTypes,
-        stats: sourceStats,
-        ...(values.jitter !== undefined ? { playoutDelayMs: intFlag(values.jitter, 'jitter', 60) } : {}),
-        ...(values['idle-timeout'] !== undefined ? { idleTimeoutMs: intFlag(values['idle-timeout'], 'idle-timeout', 5000, 1) } : {}),
-        onListening: (a) => io.stderr.write(`svc-stream: listening for RTP on ${a.address}:${a.port}\n`),
-      });
-      const sub = analyzeCalls(legs$, {
-        apiKey: endpoint.apiKey,
-        baseUrl: endpoint.baseUrl,
-        config,
-        maxConcurrent: intFlag(values['max-calls'], 'max-calls', 3, 1),
-        whenFull,
-        callStats,
-        limiter: fleet.limiter,
-      }).subscribe({
-        next: (call) => {
-          const leg = call.call;
-          const fmt = `${leg.codec.name}/${leg.codec.clockRate} as ${leg.format.audio_format}`;
-          if (json) out(JSON.stringify({ type: 'call', id: call.id, ssrc: leg.ssrc, payload_type: leg.payloadType, codec: leg.codec.name, format: leg.format, status: call.status, remote: leg.remote }));
-          else out(`${call.id} call from ${leg.remote.address}:${leg.remote.port} (${fmt}), ${call.status}`);
-          let snapshot: ConversationSnapshot = initialConversationSnapshot;
-          call.streams.snapshot$.subscribe({ next: (s) => (snapshot = s), error: () => undefined });
-          call.streams.events$.subscribe({
-            next: (e) => {
-              if (json) out(JSON.stringify({ type: 'event', id: call.id, event: e }));
-              else {
-                const line = eventLine(e, snapshot);
-                if (line !== undefined) out(`${call.id} ${line}`);
-              }
-            },
-            error: () => undefined,
-          });
-          call.outcome$.subscribe((o) => {
+    return await showCalls(
+      io,
+      exitAfter,
+      () =>
+        analyzeCalls(
+          rtpSource({
+            host: values.host ?? '127.0.0.1',
+            port,
+            payloadTypes,
+            stats: sourceStats,
+            ...(values.jitter !== undefined ? { playoutDelayMs: intFlag(values.jitter, 'jitter', 60) } : {}),
+            ...(values['idle-timeout'] !== undefined ? { idleTimeoutMs: intFlag(values['idle-timeout'], 'idle-timeout', 5000, 1) } : {}),
+            onListening: (a) => io.stderr.write(`svc-stream: listening for RTP on ${a.address}:${a.port}\n`),
+          }),
+          {
+            apiKey: endpoint.apiKey,
+            baseUrl: endpoint.baseUrl,
+            config,
+            maxConcurrent: intFlag(values['max-calls'], 'max-calls', 3, 1),
+            whenFull,
+            callStats,
+            limiter: fleet.limiter,
+          },
+        ),
+      (call) => {
+        const leg = call.call;
+        const fmt = `${leg.codec.name}/${leg.codec.clockRate} as ${leg.format.audio_format}`;
+        return {
+          json,
+          out,
+          started: {
+            text: `call from ${leg.remote.address}:${leg.remote.port} (${fmt}), ${call.status}`,
+            json: { type: 'call', id: call.id, ssrc: leg.ssrc, payload_type: leg.payloadType, codec: leg.codec.name, format: leg.format, status: call.status, remote: leg.remote },
+          },
+          counters: () => {
             const s = leg.stats;
-            const counters = { received: s.received, lost: s.lost, late: s.late, duplicated: s.duplicated, reordered: s.reordered, dtmf: s.dtmf, cn: s.cn, rtcp: s.rtcp };
-            const error = o.error === undefined ? undefined : { code: (o.error as { code?: string }).code ?? 'error', message: (o.error as Error).message };
-            if (json) out(JSON.stringify({ type: 'call_end', id: call.id, status: o.status, duration_ms: o.snapshot.aggregates.audioDurationMs, stats: counters, ...(error ? { error } : {}) }));
-            else out(`${call.id} ${o.status}${error ? ` ${error.code}: ${error.message}` : ''} (${Object.entries(counters).map(([k, v]) => `${k} ${v}`).join(', ')})`);
-            ended++;
-            if (exitAfter !== undefined && ended >= exitAfter) {
-              sub.unsubscribe();
-              resolve(0);
-            }
-          });
-        },
-        error: (err: unknown) => reject(err),
-      });
-      const onAbort = (): void => {
-        sub.unsubscribe();
-        resolve(0);
-      };
-      if (io.signal?.aborted) onAbort();
-      io.signal?.addEventListener('abort', onAbort, { once: true });
-    });
+            return { received: s.received, lost: s.lost, late: s.late, duplicated: s.duplicated, reordered: s.reordered, dtmf: s.dtmf, cn: s.cn, rtcp: s.rtcp };
+          },
+        };
+      },
+    );
   } catch (err) {
     printError(io, err);
     return 1;

@@ -1,0 +1,38 @@
+// A recorded session (recordSession, `svc-stream analyze --record`) as a scenario: its events
+// become verbatim steps, each played once as much audio was received as when it first came.
+import type { ScenarioInput } from './scenario.js';
+
+/** Whether `text` is a recording (its first line is the recording header). */
+export function isRecording(text: string): boolean {
+  const first = text.slice(0, Math.max(0, text.indexOf('\n')) || text.length);
+  try {
+    const v = JSON.parse(first) as { type?: unknown };
+    return v?.type === 'svc-stream-recording';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The scenario that replays a recording: one verbatim step per recorded event (`at_ms` or
+ * `after_end`), in the recorded order; no analysis engine (the recorded clips are the clips).
+ * Throws an Error naming the line of the first entry that is not a recorded event.
+ */
+export function recordingScenario(text: string, name = 'recording'): ScenarioInput {
+  const lines = text.split('\n').filter((l) => l.trim() !== '');
+  const header = JSON.parse(lines[0] ?? '{}') as { type?: unknown; version?: unknown };
+  if (header.type !== 'svc-stream-recording') throw new Error(`${name}: line 1 is not a recording header`);
+  if (header.version !== 1) throw new Error(`${name}: recording version ${String(header.version)} is not supported (1 is)`);
+  const steps = lines.slice(1).map((line, i) => {
+    let v: { at_ms?: unknown; after_end?: unknown; event?: unknown };
+    try {
+      v = JSON.parse(line) as typeof v;
+    } catch (err) {
+      throw new Error(`${name}: line ${i + 2}: not JSON: ${(err as Error).message}`);
+    }
+    if (typeof v.event !== 'object' || v.event === null || Array.isArray(v.event)) throw new Error(`${name}: line ${i + 2}: no event`);
+    const event = v.event as Record<string, unknown>;
+    return v.after_end === true ? { after_end: true, event } : { at_ms: typeof v.at_ms === 'number' ? v.at_ms : 0, event };
+  });
+  return { description: `replay of ${name}`, steps, analysis: false };
+}

@@ -1,0 +1,151 @@
+// `svc-stream media-stream`: the bridge run in-process against the embedded emulator, with real
+// WebSocket clients speaking the Twilio protocol (and the command's own --demo client).
+import { readFileSync } from 'node:fs';
+import { PassThrough, Readable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { samplePath } from 'svc-stream';
+import { twilioSignature } from 'svc-stream/telephony';
+import { main } from '../../src/cli/main.js';
+
+interface Running {
+  /** Resolves with the port once listening. */
+  readonly port: Promise<number>;
+  readonly exit: Promise<number>;
+  stdout(): string;
+  stderr(): string;
+  stop(): void;
+}
+
+const running: Running[] = [];
+afterEach(async () => {
+  for (const r of running.splice(0)) {
+    r.stop();
+    await r.exit;
+  }
+});
+
+function start(args: string[], env: NodeJS.ProcessEnv = {}): Running {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  let gotPort!: (p: number) => void;
+  const port = new Promise<number>((r) => (gotPort = r));
+  stdout.on('data', (c: Buffer) => (out += c.toString()));
+  stderr.on('data', (c: Buffer) => {
+    err += c.toString();
+    const m = /media streams on ws:\/\/[^:]+:(\d+)/.exec(err);
+    if (m) gotPort(Number(m[1]));
+  });
+  const controller = new AbortController();
+  const exit = main(['media-stream', '--port', '0', ...args], { stdout, stderr, stdin: Readable.from([]), env, signal: controller.signal });
+  const r: Running = { port, exit, stdout: () => out, stderr: () => err, stop: () => controller.abort() };
+  running.push(r);
+  return r;
+}
+
+const ndjson = (text: string) => text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
+
+/** A Twilio media stream of `ms` of the sample call, as Twilio sends it (numbers as strings). */
+async function twilioCall(url: string, headers: Record<string, string>, sid: string, ms: number): Promise<void> {
+  const mulaw = readFileSync(samplePath('call-8k.mulaw')).subarray(0, ms * 8);
+  const ws = new WebSocket(url, { headers });
+  await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+  let seq = 1;
+  const send = (event: string, body: object) => ws.send(JSON.stringify({ event, sequenceNumber: String(seq++), streamSid: sid, ...body }));
+  ws.send(JSON.stringify({ event: 'connected', protocol: 'Call', version: '1.0.0' }));
+  send('start', { start: { streamSid: sid, accountSid: 'ACtest', callSid: `CA${sid}`, tracks: ['inbound'], mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 } } });
+  for (let k = 0; k * 160 < mulaw.length; k++) {
+    send('media', { media: { track: 'inbound', chunk: String(k + 1), timestamp: String(k * 20), payload: mulaw.subarray(k * 160, (k + 1) * 160).toString('base64') } });
+  }
+  send('stop', { stop: { accountSid: 'ACtest', callSid: `CA${sid}` } });
+  await new Promise((r) => setTimeout(r, 50));
+  ws.close();
+}
+
+/** How the bridge answers an upgrade: 101 or the refusal's status. */
+function upgradeStatus(url: string, headers: Record<string, string> = {}): Promise<number> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(url, { headers });
+    ws.on('unexpected-response', (_req, res) => {
+      res.resume();
+      ws.terminate();
+      resolve(res.statusCode ?? 0);
+    });
+    ws.on('open', () => {
+      ws.close();
+      resolve(101);
+    });
+    ws.on('error', () => undefined);
+  });
+}
+
+describe('svc-stream media-stream', () => {
+  it('--demo streams the sample call as a Twilio media stream, end to end: NDJSON like analyze, with a state line per call', async () => {
+    const r = start(['--demo', '--speed', '40', '--json']);
+    expect(await r.exit).toBe(0);
+    const lines = ndjson(r.stdout());
+    expect(lines[0]).toMatchObject({ type: 'call', preset: 'twilio', track: 'inbound', call_id: 'CAdemo', format: { audio_format: 'mulaw', sample_rate: 8000, num_channels: 1 } });
+    expect(lines.filter((l) => l['type'] === 'event').length).toBeGreaterThan(20);
+    expect(lines.find((l) => l['type'] === 'call_end')).toMatchObject({ status: 'done' });
+    const state = lines.at(-1)!;
+    expect(state).toMatchObject({ type: 'state', source: 'scenario' });
+    expect(Object.values(state['roles'] as Record<string, { name: string }>).map((p) => p.name).sort()).toEqual(['Agent', 'Customer']);
+    expect((state['clips'] as unknown[]).length).toBe(10);
+    expect(r.stderr()).not.toMatch(/warning: no --token/);
+  }, 60_000);
+
+  it('plain output: the live view lines, prefixed with the call id', async () => {
+    const r = start(['--demo', '--speed', '40', '--seconds', '8']);
+    expect(await r.exit).toBe(0);
+    expect(r.stdout()).toMatch(/^MZdemo0+:inbound call CAdemo \(twilio, track inbound, mulaw\/8000\), /m);
+    expect(r.stdout().split('\n')[0]).toMatch(/^source: scenario .*call\.scenario\.json \(scripted results, not an analysis of this audio\)$/);
+    expect(r.stdout()).toMatch(/^MZdemo0+:inbound \[ +0\.0s\] 1: Northwind Bank support/m);
+    expect(r.stdout()).toMatch(/^MZdemo0+:inbound role: speaker 1 is Agent$/m);
+    expect(r.stdout()).toMatch(/^MZdemo0+:inbound done \(received \d+, lost 0/m);
+  }, 60_000);
+
+  it('verifies the Twilio signature: a real ws client signing its URL gets in, an unsigned or wrongly signed one is refused with 401', async () => {
+    const authToken = 'twilio-auth-token-for-tests';
+    const r = start(['--twilio-auth-token', authToken, '--exit-after', '1', '--json', '--scenario', samplePath('call.scenario.json')]);
+    const port = await r.port;
+    const url = `ws://127.0.0.1:${port}/stream`;
+    const signedOver = `wss://127.0.0.1:${port}/stream`;
+    expect(await upgradeStatus(url)).toBe(401);
+    expect(await upgradeStatus(url, { 'x-twilio-signature': twilioSignature('another-token', signedOver) })).toBe(401);
+    await twilioCall(url, { 'x-twilio-signature': twilioSignature(authToken, signedOver) }, 'MZsigned', 3000);
+    expect(await r.exit).toBe(0);
+    expect(r.stderr()).toMatch(/refused a connection from .*: bad_signature/);
+    expect(ndjson(r.stdout()).find((l) => l['type'] === 'call_end')).toMatchObject({ id: 'MZsigned:inbound', status: 'done' });
+  }, 60_000);
+
+  it('refuses a connection without the token (401), admits one with it', async () => {
+    const r = start(['--token', 'bridge-secret-123', '--exit-after', '1', '--json']);
+    const port = await r.port;
+    const url = `ws://127.0.0.1:${port}/`;
+    expect(await upgradeStatus(url)).toBe(401);
+    expect(await upgradeStatus(`${url}?token=wrong`)).toBe(401);
+    await twilioCall(url, { authorization: 'Bearer bridge-secret-123' }, 'MZtoken', 2000);
+    expect(await r.exit).toBe(0);
+    expect(r.stderr()).toMatch(/bad_token/);
+    expect(ndjson(r.stdout()).at(-1)).toMatchObject({ type: 'state', id: 'MZtoken:inbound', source: 'speech-segments-only' });
+  }, 60_000);
+
+  it('one call refused for capacity does not end the bridge: the other call is analysed', async () => {
+    const r = start(['--token', 't0ken-t0ken', '--max-calls', '1', '--when-full', 'reject', '--exit-after', '2', '--json']);
+    const port = await r.port;
+    const url = `ws://127.0.0.1:${port}/`;
+    const auth = { authorization: 'Bearer t0ken-t0ken' };
+    await Promise.all([twilioCall(url, auth, 'MZone', 3000), twilioCall(url, auth, 'MZtwo', 3000)]);
+    expect(await r.exit).toBe(0);
+    const ends = ndjson(r.stdout()).filter((l) => l['type'] === 'call_end').map((l) => l['status'] as string);
+    expect(ends.sort()).toEqual(['done', 'rejected']);
+  }, 60_000);
+
+  it('will not listen beyond loopback without a token or Twilio auth', async () => {
+    const r = start(['--host', '0.0.0.0']);
+    expect(await r.exit).toBe(2);
+    expect(r.stderr()).toMatch(/^svc-stream: invalid_argument: listening on 0\.0\.0\.0 needs --token/);
+  });
+});
