@@ -67,6 +67,11 @@ export const ERROR_CODES = [
   'redis_unavailable',
   'slot_timeout',
   'lease_lost',
+  // The relay between a Node session and browser pages (docs/browser.md)
+  'relay_unauthorized',
+  'relay_origin_refused',
+  'relay_busy',
+  'relay_gap',
   // An optional peer dependency a feature needs is not installed
   'missing_dependency',
 ] as const;
@@ -191,6 +196,11 @@ export class InputError extends SvcError {
 /** The server sent something the contract does not allow. */
 export class ContractError extends SvcError {
   override readonly name: string = 'ContractError';
+}
+
+/** A relay of session events refused a page or a client, or its stream broke (docs/browser.md). */
+export class RelayError extends SvcError {
+  override readonly name: string = 'RelayError';
 }
 
 /** A local audio source failed (ffmpeg, files, streams). */

@@ -320,7 +320,7 @@ describe('ERROR_CODES', () => {
 
   it('holds every code any source file constructs an error with', () => {
     const used = new Map<string, string>();
-    const ctor = /new\s+(?:Svc|Api|Session|Input|Contract|AudioSource)Error\(\s*['"]([A-Za-z_]+)['"]/g;
+    const ctor = /new\s+(?:Svc|Api|Session|Input|Contract|AudioSource|Relay)Error\(\s*['"]([A-Za-z_]+)['"]/g;
     for (const file of sourceFiles('src', 'operators', 'bin')) {
       const text = readFileSync(file, 'utf8');
       for (const m of text.matchAll(ctor)) used.set(m[1]!, file);
