@@ -7,6 +7,8 @@ import type { CliIo, Command } from '../command.js';
 const USAGE = `Usage: svc-stream emulator [--port N] [--host H] [--config FILE] [--scenario FILE] [--log]
 
 Run the local emulator of the whole service interface on loopback until interrupted.
+On SIGINT or SIGTERM, live streaming sessions get an error event and close 1012
+(service restart), then the emulator exits.
 The first five lines printed on stdout are KEY=value pairs for the environment:
 
   svc-stream emulator --scenario samples/call.scenario.json > /tmp/svc-emulator.env &
@@ -65,7 +67,9 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     if (io.signal?.aborted) resolve();
     io.signal?.addEventListener('abort', () => resolve(), { once: true });
   });
-  await emu.close();
+  // A planned stop, not a crash: live sessions get an `error` event and the going-away close
+  // (1012), so their clients reconnect to the next emulator instead of reporting a drop.
+  await emu.shutdown();
   return 0;
 }
 
