@@ -17,6 +17,7 @@ import { redact, redactUrl } from '../internal/redact.js';
 import type { AudioFormat } from '../schema/audio.js';
 import { FlowControl } from '../internal/flow.js';
 import { createSessionStats, type SessionPhase, type SessionStats } from './stats.js';
+import { Heartbeat, resolveHeartbeat, type HeartbeatOptions } from './heartbeat.js';
 import { checkAudioParams, streamingUrl } from './url.js';
 
 /** Creates the socket; injectable so tests and proxies can wrap the edge. */
@@ -76,6 +77,13 @@ export interface StreamingOptions {
    * as unhandled, as RxJS does).
    */
   readonly onStateChange?: ((oldState: SessionState, newState: SessionState) => void) | undefined;
+  /**
+   * Dead-connection detection once the socket is open: a WebSocket ping after `intervalMs`
+   * (default 5000) without inbound traffic, and a retryable `heartbeat_timeout` error after
+   * `timeoutMs` (default 15 000) without any, in every phase. Any inbound frame counts as
+   * liveness. `false` turns it off. (The handshake has its own `connectTimeoutMs`.)
+   */
+  readonly heartbeat?: HeartbeatOptions | false | undefined;
   /** Scheduler for every timer (tests use virtual time). Default `asyncScheduler`. */
   readonly scheduler?: SchedulerLike | undefined;
   /** Socket factory, for the edge. Default `new WebSocket(url, options)`. */
@@ -198,6 +206,7 @@ class StreamingSession<T> {
   private socketError: Error | undefined;
   private apiKey = '';
   private safeUrl = '';
+  private heartbeat: Heartbeat | undefined;
 
   constructor(
     private readonly audio$: Observable<AudioChunk>,
@@ -247,6 +256,7 @@ class StreamingSession<T> {
     const phase = PHASES[next.status];
     if (phase !== undefined) this.stats.phase = phase;
     if (isTerminal(next)) {
+      this.heartbeat?.stop();
       this.flow.release();
       this.shutSocket();
     }
@@ -299,6 +309,7 @@ class StreamingSession<T> {
       const ep = resolveEndpoint(this.options);
       this.apiKey = ep.apiKey;
       const query = checkAudioParams(this.options.format ?? this.meta?.format);
+      resolveHeartbeat(this.options.heartbeat); // a bad option fails before connecting
       url = streamingUrl(ep.baseUrl, this.protocol.path, this.apiKey, query);
     } catch (err) {
       this.fail(err);
@@ -323,6 +334,8 @@ class StreamingSession<T> {
       this.socketError = err;
     });
     ws.on('close', (code, reason) => this.guard(() => this.onClose(code, reason.toString('utf8'))));
+    ws.on('pong', () => this.heartbeat?.touch());
+    ws.on('ping', () => this.heartbeat?.touch());
 
     const limit = this.options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs;
     this.stateTimer = timer(limit, this.scheduler).subscribe(() =>
@@ -510,6 +523,7 @@ class StreamingSession<T> {
     if (this.current.status !== 'connecting') return;
     this.opened = true;
     const ws = this.ws!;
+    this.startHeartbeat(ws);
     if (this.protocol.configFrame !== undefined) ws.send(this.protocol.configFrame);
     this.transition({ status: this.flow.paused ? 'paused' : 'streaming' });
     const waiting = this.queue;
@@ -524,6 +538,7 @@ class StreamingSession<T> {
   private onMessage(data: WebSocket.RawData, isBinary: boolean): void {
     const state = this.current;
     if (isTerminal(state)) return;
+    this.heartbeat?.touch();
     this.stats.eventsReceived++;
     // `done` is the last event (§3) and the results are complete with it: whatever follows
     // is ignored, as a drop, a stall or any close code after `done` is.
@@ -560,6 +575,32 @@ class StreamingSession<T> {
         }),
       );
     }
+  }
+
+  /** A silent connection (no event, no pong) is declared dead after the heartbeat's deadline. */
+  private startHeartbeat(ws: WebSocket): void {
+    const settings = resolveHeartbeat(this.options.heartbeat);
+    if (settings === undefined) return;
+    const ping = (): void => {
+      if (ws.readyState === WebSocket.OPEN) ws.ping(undefined, undefined, () => undefined);
+    };
+    this.heartbeat = new Heartbeat(settings, this.scheduler, ping, (silentMs) => {
+      const now = this.current;
+      // After `done` the results are complete: a peer dead before its close changes nothing.
+      if (now.status === 'closing' && now.reason === 'done') {
+        this.finish();
+        ws.terminate();
+        return;
+      }
+      this.fail(
+        new SessionError('heartbeat_timeout', `nothing came from ${this.safeUrl} for ${Math.round(silentMs)} ms (heartbeat timeoutMs=${settings.timeoutMs}): the connection is dead`, {
+          retryable: true,
+          audio: this.account(),
+        }),
+      );
+      // A dead peer will not answer a close frame: cut the socket now.
+      ws.terminate();
+    });
   }
 
   private onRefused(req: { destroy(): void }, res: IncomingMessage): void {

@@ -296,7 +296,8 @@ describe('analyzeConversation: faults mid-session never hang', () => {
     // On virtual time: once `finishing`, the done timer is the only one pending.
     const scheduler = new VirtualTimeScheduler();
     const states: string[] = [];
-    const pending = failure(from(pcm(3)).pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, format: RAW, scheduler, onStateChange: (_, s) => states.push(s.status) })));
+    // No heartbeat: on virtual time the clock jumps to the deadline while no pong can arrive.
+    const pending = failure(from(pcm(3)).pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, format: RAW, scheduler, heartbeat: false, onStateChange: (_, s) => states.push(s.status) })));
     await waitFor(() => states.includes('finishing'));
     scheduler.flush();
     const r = await pending;

@@ -122,10 +122,11 @@ describe('the session as a state machine', () => {
     await new Promise<void>((resolve) => {
       const poll = setInterval(() => states.includes('streaming') && (clearInterval(poll), resolve()), 5);
     });
-    expect(scheduler.actions).toHaveLength(0); // the connect timer went with `connecting`
+    // The connect timer went with `connecting`; the heartbeat's tick is the one timer left.
+    expect(scheduler.actions).toHaveLength(1);
     sub.unsubscribe();
     expect(states.at(-1)).toBe('closed');
-    // Only the shut timer is left, and the server's close answer clears it.
+    // The heartbeat stopped with the session; only the shut timer is left, and the server's close answer clears it.
     await new Promise<void>((resolve) => {
       const poll = setInterval(() => scheduler.actions.length === 0 && (clearInterval(poll), resolve()), 5);
     });
@@ -155,7 +156,8 @@ describe('the session as a state machine', () => {
   it('done_timeout on virtual time: a server that stalls after the end of audio', async () => {
     const emu = await emulator({ faults: [{ at: 'end', action: 'stall' }] });
     const time = virtualTime();
-    const r = run(from(pcm(3)), { apiKey: KEY, baseUrl: emu.baseUrl, format: RAW, scheduler: time.scheduler });
+    // No heartbeat: on virtual time the clock jumps 120 s while no pong can arrive.
+    const r = run(from(pcm(3)), { apiKey: KEY, baseUrl: emu.baseUrl, format: RAW, scheduler: time.scheduler, heartbeat: false });
     await r.reach('finishing');
     time.advance(119_999);
     expect(r.states.at(-1)!.status).toBe('finishing');
