@@ -50,7 +50,7 @@ function run(audio$: Observable<Uint8Array>, options: Parameters<typeof analyzeC
   const states: string[] = [];
   return new Promise((resolve) => {
     audio$
-      .pipe(analyzeConversation({ apiKey: KEY, format: RAW, heartbeat: HEARTBEAT, ...options, onStateChange: (_, s) => (states.push(s.status), onState?.(s)) }))
+      .pipe(analyzeConversation({ apiKey: KEY, format: RAW, heartbeat: HEARTBEAT, reconnect: false, ...options, onStateChange: (_, s) => (states.push(s.status), onState?.(s)) }))
       .subscribe({ next: (e) => events.push(e), error: (error: unknown) => resolve({ error: error as SvcError, events, states }), complete: () => resolve({ events, states }) });
   });
 }

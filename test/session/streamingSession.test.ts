@@ -2,6 +2,7 @@
 // virtual time where a timer decides; and the two faults of a connection that goes away while
 // audio flows (a busy loop on failed sends, an audio account taken after the fact), on a real
 // ws server on loopback that closes or dies.
+// (Sessions here run with `reconnect: false`: each test is about one session; reconnecting has its own, test/session/reconnect.test.ts.)
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { from, Subject, VirtualTimeScheduler, type Observable } from 'rxjs';
@@ -59,7 +60,7 @@ function run(audio$: Observable<Uint8Array>, options: Parameters<typeof analyzeC
   const ended = new Promise<{ error?: SvcError | undefined }>((resolve) => {
     audio$
       .pipe(
-        analyzeConversation({
+        analyzeConversation({ reconnect: false,
           ...options,
           onStateChange: (old, next) => {
             if (states.length === 0) states.push(old);
@@ -117,7 +118,7 @@ describe('the session as a state machine', () => {
     const { scheduler } = virtualTime();
     const states: string[] = [];
     const sub = new Subject<Uint8Array>()
-      .pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, format: RAW, scheduler, onStateChange: (_, s) => states.push(s.status) }))
+      .pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, format: RAW, scheduler, onStateChange: (_, s) => states.push(s.status) }))
       .subscribe({ error: () => undefined });
     await new Promise<void>((resolve) => {
       const poll = setInterval(() => states.includes('streaming') && (clearInterval(poll), resolve()), 5);
@@ -184,7 +185,7 @@ describe('the session as a state machine', () => {
     const error = await new Promise<unknown>((resolve) => {
       from(pcm(3))
         .pipe(
-          analyzeConversation({
+          analyzeConversation({ reconnect: false,
             apiKey: KEY,
             baseUrl: emu.baseUrl,
             format: RAW,
