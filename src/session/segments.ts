@@ -19,6 +19,9 @@ interface Span {
   readonly end: number;
 }
 
+/** How close the re-analysed start of an utterance in progress must be to its partial's start to be the same utterance. */
+const CARRY_MS = 250;
+
 /** Overlap needed to call a re-analysed clip a duplicate: more than half of its own span. */
 const DUPLICATE_SHARE = 0.5;
 
@@ -35,8 +38,10 @@ export class SegmentClock {
   duplicates = 0;
   /** End of the latest finalized clip on the stream's axis. */
   private finalizedEnd = 0;
-  /** Partials of the current segment without their clip yet: uuid → start on the stream's axis. */
-  private readonly open = new Map<string, number>();
+  /** Partials of the current segment without their clip yet: server uuid → start on the stream's axis and the uuid delivered. */
+  private readonly open = new Map<string, { readonly start: number; readonly delivered: string }>();
+  /** Partials the previous segment left open (its utterance in progress), to be finalized by the new one. */
+  private carried: Array<{ readonly start: number; readonly delivered: string }> = [];
   /** Finalized spans of earlier segments that reach past the current segment's start. */
   private overlap: Span[] = [];
   /** Finalized spans that may still overlap a later segment (kept short: only those near the end). */
@@ -55,7 +60,7 @@ export class SegmentClock {
    */
   get commitMs(): number {
     let c = this.finalizedEnd;
-    for (const start of this.open.values()) if (start < c) c = start;
+    for (const o of this.open.values()) if (o.start < c) c = o.start;
     return c;
   }
 
@@ -65,6 +70,8 @@ export class SegmentClock {
     this.segmentUuids.clear();
     this.remap.clear();
     this.dropped.clear();
+    // An utterance in progress at the break is analysed again: its clip takes the partial's UUID.
+    this.carried = [...this.open.values()];
     this.open.clear();
     this.segment++;
     this.offsetMs = offsetMs;
@@ -83,14 +90,14 @@ export class SegmentClock {
     switch (event.type) {
       case 'partial_clip': {
         const p = event.partial_clip;
-        const uuid = this.uuid(p.clip_uuid);
         if (this.dropped.has(p.clip_uuid)) return undefined;
         const start = p.start_ms === undefined ? undefined : p.start_ms + off;
         if (start !== undefined && this.insideFinalized(start)) {
           this.dropped.add(p.clip_uuid);
           return undefined;
         }
-        if (start !== undefined) this.open.set(p.clip_uuid, start);
+        const uuid = this.uuid(p.clip_uuid, start);
+        if (start !== undefined) this.open.set(p.clip_uuid, { start, delivered: uuid });
         if (seg === 0) return event;
         const end = p.end_ms === undefined || p.end_ms === null ? p.end_ms : p.end_ms + off;
         return { ...event, partial_clip: { ...p, clip_uuid: uuid, ...(start !== undefined ? { start_ms: start } : {}), ...(end !== undefined ? { end_ms: end } : {}) }, segment: seg };
@@ -102,8 +109,8 @@ export class SegmentClock {
           this.duplicates++;
           return undefined;
         }
-        const uuid = this.uuid(c.clip_uuid);
         const start = c.start_ms === undefined ? undefined : c.start_ms + off;
+        const uuid = this.uuid(c.clip_uuid, start);
         const end = start !== undefined && c.duration_ms !== undefined ? start + c.duration_ms : undefined;
         this.open.delete(c.clip_uuid);
         if (start !== undefined && end !== undefined) {
@@ -146,14 +153,25 @@ export class SegmentClock {
     }
   }
 
-  /** A UUID of this segment as delivered: the same, unless an earlier segment already used it. */
-  private uuid(raw: string): string {
-    if (this.segment === 0 || !this.earlierUuids.has(raw)) return raw;
+  /**
+   * A UUID of this segment as delivered: the partial's UUID when this is the utterance that
+   * was in progress at the break (same start, within {@link CARRY_MS}); a fresh one when an
+   * earlier segment already used this UUID; else the server's.
+   */
+  private uuid(raw: string, start?: number): string {
+    if (this.segment === 0) return raw;
     let mapped = this.remap.get(raw);
-    if (mapped === undefined) {
+    if (mapped !== undefined) return mapped;
+    const i = start === undefined ? -1 : this.carried.findIndex((c) => Math.abs(c.start - start) <= CARRY_MS);
+    if (i >= 0) {
+      mapped = this.carried[i]!.delivered;
+      this.carried.splice(i, 1);
+    } else if (this.earlierUuids.has(raw)) {
       mapped = segmentUuid(raw, this.segment);
-      this.remap.set(raw, mapped);
+    } else {
+      return raw;
     }
+    this.remap.set(raw, mapped);
     return mapped;
   }
 
