@@ -13,7 +13,7 @@ import { createSessionStats } from '../../session/stats.js';
 import { configFlag, readJsonFile, type CliIo, type Command } from '../command.js';
 import { resolveEndpoint } from '../endpoint.js';
 import { fleetLimits, REDIS_HELP, REDIS_OPTION } from '../redisFlag.js';
-import { scenarioFor } from './analyze.js';
+import { reconnectLine, scenarioFor } from './analyze.js';
 
 const USAGE = `Usage: svc-stream dashboard [FILE] [options]
 
@@ -106,7 +106,17 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   try {
     if (endpoint.emulator && scenarioPath) io.stderr.write(`svc-stream: the emulator plays ${scenarioPath}\n`);
     const stats = createSessionStats();
-    const events$ = conversationSession(fileAudio(file, values, speed), { apiKey: endpoint.apiKey, baseUrl: endpoint.baseUrl, config, stats, limiter: fleet.limiter });
+    const events$ = conversationSession(fileAudio(file, values, speed), {
+      apiKey: endpoint.apiKey,
+      baseUrl: endpoint.baseUrl,
+      config,
+      stats,
+      limiter: fleet.limiter,
+      // A line per reconnect; the page keeps one conversation (stats.phase says `reconnecting`).
+      onStateChange: (_old, next) => {
+        if (next.status === 'reconnecting') io.stderr.write(`${reconnectLine(next.attempt, next.error)}\n`);
+      },
+    });
     const dashboard = await startDashboard({ events$, stats, title: basename(file), port, start: values['start-now'] ? 'now' : 'load' });
     try {
       io.stdout.write(`svc-stream dashboard: ${dashboard.url}\n`);
