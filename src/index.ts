@@ -169,7 +169,8 @@ export { createSessionStats, type SessionPhase, type SessionStats, type Toleranc
 export { STREAMING_PATHS } from './session/url.js';
 export type { SessionState, SessionStatus, StreamingOptions, WebSocketFactory } from './session/streamingSession.js';
 export { analyzeConversation, conversationSession, configFrame, type ConversationOptions } from './session/conversation.js';
-export { DEFAULT_RECONNECT, reconnectable, type ReconnectOptions, type ReconnectPolicy } from './session/reconnect.js';
+export { DEFAULT_RECONNECT, type ReconnectOptions, type ReconnectPolicy } from './session/reconnect.js';
+export { reconnectable } from './session/closeErrors.js';
 export { DEFAULT_HEARTBEAT, type HeartbeatOptions } from './session/heartbeat.js';
 export type { SessionEvent } from './session/segments.js';
 export { streamJson, JsonFrameSchema, type JsonFrame, type JsonEndpoint, type JsonStreamingOptions } from './session/jsonStreaming.js';

@@ -74,7 +74,12 @@ export function conversationProtocol(
   tolerance: ToleranceOptions = {},
   stats?: SessionStats,
 ): StreamProtocol<ServerEvent> {
-  return { path, configFrame: configFrame(config), decode: (text) => decodeConversation(text, tolerance, stats) };
+  return protocolOf(configFrame(config), path, tolerance, stats);
+}
+
+/** The protocol for a config frame already rendered (validated once, per call, not per subscription). */
+function protocolOf(frame: string, path: string, tolerance: ToleranceOptions, stats: SessionStats | undefined): StreamProtocol<ServerEvent> {
+  return { path, configFrame: frame, decode: (text) => decodeConversation(text, tolerance, stats) };
 }
 
 /**
@@ -123,22 +128,23 @@ export function analyzeConversation(options: ConversationOptions = {}): Operator
 
 /** `analyzeConversation` in function form: `conversationSession(audio$, options)`. */
 export function conversationSession(audio$: Observable<AudioChunk>, options: ConversationOptions = {}): Observable<SessionEvent> {
-  let protocol: StreamProtocol<ServerEvent>;
+  let frame: string;
   let policy: ReturnType<typeof resolveReconnect>;
   try {
-    protocol = conversationProtocol(options.config, options.path);
+    frame = configFrame(options.config);
     policy = resolveReconnect(options.reconnect);
   } catch (err) {
     return throwError(() => err);
   }
-  // Counters per subscription (the session is cold), unless the caller passed its own.
+  const path = options.path ?? CONVERSATION_STREAMING_PATH;
+  // Counters per subscription (the session is cold), unless the caller passed its own: the
+  // protocol is built once per subscription, with the stats its warnings are counted in.
   const session$ = defer(() => {
     const stats = options.stats ?? createSessionStats();
-    const decode = (text: string): Decoded<ServerEvent> => decodeConversation(text, options, stats);
-    const open = (audio: Observable<AudioChunk>, over: Partial<StreamingOptions>): Observable<ServerEvent> =>
-      streamingSession(audio, { ...protocol, decode }, { ...options, ...over, stats });
+    const protocol = protocolOf(frame, path, options, stats);
+    const open = (audio: Observable<AudioChunk>, over: Partial<StreamingOptions>): Observable<ServerEvent> => streamingSession(audio, protocol, { ...options, ...over, stats });
     if (policy === undefined) return open(audio$, {});
     return resilientSession(audio$, open, { ...options, policy, stats });
   });
-  return underSessionSlot(options.limiter, protocol.path, options, session$);
+  return underSessionSlot(options.limiter, path, options, session$);
 }

@@ -1,6 +1,6 @@
-// The reconnect policy of a streaming session: its options and defaults, which failures a new
-// session can cure, and the backoff between attempts. No I/O: the resilient session asks.
-import { InputError, SessionError } from '../errors.js';
+// The reconnect policy of a streaming session: its options and defaults, and the backoff
+// between attempts (which failures a new session can cure is closeErrors.ts's to say). No I/O.
+import { InputError } from '../errors.js';
 
 /**
  * How a session reconnects after a retryable failure (see docs/resilience.md). Every field is
@@ -58,23 +58,6 @@ export function resolveReconnect(option: ReconnectOptions | boolean | undefined)
     (policy as Record<keyof ReconnectPolicy, number>)[k] = v;
   }
   return policy;
-}
-
-/** Close codes after which a new session can succeed: internal error and the going-away closes. */
-const RECONNECT_CLOSE_CODES = new Set([1001, 1011, 1012]);
-/** Failures of the connection itself, or a refusal that passes (concurrency at the handshake). */
-const RECONNECT_CODES = new Set(['connection_lost', 'connection_failed', 'connect_timeout', 'heartbeat_timeout', 'service_restart', 'concurrency_limit']);
-
-/**
- * Whether a new session can cure this failure: a lost, failed or silent connection, 1011, a
- * going-away close (1001/1012), a concurrency refusal at the handshake. Never an account or
- * input problem (invalid key, credits, monthly limits, invalid audio or config), whatever its
- * `retryable` says about trying the whole request again later.
- */
-export function reconnectable(err: unknown): boolean {
-  if (!(err instanceof SessionError)) return false;
-  if (RECONNECT_CODES.has(err.code)) return true;
-  return err.closeCode !== undefined && RECONNECT_CLOSE_CODES.has(err.closeCode) && (err.code === 'internal_error' || err.code === 'service_restart');
 }
 
 /** The delay before attempt `attempt` (1 for the first): exponential, capped, with jitter from `random` in [0, 1). */

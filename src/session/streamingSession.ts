@@ -1,21 +1,18 @@
 // The streaming core shared by every WebSocket endpoint, as a state machine: connect with the
 // key in the query, send the config frame, the audio, the end-of-audio frame, then read events
 // until `done`. What differs per endpoint (path, config frame, decoding) is a StreamProtocol.
+// The bytes going out are an AudioSender's (audioSender.ts); what a refusal or a close means is
+// closeErrors.ts's. This file keeps the states and the moves between them.
 import { asyncScheduler, config, Observable, Subscription, timer, type SchedulerLike, type Subscriber } from 'rxjs';
 import WebSocket, { type ClientOptions } from 'ws';
 import type { IncomingMessage } from 'node:http';
 import { audioMetaOf, type AudioChunk } from '../audio/meta.js';
-import {
-  errorFromClose,
-  errorFromHttp,
-  InputError,
-  SessionError,
-  SvcError,
-  type AudioAccount,
-} from '../errors.js';
+import { InputError, SessionError, type AudioAccount } from '../errors.js';
 import { redact, redactUrl } from '../internal/redact.js';
 import type { AudioFormat } from '../schema/audio.js';
 import { FlowControl } from '../internal/flow.js';
+import { AudioSender } from './audioSender.js';
+import { closeError, errorWithoutCloseError, lostWithoutCloseError, readRefusal, type HandshakeRefusal } from './closeErrors.js';
 import { createSessionStats, type SessionPhase, type SessionStats } from './stats.js';
 import { Heartbeat, resolveHeartbeat, type HeartbeatOptions } from './heartbeat.js';
 import { checkAudioParams, streamingUrl } from './url.js';
@@ -118,15 +115,6 @@ const DEFAULTS = {
   shutTimeoutMs: 2_000,
 } as const;
 
-/**
- * Chunks read while a frame is still being written are copied into one buffer and sent as one
- * frame when that write calls back (binary audio frames may be split anywhere, §3): one frame,
- * one mask, one write instead of one per chunk. No held frame grows past this size; a chunk
- * this large is never held.
- */
-const COALESCE_BYTES = 64 * 1024;
-const BINARY = { binary: true } as const;
-
 const PHASES: Record<SessionStatus, SessionPhase | undefined> = {
   connecting: 'connecting',
   streaming: 'streaming',
@@ -182,32 +170,15 @@ class StreamingSession<T> {
   private ws: WebSocket | undefined;
   private readonly stats: SessionStats;
   private readonly scheduler: SchedulerLike;
-  private readonly highWater: number;
-  private readonly lowWater: number;
-  private readonly maxBuffered: number;
   private readonly flow: FlowControl;
-  private readonly pausable: boolean;
   private readonly meta: ReturnType<typeof audioMetaOf>;
-  /** Chunks read before the socket opened. */
-  private queue: AudioChunk[] = [];
-  /** Bytes read and not yet flushed (queued, held, or in the socket's buffers). */
-  private pending = 0;
-  /**
-   * Chunks read while a frame was being written, copied (a source may reuse its buffer once
-   * `next` returns, as it could when ws masked each chunk at once), to go as one frame.
-   */
-  private held: Buffer | undefined;
-  private heldBytes = 0;
-  /** The byte length of each frame sent and not yet flushed, oldest first (ws calls back in order). */
-  private readonly inFlight: number[] = [];
-  private inFlightHead = 0;
-  /** One callback for every frame, instead of a closure per chunk. */
-  private readonly onFlushed = (err?: Error): void => this.flushed(err);
+  /** The outbound bytes: queue, held frame, frames in flight, pressure. */
+  private readonly sender: AudioSender;
   private opened = false;
   private audioEnded = false;
   private errorText: string | undefined;
-  /** A refused handshake becomes its error when the session fails, so the audio account is exact. */
-  private handshakeError: (() => SvcError) | undefined;
+  /** A refused handshake; it becomes its error when the session fails, so the audio account is exact. */
+  private refusal: HandshakeRefusal | undefined;
   private socketError: Error | undefined;
   private apiKey = '';
   private safeUrl = '';
@@ -221,12 +192,24 @@ class StreamingSession<T> {
   ) {
     this.stats = options.stats ?? createSessionStats();
     this.scheduler = options.scheduler ?? asyncScheduler;
-    this.highWater = options.highWaterMark ?? DEFAULTS.highWaterMark;
-    this.lowWater = this.highWater / 2;
-    this.maxBuffered = options.maxBufferedBytes ?? DEFAULTS.maxBufferedBytes;
     this.meta = audioMetaOf(audio$);
     this.flow = options.flow ?? new FlowControl();
-    this.pausable = this.meta?.flow !== undefined || options.flow !== undefined;
+    this.sender = new AudioSender(
+      this.stats,
+      {
+        lost: () => this.lose(),
+        drained: () => {
+          if (this.current.status === 'paused') this.transition({ status: 'streaming' });
+        },
+        pressure: () => this.onPressure(),
+        overflow: (err) => this.fail(err),
+      },
+      {
+        highWaterMark: options.highWaterMark ?? DEFAULTS.highWaterMark,
+        maxBufferedBytes: options.maxBufferedBytes ?? DEFAULTS.maxBufferedBytes,
+        pausable: this.meta?.flow !== undefined || options.flow !== undefined,
+      },
+    );
   }
 
   get state(): SessionState {
@@ -301,7 +284,7 @@ class StreamingSession<T> {
   }
 
   private account(): AudioAccount {
-    return { read: this.stats.bytesRead, sent: this.stats.bytesSent, unsent: this.stats.bytesRead - this.stats.bytesSent };
+    return this.sender.account();
   }
 
   private clean(text: string): string {
@@ -330,6 +313,7 @@ class StreamingSession<T> {
       return;
     }
     this.ws = ws;
+    this.sender.attach(ws);
     // A throw in a handler (a protocol's decode, say) fails the session instead of escaping
     // into the socket's event emitter.
     ws.on('open', () => this.guard(() => this.onOpen()));
@@ -369,117 +353,24 @@ class StreamingSession<T> {
 
   private onChunk(chunk: AudioChunk): void {
     const status = this.current.status;
-    const open = status === 'streaming' || status === 'paused';
-    if (!open && status !== 'connecting') return;
+    if (status !== 'streaming' && status !== 'paused' && status !== 'connecting') return;
     if (!(chunk instanceof Uint8Array)) {
       this.fail(new InputError('invalid_argument', `audio chunks must be Uint8Array or Buffer, got ${typeof chunk}`));
       return;
     }
     const len = chunk.byteLength;
     if (len === 0) return;
-    this.stats.bytesRead += len;
-    if (open) {
-      // Once the socket is not open no chunk can go: stop reading now, so the account is the
-      // one of this moment (and a source with no I/O between chunks cannot spin on failed sends).
-      if (this.ws!.readyState !== WebSocket.OPEN) {
-        this.lose();
-        return;
-      }
-      this.offer(chunk, len);
-    } else if (this.ws!.readyState > WebSocket.OPEN) {
-      // A handshake already refused or aborted: nothing more is worth queueing.
-      this.lose();
-      return;
-    } else {
-      // Copied, as a chunk sent at once is (ws masks it into a frame of its own): a source may
-      // reuse its buffer once `next` returns.
-      this.queue.push(new Uint8Array(chunk));
-      this.pending += len;
-    }
-    this.checkPressure();
+    this.sender.write(chunk, len);
   }
 
-  /**
-   * Send a chunk now when the socket is idle (never delayed then); hold it when the socket is
-   * backed up, to go with the others held as one frame when the socket drains.
-   */
-  private offer(chunk: AudioChunk, len: number): void {
-    this.pending += len;
-    // Held only while a frame of ours is still being written: its callback sends the rest.
-    if (this.heldBytes === 0 && (len >= COALESCE_BYTES || this.inFlightHead === this.inFlight.length)) {
-      this.sendFrame(chunk, len);
-      return;
-    }
-    if (len >= COALESCE_BYTES) {
-      this.flushHeld();
-      this.sendFrame(chunk, len);
-      return;
-    }
-    if (this.heldBytes + len > COALESCE_BYTES) this.flushHeld();
-    const held = (this.held ??= Buffer.allocUnsafe(COALESCE_BYTES));
-    held.set(chunk, this.heldBytes);
-    this.heldBytes += len;
-  }
-
-  /** Send what is held as one frame (the chunks in the order read). */
-  private flushHeld(): void {
-    const bytes = this.heldBytes;
-    if (bytes === 0) return;
-    const frame = this.held!.subarray(0, bytes);
-    // A fresh buffer for the next frame: ws may still hold this one (it queues while busy).
-    this.held = undefined;
-    this.heldBytes = 0;
-    this.sendFrame(frame, bytes);
-  }
-
-  /** One binary frame; its bytes count as sent when ws calls back without an error. */
-  private sendFrame(frame: AudioChunk, len: number): void {
-    this.inFlight.push(len);
-    this.ws!.send(frame, BINARY, this.onFlushed);
-  }
-
-  private flushed(err: Error | undefined): void {
-    const len = this.inFlight[this.inFlightHead++]!;
-    const drained = this.inFlightHead === this.inFlight.length;
-    if (drained) {
-      this.inFlight.length = 0;
-      this.inFlightHead = 0;
-    } else if (this.inFlightHead >= 1024) {
-      this.inFlight.splice(0, this.inFlightHead);
-      this.inFlightHead = 0;
-    }
-    this.pending -= len;
-    if (err) {
-      this.lose();
-      return;
-    }
-    this.stats.bytesSent += len;
-    this.stats.framesSent++;
-    // The socket drained: what was held goes now, as one frame.
-    if (drained && this.heldBytes > 0 && this.ws!.readyState === WebSocket.OPEN) this.flushHeld();
-    if (this.pending <= this.lowWater && this.current.status === 'paused') this.transition({ status: 'streaming' });
-  }
-
-  private checkPressure(): void {
-    const pending = this.pending;
-    if (pending > this.stats.peakBufferedBytes) this.stats.peakBufferedBytes = pending;
-    if (this.pausable) {
-      if (pending <= this.highWater) return;
-      if (this.current.status === 'streaming') {
-        this.transition({ status: 'paused' });
-      } else if (this.current.status === 'connecting' && !this.flow.paused) {
-        // Entered as `paused` on open.
-        this.flow.pause();
-        this.stats.pauses++;
-      }
-    } else if (pending > this.maxBuffered) {
-      this.fail(
-        new SessionError(
-          'backpressure_overflow',
-          `audio arrives faster than the socket sends it: ${pending} bytes waiting exceed maxBufferedBytes=${this.maxBuffered}; use a pull-capable source (fromReadable) or raise the bound`,
-          { retryable: false, audio: this.account() },
-        ),
-      );
+  /** More bytes wait than the high-water mark: pause a pull-capable source. */
+  private onPressure(): void {
+    if (this.current.status === 'streaming') {
+      this.transition({ status: 'paused' });
+    } else if (this.current.status === 'connecting' && !this.flow.paused) {
+      // Entered as `paused` on open.
+      this.flow.pause();
+      this.stats.pauses++;
     }
   }
 
@@ -491,14 +382,7 @@ class StreamingSession<T> {
   }
 
   private sendEnd(): void {
-    const ws = this.ws!;
-    if (ws.readyState !== WebSocket.OPEN) {
-      this.lose();
-      return;
-    }
-    // Whatever is held goes before the end of audio (ws sends in order).
-    this.flushHeld();
-    ws.send('');
+    if (!this.sender.end()) return;
     const limit = this.options.doneTimeoutMs ?? DEFAULTS.doneTimeoutMs;
     this.transition(
       { status: 'finishing' },
@@ -515,10 +399,7 @@ class StreamingSession<T> {
     const limit = this.options.closeTimeoutMs ?? DEFAULTS.closeTimeoutMs;
     this.transition(
       { status: 'closing', reason: 'lost' },
-      timer(limit, this.scheduler).subscribe(() => {
-        const c = errorFromClose(1006, '', this.errorText, this.account());
-        this.fail(new SessionError(c.code, `the connection was lost and did not close within ${limit} ms`, { closeCode: 1006, retryable: c.retryable, audio: this.account() }));
-      }),
+      timer(limit, this.scheduler).subscribe(() => this.fail(lostWithoutCloseError(limit, this.errorText, this.account()))),
     );
   }
 
@@ -531,12 +412,7 @@ class StreamingSession<T> {
     this.startHeartbeat(ws);
     if (this.protocol.configFrame !== undefined) ws.send(this.protocol.configFrame);
     this.transition({ status: this.flow.paused ? 'paused' : 'streaming' });
-    const waiting = this.queue;
-    this.queue = [];
-    for (const chunk of waiting) {
-      this.pending -= chunk.byteLength;
-      this.offer(chunk, chunk.byteLength);
-    }
+    this.sender.open();
     if (this.audioEnded) this.sendEnd();
   }
 
@@ -574,10 +450,7 @@ class StreamingSession<T> {
       this.errorText = errorText;
       this.transition(
         { status: 'closing', reason: 'error' },
-        timer(limit, this.scheduler).subscribe(() => {
-          const c = errorFromClose(1011, '', errorText, this.account());
-          this.fail(new SessionError(c.code, `the server reported an error and did not close within ${limit} ms: ${errorText}`, { detail: errorText, retryable: c.retryable, audio: this.account() }));
-        }),
+        timer(limit, this.scheduler).subscribe(() => this.fail(errorWithoutCloseError(limit, errorText, this.account()))),
       );
     }
   }
@@ -610,28 +483,15 @@ class StreamingSession<T> {
 
   private onRefused(req: { destroy(): void }, res: IncomingMessage): void {
     const ws = this.ws!;
-    const chunks: Buffer[] = [];
-    let size = 0;
-    res.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size <= 65_536) chunks.push(c);
-    });
-    res.on('end', () => {
-      const raw = Buffer.concat(chunks).toString('utf8');
-      let body: unknown = raw;
-      try {
-        body = JSON.parse(raw);
-      } catch {
-        /* a non-JSON body is kept as text */
-      }
-      const status = res.statusCode ?? 0;
-      const http = errorFromHttp(status, body, 'the WebSocket handshake');
-      const code = http.code === 'http_error' ? 'handshake_rejected' : http.code;
-      this.handshakeError = () => new SessionError(code, this.clean(http.message), { status, detail: http.detail, retryable: http.retryable, audio: this.account() });
-      req.destroy();
-      ws.terminate();
-    });
-    res.on('error', () => ws.terminate());
+    readRefusal(
+      res,
+      (refusal) => {
+        this.refusal = refusal;
+        req.destroy();
+        ws.terminate();
+      },
+      () => ws.terminate(),
+    );
   }
 
   private onClose(code: number, reason: string): void {
@@ -643,27 +503,20 @@ class StreamingSession<T> {
       this.finish();
       return;
     }
-    this.fail(this.closeError(code, reason));
-  }
-
-  /** The error a close before `done` means. */
-  private closeError(code: number, reason: string): unknown {
-    const socketError = this.socketError;
-    if (this.handshakeError) return this.handshakeError();
-    if (!this.opened) {
-      const why = socketError ? this.clean(socketError.message) : `closed with ${code}`;
-      return new SessionError('connection_failed', `could not connect to ${this.safeUrl}: ${why}`, { retryable: true, cause: socketError ? new Error(why) : undefined, audio: this.account() });
-    }
-    // ws reports server protocol violations (oversized or invalid frames) as WS_ERR_* errors.
-    const wsCode = (socketError as { code?: string } | undefined)?.code;
-    if (socketError && this.errorText === undefined && wsCode?.startsWith('WS_ERR_')) {
-      const what = wsCode === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH' ? `a frame larger than maxServerFrameBytes` : 'an invalid frame';
-      return new SessionError('malformed_frame', `the server sent ${what}: ${this.clean(socketError.message)}`, { closeCode: code, retryable: false, audio: this.account() });
-    }
-    if (code === 1000 && this.errorText === undefined) {
-      return new SessionError('missing_done', `the server closed normally before sending done${this.audioEnded ? '' : ' (audio was still being sent)'}`, { closeCode: code, retryable: true, audio: this.account() });
-    }
-    return errorFromClose(code, this.clean(reason), this.errorText, this.account());
+    this.fail(
+      closeError({
+        code,
+        reason,
+        errorText: this.errorText,
+        opened: this.opened,
+        audioEnded: this.audioEnded,
+        socketError: this.socketError,
+        refusal: this.refusal,
+        audio: this.account(),
+        safeUrl: this.safeUrl,
+        apiKey: this.apiKey,
+      }),
+    );
   }
 
   private shutSocket(): void {
