@@ -1,7 +1,8 @@
 // Reconnect with resume, measured on loopback:
 // 1. Time from a drop (the server destroys the TCP connection, no close frame) to audio
 //    flowing again (the first binary frame on the new connection), p50/p99, with the default
-//    backoff and with no backoff (the mechanism's own cost).
+//    backoff and with no backoff (the mechanism's own cost). Drops are 2.5 s apart, so each new
+//    session has sent a clip (the attempt count starts again) before the next drop.
 // 2. The cost of the replay buffer per live call: CALLS live calls (20 ms frames of 16 kHz s16le
 //    every 20 ms) for SECONDS each, reconnect on (the default) vs off, CPU (user + system) and
 //    memory (heap + array buffers) of the process; the server sends a clip every 2 s of audio
@@ -108,7 +109,9 @@ async function dropToFlowing(label: string, reconnect: object): Promise<void> {
     const flowing = server.nextAudioAfter(performance.now());
     const at = server.drop();
     gaps.push((await flowing) - at);
-    await sleep(300);
+    // Long enough for the new session to send a clip: attempts count in a row without an
+    // event from the server, so back-to-back drops without one would back off further.
+    await sleep(2_500);
   }
   sub.unsubscribe();
   await server.close();

@@ -149,8 +149,14 @@ class ResilientSession {
   }
 
   stop(): void {
+    const between = this.inner === undefined && !this.ended;
     this.ended = true;
     this.retry?.unsubscribe();
+    // Unsubscribed while waiting to reconnect: no session reports it, so the stream does.
+    if (between && this.lastState.status === 'reconnecting') {
+      this.stats.phase = 'closed';
+      this.report(this.lastState, { status: 'closed' });
+    }
     this.inner?.unsubscribe();
     this.source?.unsubscribe();
     this.gate?.flow.release();

@@ -5,7 +5,7 @@
 // uninterrupted audio) within 50 ms; time is monotone across the break; the audio account adds
 // up; nothing is left running.
 import { readFileSync } from 'node:fs';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Observable } from 'rxjs';
 import { analyzeConversation, createSessionStats, fileSource, splitSession, type SessionEvent, type SessionStats, type SvcError } from 'svc-stream';
 import { startEmulator, type RunningEmulator, type ScenarioInput } from 'svc-stream/emulator';
@@ -35,9 +35,33 @@ const FAST = {
 } as const;
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
+let baseline = new Map<string, number>();
+beforeEach(() => {
+  baseline = countByType(process.getActiveResourcesInfo());
+});
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
+  // Nothing left running: no socket, timer or child process above what was there before.
+  const until = Date.now() + 3_000;
+  let extra = leftovers();
+  while (extra.length > 0 && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, 25));
+    extra = leftovers();
+  }
+  expect(extra, `left behind: ${extra.join(', ')}`).toEqual([]);
 });
+
+function countByType(list: readonly string[]): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const t of list) m.set(t, (m.get(t) ?? 0) + 1);
+  return m;
+}
+
+function leftovers(): string[] {
+  const extra: string[] = [];
+  for (const [type, n] of countByType(process.getActiveResourcesInfo())) if (n > (baseline.get(type) ?? 0)) extra.push(`${type} +${n - (baseline.get(type) ?? 0)}`);
+  return extra;
+}
 
 /** A live source: 20 ms frames of `pcm`, one every `everyMs` (5 ms: four times real time). */
 function live20ms(pcm: Buffer, everyMs = 5): Observable<Uint8Array> {
