@@ -7,7 +7,7 @@ import { InputError } from '../errors.js';
  * optional; `reconnect: false` turns reconnecting off.
  */
 export interface ReconnectOptions {
-  /** Attempts in a row without an event from the server before giving up. Default 8. */
+  /** Attempts in a row without progress (a clip finalized past the point of the last failure) before giving up. Default 8. */
   readonly maxAttempts?: number | undefined;
   /** Delay before the first attempt. Default 250 ms; doubles each attempt. */
   readonly initialDelayMs?: number | undefined;

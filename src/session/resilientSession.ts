@@ -105,7 +105,8 @@ class ResilientSession {
   private readPos = 0;
   private sourceDone = false;
   private everOpened = false;
-  private segmentHeard = false;
+  /** The commit point when the last failure struck: attempts count again only after it moves. */
+  private failedAtCommitMs = -1;
   private attempt = 0;
   private outageSince: number | undefined;
   private heldError: SessionEvent | undefined;
@@ -242,7 +243,6 @@ class ResilientSession {
       }),
       format ? { format } : {},
     );
-    this.segmentHeard = false;
     let decided: 'reconnect' | 'fail' | undefined;
     const onStateChange = (old: SessionState, next: SessionState): void => {
       if (next.status === 'streaming' && !this.everOpened) this.everOpened = true;
@@ -270,10 +270,10 @@ class ResilientSession {
   }
 
   private onEvent(e: ServerEvent): void {
-    if (!this.segmentHeard) {
-      this.segmentHeard = true;
-      this.attempt = 0;
-    }
+    // Progress (the commit point moved past where the last failure left it) starts the count
+    // of attempts again; events alone do not, or a server that fails at the same place every
+    // time would be retried for ever.
+    if (this.attempt > 0 && this.clock.commitMs > this.failedAtCommitMs) this.attempt = 0;
     // An `error` event is held: a failure the next session cures is not the user's to see.
     if (e.type === 'error') {
       this.heldError = this.clock.deliver(e);
@@ -286,6 +286,7 @@ class ResilientSession {
       this.subscriber.next(held);
     }
     const out = this.clock.deliver(e);
+    if (this.attempt > 0 && this.clock.commitMs > this.failedAtCommitMs) this.attempt = 0;
     if (out !== undefined) this.subscriber.next(out);
     this.trim();
   }
@@ -302,6 +303,7 @@ class ResilientSession {
   private reconnect(err: unknown): void {
     this.detach();
     this.heldError = undefined;
+    this.failedAtCommitMs = this.clock.commitMs;
     if (this.outageSince === undefined) {
       this.outageSince = this.scheduler.now();
       this.gate?.hold('outage');

@@ -40,6 +40,6 @@ describe('svc-stream emulator on a signal', () => {
       } finally {
         await emu.stop('SIGKILL');
       }
-    }, 30_000);
+    }, 90_000);
   }
 });

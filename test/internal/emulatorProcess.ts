@@ -32,10 +32,11 @@ export function spawnEmulator(port = 0, extraArgs: readonly string[] = []): Prom
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   return new Promise((resolve, reject) => {
+    // tsx compiles the CLI on start: slow on a loaded machine.
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`emulator did not start in 15 s: ${err}`));
-    }, 15_000);
+      reject(new Error(`emulator did not start in 40 s: ${err}`));
+    }, 40_000);
     const early = (): void => {
       clearTimeout(timer);
       reject(new Error(`emulator exited before it started: ${err}`));

@@ -280,7 +280,7 @@ describe('the emulator process killed and restarted on the same port', () => {
       });
       expectOneConversation(r, PCM.length);
       expect(reasons[0]).toBe(signal === 'SIGKILL' ? 'connection_lost' : 'service_restart');
-    }, 60_000);
+    }, 120_000);
   }
 });
 
