@@ -213,7 +213,8 @@ describe('errorFromClose: close codes (§7.3, wire reference)', () => {
     [4030, 'concurrency_limit', true],
     [4031, 'limit_exceeded', false],
     [4999, 'unexpected_close', false],
-    [1001, 'unexpected_close', false],
+    [1001, 'service_restart', true],
+    [1012, 'service_restart', true],
     [4000, 'unexpected_close', false],
   ])('%i without an error event → %s (retryable %s)', (closeCode, code, retryable) => {
     const e = errorFromClose(closeCode, '', undefined);

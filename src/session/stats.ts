@@ -25,7 +25,7 @@ export interface ToleranceOptions {
  * (socket open, config sent, audio flowing), `finishing` (end of audio sent, waiting for
  * `done`), then `done`, `error`, or `closed` (unsubscribed before the end).
  */
-export type SessionPhase = 'connecting' | 'streaming' | 'finishing' | 'done' | 'error' | 'closed';
+export type SessionPhase = 'connecting' | 'streaming' | 'finishing' | 'reconnecting' | 'done' | 'error' | 'closed';
 
 /**
  * Live counters of one streaming session, updated in place: pass one to the session's
@@ -56,6 +56,16 @@ export interface SessionStats {
   /** Close code and reason, once closed. */
   closeCode: number | undefined;
   closeReason: string | undefined;
+  /** Sessions opened again after a retryable failure (docs/resilience.md). */
+  reconnects: number;
+  /** Time spent reconnecting (from each failure to a session open again), in ms. */
+  reconnectingMs: number;
+  /** Bytes sent again to a new session (from the commit point); also counted in `bytesSent`. */
+  bytesReplayed: number;
+  /** Bytes no session will analyse: beyond the replay and outage bounds, or read after a final failure of the resume. */
+  bytesDropped: number;
+  /** The segment (session) the events arrive from now: 0, then 1 after the first reconnect… */
+  segment: number;
 }
 
 /** A fresh {@link SessionStats}: phase `connecting`, every counter at zero. */
@@ -74,6 +84,11 @@ export function createSessionStats(): SessionStats {
     peakBufferedBytes: 0,
     closeCode: undefined,
     closeReason: undefined,
+    reconnects: 0,
+    reconnectingMs: 0,
+    bytesReplayed: 0,
+    bytesDropped: 0,
+    segment: 0,
   };
 }
 

@@ -16,6 +16,7 @@ import { FlowControl } from '../internal/flow.js';
 import { AudioSender } from './audioSender.js';
 import { closeError, errorWithoutCloseError, lostWithoutCloseError, readRefusal, type HandshakeRefusal } from './closeErrors.js';
 import { createSessionStats, type SessionPhase, type SessionStats } from './stats.js';
+import { Heartbeat, resolveHeartbeat, type HeartbeatOptions } from './heartbeat.js';
 import { checkAudioParams, streamingUrl } from './url.js';
 
 /** Creates the socket; injectable so tests and proxies can wrap the edge. */
@@ -30,6 +31,9 @@ export type WebSocketFactory = (url: string, options: ClientOptions) => WebSocke
  * - `finishing`: the audio ended and the end-of-audio frame went; waiting for `done`.
  * - `closing`: no more audio is read; waiting for the server's close after `done` (`reason: 'done'`),
  *   after an `error` event (`'error'`), or after the connection was lost mid-send (`'lost'`).
+ * - `reconnecting`: (with `reconnect`, on by default) a session failed in a way a new one can
+ *   cure; `attempt` is the next attempt (1, 2, …), `error` the failure. Reported by the
+ *   reconnecting layer above one session (docs/resilience.md), followed by `connecting`.
  * - `done` (completed), `failed` (errored with `error`), `closed` (unsubscribed): terminal.
  */
 export type SessionState =
@@ -38,11 +42,12 @@ export type SessionState =
   | { readonly status: 'paused' }
   | { readonly status: 'finishing' }
   | { readonly status: 'closing'; readonly reason: 'done' | 'error' | 'lost' }
+  | { readonly status: 'reconnecting'; readonly attempt: number; readonly error: unknown }
   | { readonly status: 'done' }
   | { readonly status: 'failed'; readonly error: unknown }
   | { readonly status: 'closed' };
 
-/** The name of a session state: `connecting`, `streaming`, `paused`, `finishing`, `closing`, `done`, `failed` or `closed`. */
+/** The name of a session state: `connecting`, `streaming`, `paused`, `finishing`, `closing`, `reconnecting`, `done`, `failed` or `closed`. */
 export type SessionStatus = SessionState['status'];
 
 /** Options shared by every streaming session. */
@@ -75,6 +80,13 @@ export interface StreamingOptions extends AudioWarningOptions {
    * as unhandled, as RxJS does).
    */
   readonly onStateChange?: ((oldState: SessionState, newState: SessionState) => void) | undefined;
+  /**
+   * Dead-connection detection once the socket is open: a WebSocket ping after `intervalMs`
+   * (default 5000) without inbound traffic, and a retryable `heartbeat_timeout` error after
+   * `timeoutMs` (default 15 000) without any, in every phase. Any inbound frame counts as
+   * liveness. `false` turns it off. (The handshake has its own `connectTimeoutMs`.)
+   */
+  readonly heartbeat?: HeartbeatOptions | false | undefined;
   /** Scheduler for every timer (tests use virtual time). Default `asyncScheduler`. */
   readonly scheduler?: SchedulerLike | undefined;
   /** Socket factory, for the edge. Default `new WebSocket(url, options)`. */
@@ -112,6 +124,7 @@ const PHASES: Record<SessionStatus, SessionPhase | undefined> = {
   finishing: 'finishing',
   // A close awaited keeps the phase the session was in.
   closing: undefined,
+  reconnecting: 'reconnecting',
   done: 'done',
   failed: 'error',
   closed: 'closed',
@@ -173,6 +186,7 @@ class StreamingSession<T> {
   private socketError: Error | undefined;
   private apiKey = '';
   private safeUrl = '';
+  private heartbeat: Heartbeat | undefined;
 
   constructor(
     private readonly audio$: Observable<AudioChunk>,
@@ -235,6 +249,7 @@ class StreamingSession<T> {
     const phase = PHASES[next.status];
     if (phase !== undefined) this.stats.phase = phase;
     if (isTerminal(next)) {
+      this.heartbeat?.stop();
       this.flow.release();
       this.shutSocket();
     }
@@ -287,6 +302,7 @@ class StreamingSession<T> {
       const ep = resolveEndpoint(this.options);
       this.apiKey = ep.apiKey;
       const query = checkAudioParams(this.options.format ?? this.meta?.format);
+      resolveHeartbeat(this.options.heartbeat); // a bad option fails before connecting
       url = streamingUrl(ep.baseUrl, this.protocol.path, this.apiKey, query);
     } catch (err) {
       this.fail(err);
@@ -312,6 +328,8 @@ class StreamingSession<T> {
       this.socketError = err;
     });
     ws.on('close', (code, reason) => this.guard(() => this.onClose(code, reason.toString('utf8'))));
+    ws.on('pong', () => this.heartbeat?.touch());
+    ws.on('ping', () => this.heartbeat?.touch());
 
     const limit = this.options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs;
     this.stateTimer = timer(limit, this.scheduler).subscribe(() =>
@@ -400,6 +418,7 @@ class StreamingSession<T> {
     if (this.current.status !== 'connecting') return;
     this.opened = true;
     const ws = this.ws!;
+    this.startHeartbeat(ws);
     if (this.protocol.configFrame !== undefined) ws.send(this.protocol.configFrame);
     this.transition({ status: this.flow.paused ? 'paused' : 'streaming' });
     this.sender.open();
@@ -409,6 +428,7 @@ class StreamingSession<T> {
   private onMessage(data: WebSocket.RawData, isBinary: boolean): void {
     const state = this.current;
     if (isTerminal(state)) return;
+    this.heartbeat?.touch();
     this.stats.eventsReceived++;
     // `done` is the last event (§3) and the results are complete with it: whatever follows
     // is ignored, as a drop, a stall or any close code after `done` is.
@@ -442,6 +462,32 @@ class StreamingSession<T> {
         timer(limit, this.scheduler).subscribe(() => this.fail(errorWithoutCloseError(limit, errorText, this.account()))),
       );
     }
+  }
+
+  /** A silent connection (no event, no pong) is declared dead after the heartbeat's deadline. */
+  private startHeartbeat(ws: WebSocket): void {
+    const settings = resolveHeartbeat(this.options.heartbeat);
+    if (settings === undefined) return;
+    const ping = (): void => {
+      if (ws.readyState === WebSocket.OPEN) ws.ping(undefined, undefined, () => undefined);
+    };
+    this.heartbeat = new Heartbeat(settings, this.scheduler, ping, (silentMs) => {
+      const now = this.current;
+      // After `done` the results are complete: a peer dead before its close changes nothing.
+      if (now.status === 'closing' && now.reason === 'done') {
+        this.finish();
+        ws.terminate();
+        return;
+      }
+      this.fail(
+        new SessionError('heartbeat_timeout', `nothing came from ${this.safeUrl} for ${Math.round(silentMs)} ms (heartbeat timeoutMs=${settings.timeoutMs}): the connection is dead`, {
+          retryable: true,
+          audio: this.account(),
+        }),
+      );
+      // A dead peer will not answer a close frame: cut the socket now.
+      ws.terminate();
+    });
   }
 
   private onRefused(req: { destroy(): void }, res: IncomingMessage): void {

@@ -80,7 +80,8 @@ describe('svc-stream dashboard', () => {
 
   it('exits 1 with the code when the session fails; a connected page is sent the end first', async () => {
     const scenario = join(dir, 'fail.scenario.json');
-    writeFileSync(scenario, JSON.stringify({ faults: [{ at: 'audio', at_ms: 2000, action: 'close', code: 1011, error: 'engine crashed' }] }));
+    // A failure no reconnect can cure (a 1011 would be, since sessions reconnect and resume).
+    writeFileSync(scenario, JSON.stringify({ faults: [{ at: 'audio', at_ms: 2000, action: 'close', code: 4002, error: 'engine crashed' }] }));
     const t = cli();
     const exit = dashboardCommand.run(['samples/call.wav', '--scenario', scenario, '--speed', '20', '--no-open', '--start-now', '--exit-when-done'], t.io);
     const url = await urlOf(t.stdout);

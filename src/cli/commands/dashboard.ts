@@ -14,7 +14,7 @@ import { createSessionStats } from '../../session/stats.js';
 import { configFlag, readJsonFile, type CliIo, type Command } from '../command.js';
 import { resolveEndpoint } from '../endpoint.js';
 import { fleetLimits, REDIS_HELP, REDIS_OPTION } from '../redisFlag.js';
-import { scenarioFor } from './analyze.js';
+import { reconnectLine, scenarioFor } from './analyze.js';
 
 const USAGE = `Usage: svc-stream dashboard [FILE] [options]
 
@@ -93,9 +93,20 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     if (endpoint.emulator && scenarioPath) io.stderr.write(`svc-stream: the emulator plays ${scenarioPath}\n`);
     const stats = createSessionStats();
     const dashboard = await startDashboard({
-      // The page follows the session's life cycle through onStateChange.
+      // The page follows the session's life cycle through onStateChange (`reconnecting…` included);
+      // the terminal gets a line per reconnect.
       events$: ({ onStateChange }) =>
-        conversationSession(fileAudio(file, values, speed), { apiKey: endpoint.apiKey, baseUrl: endpoint.baseUrl, config, stats, limiter: fleet.limiter, onStateChange }),
+        conversationSession(fileAudio(file, values, speed), {
+          apiKey: endpoint.apiKey,
+          baseUrl: endpoint.baseUrl,
+          config,
+          stats,
+          limiter: fleet.limiter,
+          onStateChange: (old, next) => {
+            if (next.status === 'reconnecting') io.stderr.write(`${reconnectLine(next.attempt, next.error)}\n`);
+            onStateChange(old, next);
+          },
+        }),
       stats,
       title: basename(file),
       port,
