@@ -17,6 +17,7 @@ const CASES: ReadonlyArray<readonly [string, string]> = [
   ['one reducer only (clipsReducer)', `export { clipsReducer } from ${JSON.stringify(ENTRY)};`],
   ['splitSession + parseServerEvent', `export { splitSession, parseServerEvent } from ${JSON.stringify(ENTRY)};`],
   ['splitSession + parseServerEvent + error classes', `export { splitSession, parseServerEvent, SessionError, isSvcError } from ${JSON.stringify(ENTRY)};`],
+  ['splitSession + the relay client (relayEvents)', `export { splitSession, relayEvents } from ${JSON.stringify(ENTRY)};`],
 ];
 
 const kb = (n: number): string => `${(n / 1024).toFixed(1)} KB`;

@@ -31,10 +31,13 @@ async function endpoint(): Promise<{ apiKey: string; baseUrl: string; close: () 
 }
 
 const { apiKey, baseUrl, close } = await endpoint();
-// The same counters go to the session and the dashboard, so the page shows every phase.
+// The session's state changes go to the dashboard (onStateChange), so the page shows every phase.
 const stats = createSessionStats();
-const events$ = fileSource(file, { realtime: Number(values.speed) }).pipe(analyzeConversation({ apiKey, baseUrl, config, stats }));
-const dashboard = await startDashboard({ events$, stats, title: basename(file) });
+const dashboard = await startDashboard({
+  events$: ({ onStateChange }) => fileSource(file, { realtime: Number(values.speed) }).pipe(analyzeConversation({ apiKey, baseUrl, config, stats, onStateChange })),
+  stats,
+  title: basename(file),
+});
 console.log(`Dashboard: ${dashboard.url}`);
 
 void dashboard.session.ended.then((view) => console.log(`session ${view.phase}${view.error ? `: ${view.error.code}` : ''}`));

@@ -43,6 +43,8 @@ export const ERROR_CODES = [
   'connection_failed',
   'connection_lost',
   'connect_timeout',
+  'heartbeat_timeout',
+  'service_restart',
   'done_timeout',
   'missing_done',
   'unexpected_close',
@@ -67,6 +69,11 @@ export const ERROR_CODES = [
   'redis_unavailable',
   'slot_timeout',
   'lease_lost',
+  // The relay between a Node session and browser pages (docs/browser.md)
+  'relay_unauthorized',
+  'relay_origin_refused',
+  'relay_busy',
+  'relay_gap',
   // An optional peer dependency a feature needs is not installed
   'missing_dependency',
 ] as const;
@@ -200,6 +207,11 @@ export class ContractError extends SvcError {
   override readonly name: string = 'ContractError';
 }
 
+/** A relay of session events refused a page or a client, or its stream broke (docs/browser.md). */
+export class RelayError extends SvcError {
+  override readonly name: string = 'RelayError';
+}
+
 /** A local audio source failed (ffmpeg, files, streams). */
 export class AudioSourceError extends SvcError {
   override readonly name: string = 'AudioSourceError';
@@ -234,6 +246,7 @@ export function classifyDetail(detail: string): Classified | undefined {
   if (d === 'Invalid request.') return { code: 'invalid_request', retryable: false };
   if (d === 'Unable to validate request. Please try again.' || /unable to validate/.test(l)) return { code: 'upstream_unavailable', retryable: true };
   if (/timed out/.test(l)) return { code: 'timeout', retryable: true };
+  if (/service restarting|shutting down|going away/.test(l)) return { code: 'service_restart', retryable: true };
   if (/temporarily unavailable|try again later/.test(l)) return { code: 'service_unavailable', retryable: true };
   if (d === 'Internal server error' || /internal (server )?error/.test(l)) return { code: 'internal_error', retryable: false };
   return undefined;
@@ -285,12 +298,14 @@ export function errorFromHttp(status: number, body: unknown, context = 'request'
 /** What each close code means when no `error` event said more (§7.3, wire reference). */
 export const CLOSE_CODES: Readonly<Record<number, Classified & { meaning: string }>> = {
   1000: { code: 'missing_done', retryable: false, meaning: 'normal close (an error only when it comes before done)' },
+  1001: { code: 'service_restart', retryable: true, meaning: 'going away: the server is shutting down or restarting' },
   1002: { code: 'protocol_error', retryable: false, meaning: 'WebSocket protocol error (RFC 6455): a frame the server could not parse' },
   1003: { code: 'protocol_error', retryable: false, meaning: 'protocol error: audio before config, invalid config, or unsupported format, rate or channels' },
   1006: { code: 'connection_lost', retryable: true, meaning: 'connection dropped without a close frame' },
   1007: { code: 'protocol_error', retryable: false, meaning: 'invalid frame payload (RFC 6455): a text frame that is not UTF-8' },
   1009: { code: 'protocol_error', retryable: false, meaning: 'message too big (RFC 6455): a frame over the server\'s limit' },
   1011: { code: 'internal_error', retryable: true, meaning: 'internal error during streaming' },
+  1012: { code: 'service_restart', retryable: true, meaning: 'service restart: the server is restarting, reconnect' },
   4001: { code: 'invalid_api_key', retryable: false, meaning: 'invalid API key' },
   4002: { code: 'invalid_audio', retryable: false, meaning: 'audio could not be decoded or does not match the declared format' },
   4003: { code: 'usage_denied', retryable: false, meaning: 'model access not enabled, authentication failed or usage denied' },

@@ -175,6 +175,10 @@ export { isTerminalStatus, type SessionState, type SessionStatus } from './schem
 export type { StreamingOptions, WebSocketFactory } from './session/streamingSession.js';
 export { analyzeConversation, conversationSession, configFrame, type ConversationOptions } from './session/conversation.js';
 export { recordSession, RECORDING_HEADER, type RecordSessionOptions, type RecordedEvent } from './session/recordSession.js';
+export { DEFAULT_RECONNECT, type ReconnectOptions, type ReconnectPolicy } from './session/reconnect.js';
+export { reconnectable } from './session/closeErrors.js';
+export { DEFAULT_HEARTBEAT, type HeartbeatOptions } from './session/heartbeat.js';
+export type { SessionEvent } from './session/segments.js';
 export { streamJson, JsonFrameSchema, type JsonFrame, type JsonEndpoint, type JsonStreamingOptions } from './session/jsonStreaming.js';
 
 // Derived state: the ordering rules as pure reducers, and one session split into streams.

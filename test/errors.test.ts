@@ -213,7 +213,8 @@ describe('errorFromClose: close codes (§7.3, wire reference)', () => {
     [4030, 'concurrency_limit', true],
     [4031, 'limit_exceeded', false],
     [4999, 'unexpected_close', false],
-    [1001, 'unexpected_close', false],
+    [1001, 'service_restart', true],
+    [1012, 'service_restart', true],
     [4000, 'unexpected_close', false],
   ])('%i without an error event → %s (retryable %s)', (closeCode, code, retryable) => {
     const e = errorFromClose(closeCode, '', undefined);
@@ -320,7 +321,7 @@ describe('ERROR_CODES', () => {
 
   it('holds every code any source file constructs an error with', () => {
     const used = new Map<string, string>();
-    const ctor = /new\s+(?:Svc|Api|Session|Input|Contract|AudioSource)Error\(\s*['"]([A-Za-z_]+)['"]/g;
+    const ctor = /new\s+(?:Svc|Api|Session|Input|Contract|AudioSource|Relay)Error\(\s*['"]([A-Za-z_]+)['"]/g;
     for (const file of sourceFiles('src', 'operators', 'bin')) {
       const text = readFileSync(file, 'utf8');
       for (const m of text.matchAll(ctor)) used.set(m[1]!, file);

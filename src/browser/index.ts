@@ -59,7 +59,7 @@ export {
 } from '../schema/events.js';
 
 // Errors: the classes the parser's callers and the relay client throw, with their stable codes.
-export { ERROR_CODES, SvcError, SessionError, ContractError, InputError, isSvcError, type ErrorCode, type SvcErrorOptions } from '../errors.js';
+export { ERROR_CODES, SvcError, SessionError, ContractError, InputError, RelayError, isSvcError, type ErrorCode, type SvcErrorOptions } from '../errors.js';
 
 // Derived state: the ordering rules as pure reducers, and one session split into streams.
 export { OrderedMap } from '../state/OrderedMap.js';
@@ -84,4 +84,13 @@ export { audioDuration } from '../operators/audioDuration.js';
 export { conversationSnapshot } from '../operators/conversationSnapshot.js';
 
 // ---- The relay client: src/relay/client.ts (EventSource/fetch only) is exported on the next line. ----
-// export { … } from '../relay/client.js';
+export {
+  relayMessages,
+  relayEvents,
+  listRelaySessions,
+  relaySessionUrl,
+  type RelayClientOptions,
+  type RelayEventsOptions,
+  type RelayMessage,
+} from '../relay/client.js';
+export { RELAY_MESSAGES, type RelayStatus, type RelayGap, type RelayEnd, type RelaySessionInfo } from '../relay/protocol.js';

@@ -8,10 +8,11 @@ import { emulatorCommand } from './commands/emulator.js';
 import { jobCommands } from './commands/job.js';
 import { mediaStreamCommand } from './commands/mediaStream.js';
 import { queueCommand } from './commands/queue.js';
+import { relayCommands } from './commands/relay.js';
 import { rtpCommands } from './commands/rtp.js';
 import { argsErrorMessage, suggestOption, usageHint } from './usage.js';
 
-export const COMMANDS: readonly Command[] = [analyzeCommand, ...dashboardCommands, ...batchCommands, ...jobCommands, queueCommand, ...rtpCommands, mediaStreamCommand, emulatorCommand];
+export const COMMANDS: readonly Command[] = [analyzeCommand, ...dashboardCommands, ...relayCommands, ...batchCommands, ...jobCommands, queueCommand, ...rtpCommands, mediaStreamCommand, emulatorCommand];
 
 function version(): string {
   try {

@@ -197,13 +197,31 @@ export class TerminalView {
     row('behaviors', behaviors.join('  ') || '—');
     row('summary', s.aggregates.summary ?? '—');
     const status = stats.status === 'done' ? this.style('green', 'done') : stats.status === 'failed' ? this.style('red', 'failed') : stats.status;
-    const duration = s.aggregates.audioDurationMs ?? progress.durationMs;
-    row('session', `${status}${duration !== undefined && duration !== null ? `, ${clock(duration)} of audio` : ''} in ${clock(progress.elapsedMs)}`);
+    row('session', `${status}, ${audioSummary(s, progress)} in ${clock(progress.elapsedMs)}${reconnectSummary(stats)}`);
     if (this.sourceNote) row('source', this.style('yellow', this.sourceNote.replace(/^source: /, '')));
     else if (clips.length > 0 && clips.every((c) => !c.text)) {
       this.out.write(this.style('dim', 'No clip has text: the emulator does not transcribe. Give it a scenario file (--scenario) or use the real service.\n'));
     }
   }
+}
+
+/**
+ * How much audio the summary reports: the analysed duration after `done`; otherwise the audio
+ * actually sent (never the file's length, which a failed session did not send), with the
+ * whole when it is known.
+ */
+export function audioSummary(s: ConversationSnapshot, progress: AudioProgress): string {
+  const done = s.aggregates.audioDurationMs;
+  if (done !== undefined && done !== null) return `${clock(done)} of audio`;
+  if (progress.positionMs === undefined) return 'audio sent unknown';
+  return `${clock(progress.positionMs)} of audio sent${progress.durationMs !== undefined ? ` (of ${clock(progress.durationMs)})` : ''}`;
+}
+
+/** ", 2 reconnects (1.3 s)" after a session that reconnected; nothing otherwise. */
+export function reconnectSummary(stats: SessionStats): string {
+  if (stats.reconnects === 0) return '';
+  const dropped = stats.bytesDropped > 0 ? `, ${stats.bytesDropped} bytes of audio dropped` : '';
+  return `, ${stats.reconnects} reconnect${stats.reconnects === 1 ? '' : 's'} (${(stats.reconnectingMs / 1000).toFixed(1)} s)${dropped}`;
 }
 
 /** When a behavior happened: the start of its definitive clip, else of its first evidence clip. */

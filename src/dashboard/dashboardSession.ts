@@ -1,34 +1,31 @@
-// The one live session a dashboard shows: started once, folded once (splitSession), kept
-// subscribed whoever watches, and turned into versioned views for any number of pages.
-import { asyncScheduler, interval, Subject, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
+// The one live session a dashboard shows, on the Node side: started once, folded once
+// (splitSession) for the final view and `/state`, kept subscribed whoever watches.
+import { Subject, type Observable, type Subscription } from 'rxjs';
 import type { ServerEvent } from '../schema/events.js';
 import type { SessionPhase, SessionStats } from '../session/stats.js';
 import { initialConversationSnapshot, type ConversationSnapshot } from '../state/snapshot.js';
 import { splitSession } from '../state/splitSession.js';
 import { dashboardView, type DashboardError, type DashboardView } from './view.js';
 
-/** Options of {@link dashboardSession}: the session's events, its counters, the title, and how often counters are polled. */
+/** Options of {@link dashboardSession}: the session's events, its counters and the title. */
 export interface DashboardSessionOptions {
   /** The session's events, cold: subscribed once, by `start()`. */
   readonly events$: Observable<ServerEvent>;
-  /**
-   * The counters the session updates (pass the same object to `conversationSession`), so
-   * the page sees connecting, streaming and finishing. Without them the phase is
-   * `connecting` until the first event, then `streaming`, then `done` or `error`.
-   */
+  /** The counters the session updates, read for the view's `bytes_sent` and `events_received`. */
   readonly stats?: SessionStats | undefined;
   /** Shown in the page's header. Default `session`. */
   readonly title?: string | undefined;
-  /** How often the counters are read: SessionStats has no change events. Default 100 ms. */
-  readonly statsPollMs?: number | undefined;
-  /** Scheduler of the counter polling (tests use virtual time). Default `asyncScheduler`. */
-  readonly scheduler?: SchedulerLike | undefined;
 }
 
-/** One conversation session folded into a {@link DashboardView}: start it once, read `view()`, listen to `changes$` (hot), await `ended`, or `stop()`. */
+/** One conversation session folded into a {@link DashboardView}: start it once, set its status, read `view()`, listen to `changes$` (hot), await `ended`, or `stop()`. */
 export interface DashboardSession {
   /** Subscribe to the session (once; later calls do nothing). */
   start(): void;
+  /**
+   * Say where the session is (any string: `connecting`, `streaming`, `finishing`,
+   * `reconnecting` …), e.g. from the session's `onStateChange`. Ignored once it ended.
+   */
+  setStatus(status: string): void;
   /** The current view; computed at most once per version. */
   view(): DashboardView;
   /**
@@ -55,12 +52,13 @@ function asDashboardError(err: unknown): DashboardError {
  *
  * - Lazy until `start()`; then subscribes to `events$` exactly once and keeps that
  *   subscription until the session ends or `stop()`, whoever is watching (pages come and go).
+ * - The phase is the last status given to `setStatus` (the session's `onStateChange`), else
+ *   `connecting` until the first event and `streaming` after; `done`, `error` or `closed` at the end.
  * - The state is the `snapshot$` of `splitSession(events$)`: every §3 ordering rule applied.
  * - `changes$` is hot and completes when the session ends; `view()` always answers at once
  *   with the current state, which is what a late page is sent first.
  */
 export function dashboardSession(options: DashboardSessionOptions): DashboardSession {
-  const scheduler = options.scheduler ?? asyncScheduler;
   const stats = options.stats;
   const title = options.title ?? 'session';
   const changes = new Subject<void>();
@@ -69,17 +67,16 @@ export function dashboardSession(options: DashboardSessionOptions): DashboardSes
   let snapshot: ConversationSnapshot = initialConversationSnapshot;
   let eventsSeen = 0;
   let terminal: { phase: SessionPhase; error: DashboardError | null } | undefined;
+  let status: string | undefined;
   let version = 0;
   let cached: DashboardView | undefined;
-  let lastPhase: SessionPhase | undefined;
   let sessionSub: Subscription | undefined;
-  let pollSub: Subscription | undefined;
   let resolveEnded!: (view: DashboardView) => void;
   const ended = new Promise<DashboardView>((resolve) => (resolveEnded = resolve));
 
-  const phase = (): SessionPhase => {
+  const phase = (): string => {
     if (terminal) return terminal.phase;
-    if (stats && started) return stats.phase === 'done' || stats.phase === 'error' ? 'finishing' : stats.phase;
+    if (status !== undefined) return status;
     return eventsSeen > 0 ? 'streaming' : 'connecting';
   };
 
@@ -100,14 +97,12 @@ export function dashboardSession(options: DashboardSessionOptions): DashboardSes
 
   const changed = (): void => {
     version++;
-    lastPhase = phase();
     changes.next();
   };
 
   const end = (phaseAtEnd: SessionPhase, error: DashboardError | null): void => {
     if (terminal) return;
     terminal = { phase: phaseAtEnd, error };
-    pollSub?.unsubscribe();
     changed();
     changes.complete();
     resolveEnded(view());
@@ -117,11 +112,6 @@ export function dashboardSession(options: DashboardSessionOptions): DashboardSes
     if (started) return;
     started = true;
     changed();
-    // The counters change without telling anyone (connecting → streaming → finishing):
-    // read them on a timer, and say so only when the phase moved.
-    pollSub = interval(options.statsPollMs ?? 100, scheduler).subscribe(() => {
-      if (!terminal && phase() !== lastPhase) changed();
-    });
     const streams = splitSession(options.events$);
     // Subscribed first, so an event is counted before the view it changes is computed.
     // Its error is the snapshot's too, reported there.
@@ -144,5 +134,11 @@ export function dashboardSession(options: DashboardSessionOptions): DashboardSes
     end('closed', null);
   };
 
-  return { start, view, changes$: changes.asObservable(), ended, stop };
+  const setStatus = (next: string): void => {
+    if (terminal || next === status) return;
+    status = next;
+    changed();
+  };
+
+  return { start, setStatus, view, changes$: changes.asObservable(), ended, stop };
 }

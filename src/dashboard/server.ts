@@ -1,19 +1,34 @@
 // The dashboard's HTTP server on loopback: the page, its script and styles, the current
-// state as JSON, and the SSE stream a page subscribes to.
+// state as JSON, and the relay the page reads the session's raw events from.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { asyncScheduler, throttleTime, type Observable, type SchedulerLike } from 'rxjs';
+import { Subject, type Observable, type Subscription } from 'rxjs';
 import type { ServerEvent } from '../schema/events.js';
+import type { SessionState } from '../session/streamingSession.js';
 import type { SessionStats } from '../session/stats.js';
+import { createRelay } from '../relay/server.js';
 import { dashboardSession, type DashboardSession } from './dashboardSession.js';
-import { sseFrame } from './sse.js';
+import { pageScript } from './pageBundle.js';
+import { DASHBOARD_SESSION_ID } from './sessionId.js';
 import type { DashboardView } from './view.js';
 
-/** Options of {@link startDashboard}: the session's events and counters, the page title, the port, when the session starts, and the update throttle. */
+/** What {@link DashboardOptions.events$} may be given to build the session with: the hook its life cycle goes to. */
+export interface DashboardHooks {
+  /** Pass as the session's `onStateChange`: the page shows each state (`connecting`, `streaming`, `finishing` …). */
+  readonly onStateChange: (oldState: SessionState, newState: SessionState) => void;
+}
+
+/** Options of {@link startDashboard}: the session's events (or how to make them), the page title, the port, when the session starts. */
 export interface DashboardOptions {
-  /** The session's events, cold: subscribed once, when the session starts. */
-  readonly events$: Observable<ServerEvent>;
-  /** The counters passed to `conversationSession`, so the page shows every phase. */
+  /**
+   * The session's events, cold: subscribed once, when the session starts. Or a function
+   * given {@link DashboardHooks}, returning them: pass its `onStateChange` to the session
+   * (`conversationSession`, `analyzeConversation`, a resilient session) so the page follows
+   * the session's life cycle; without it the page shows `connecting` until the first event,
+   * then `streaming`, then how it ended.
+   */
+  readonly events$: Observable<ServerEvent> | ((hooks: DashboardHooks) => Observable<ServerEvent>);
+  /** The counters passed to `conversationSession`, for `/state`'s `bytes_sent` and `events_received`. */
   readonly stats?: SessionStats | undefined;
   /** Shown in the page's header (e.g. the file name). */
   readonly title?: string | undefined;
@@ -21,13 +36,11 @@ export interface DashboardOptions {
   readonly port?: number | undefined;
   /**
    * When the session starts: `'load'` (the default) on the first page load, that is the
-   * first connection to `/events`, so the viewer sees it from the start; `'now'` at once.
+   * first connection to the event stream, so the viewer sees it from the start; `'now'` at once.
    */
   readonly start?: 'load' | 'now' | undefined;
-  /** At most one state message per page per this many ms while the session runs. Default 50. */
-  readonly throttleMs?: number | undefined;
-  /** Scheduler of the throttle and of the counter polling. Default `asyncScheduler`. */
-  readonly scheduler?: SchedulerLike | undefined;
+  /** Events the relay keeps for pages that reload or join late. Default 100 000 (a whole long session). */
+  readonly historyEvents?: number | undefined;
 }
 
 /** A started dashboard: the page URL and port, its {@link DashboardSession}, a promise of the final view, and `close()`. */
@@ -36,7 +49,10 @@ export interface RunningDashboard {
   readonly url: string;
   readonly port: number;
   readonly session: DashboardSession;
-  /** Resolves with the final view once the session ended and a page has been sent all of it. */
+  /**
+   * Resolves with the final view once the session ended and every page connected then was
+   * sent the end of the stream (at once when none is connected).
+   */
   readonly finalServed: Promise<DashboardView>;
   /** Stop the session if it still runs, end every page's stream, stop listening. */
   close(): Promise<void>;
@@ -49,55 +65,6 @@ const SECURITY_HEADERS = {
   'referrer-policy': 'no-referrer',
   'cache-control': 'no-store',
 } as const;
-
-/** One page's SSE stream: sends the newest view it has not had yet, never a backlog. */
-class Subscriber {
-  private sentVersion = -1;
-  private blocked = false;
-  private closed = false;
-  private endSent = false;
-
-  constructor(
-    private readonly res: ServerResponse,
-    private readonly frameOf: () => { version: number; frame: string },
-    private readonly ended: () => boolean,
-    private readonly onFinalServed: () => void,
-  ) {
-    res.on('close', () => (this.closed = true));
-  }
-
-  /** Write the current view if it is new; after the session ended, also `end` and close. */
-  pump(): void {
-    if (this.closed || this.blocked || this.endSent) return;
-    const { version, frame } = this.frameOf();
-    let ok = true;
-    if (version !== this.sentVersion) {
-      this.sentVersion = version;
-      ok = this.res.write(frame);
-    }
-    if (this.ended()) {
-      this.endSent = true;
-      this.res.end(sseFrame('end', {}), () => this.onFinalServed());
-      return;
-    }
-    // A slow page skips the views it could not take; it gets the newest one on drain.
-    if (!ok) {
-      this.blocked = true;
-      this.res.once('drain', () => {
-        this.blocked = false;
-        this.pump();
-      });
-    }
-  }
-
-  get isClosed(): boolean {
-    return this.closed;
-  }
-
-  close(): void {
-    if (!this.closed) this.res.end();
-  }
-}
 
 function hostAllowed(req: IncomingMessage, port: number): boolean {
   // Refuse other Host names so a web page cannot reach this server by DNS rebinding.
@@ -113,86 +80,80 @@ function send(res: ServerResponse, status: number, type: string, body: string): 
 /**
  * Serve a live dashboard of one session on 127.0.0.1.
  *
- * - `GET /` the page; `/app.js` and `/app.css` its script and styles (all from this
- *   module: nothing is fetched from elsewhere); `GET /state` the current view as JSON.
- * - `GET /events` (SSE): first a `state` message with the whole current view, at once,
- *   however late the page connects; then a fresh `state` after each change (at most one
- *   per `throttleMs`, always ending on the newest); when the session has ended, the final
- *   `state`, an `end` message, and the stream closes.
- * - The session starts on the first `/events` connection (or at once with `start: 'now'`)
- *   and runs to its end whether pages stay or leave: reloading a page never restarts it.
- * - Hot: one session, whatever the number of pages.
+ * - `GET /` the page; `/app.js` (bundled from the library's own browser code: the relay
+ *   client and `splitSession`) and `/app.css` (nothing is fetched from elsewhere);
+ *   `GET /state` the current view as JSON, folded on this side.
+ * - The page reads the session's raw events from the relay mounted here
+ *   (`GET /sessions/session/events`, server-sent events with ids) and folds them itself:
+ *   what goes over the wire grows with the events, not with the state. A page that reloads
+ *   gets the whole history again; the session's status and its end come on the same stream.
+ * - The session starts on the first connection to the event stream (or at once with
+ *   `start: 'now'`) and runs to its end whether pages stay or leave.
+ * - Hot: one session, whatever the number of pages. The relay needs no token here: it answers
+ *   only on loopback, to this server's own Host names and origin.
  */
 export async function startDashboard(options: DashboardOptions): Promise<RunningDashboard> {
-  // The page text (about 24 kB of HTML, script and styles) loads when a dashboard starts,
-  // not with the package: `import 'svc-stream'` need not pay for it.
-  const { PAGE_CSS, PAGE_HTML, PAGE_JS } = await import('./page.js');
-  const scheduler = options.scheduler ?? asyncScheduler;
-  const session = dashboardSession({
-    events$: options.events$,
+  // The page text (HTML and styles) and its script load when a dashboard starts, not with
+  // the package: `import 'svc-stream'` need not pay for them.
+  const [{ PAGE_CSS, PAGE_HTML }, script] = await Promise.all([import('./page.js'), pageScript()]);
+  const relay = createRelay({ token: null, historyEvents: options.historyEvents ?? 100_000, historyBytes: 256 << 20 });
+  const title = options.title ?? 'session';
+  const live = relay.addSession({ id: DASHBOARD_SESSION_ID, title });
+  // One subscription to the session feeds both the fold on this side and the relay.
+  const hub = new Subject<ServerEvent>();
+  live.feed(hub);
+  let session: DashboardSession | undefined;
+  const hooks: DashboardHooks = {
+    onStateChange: (old, next) => {
+      live.onStateChange(old, next);
+      if (next.status !== 'done' && next.status !== 'failed' && next.status !== 'closed') session?.setStatus(next.status);
+    },
+  };
+  const source$ = typeof options.events$ === 'function' ? options.events$(hooks) : options.events$;
+  session = dashboardSession({
+    events$: hub,
     ...(options.stats ? { stats: options.stats } : {}),
-    ...(options.title !== undefined ? { title: options.title } : {}),
-    scheduler,
+    title,
   });
-  const subscribers = new Set<Subscriber>();
-  let ended = false;
-  let frameCache: { version: number; frame: string } | undefined;
-  const frameOf = (): { version: number; frame: string } => {
-    const view = session.view();
-    if (frameCache?.version !== view.version) frameCache = { version: view.version, frame: sseFrame('state', view) };
-    return frameCache;
+  const running = session;
+  let sourceSub: Subscription | undefined;
+  const start = (): void => {
+    if (sourceSub) return;
+    live.setStatus('connecting');
+    running.start();
+    sourceSub = source$.subscribe(hub);
   };
-
-  let resolveServed!: (view: DashboardView) => void;
-  const finalServed = new Promise<DashboardView>((resolve) => (resolveServed = resolve));
-  const onFinalServed = (): void => resolveServed(session.view());
-
-  const pumpAll = (): void => {
-    for (const s of subscribers) {
-      if (s.isClosed) subscribers.delete(s);
-      else s.pump();
-    }
-  };
-  const changesSub = session.changes$.pipe(throttleTime(options.throttleMs ?? 50, scheduler, { leading: true, trailing: true })).subscribe(() => pumpAll());
-  void session.ended.then(() => {
-    ended = true;
-    changesSub.unsubscribe();
-    pumpAll();
-    subscribers.clear();
+  const finalServed = running.ended.then(async (view) => {
+    if (view.phase === 'closed') live.close();
+    await live.ended;
+    return view;
   });
 
   let port = 0;
-  const server = createServer((req, res) => {
+  const server = createServer({ maxHeaderSize: 8 << 10, headersTimeout: 10_000, requestTimeout: 0 }, (req, res) => {
     if (!hostAllowed(req, port)) return send(res, 403, 'text/plain; charset=utf-8', 'forbidden host\n');
-    if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n');
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (path === `/sessions/${DASHBOARD_SESSION_ID}/events` && req.method === 'GET') start();
+    if (relay.handle(req, res)) return;
+    if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n');
     switch (path) {
       case '/':
       case '/index.html':
         return send(res, 200, 'text/html; charset=utf-8', PAGE_HTML);
       case '/app.js':
-        return send(res, 200, 'text/javascript; charset=utf-8', PAGE_JS);
+        return send(res, 200, 'text/javascript; charset=utf-8', script);
       case '/app.css':
         return send(res, 200, 'text/css; charset=utf-8', PAGE_CSS);
       case '/state':
-        return send(res, 200, 'application/json; charset=utf-8', JSON.stringify(session.view()));
+        return send(res, 200, 'application/json; charset=utf-8', JSON.stringify(running.view()));
       case '/favicon.ico':
         res.writeHead(204, SECURITY_HEADERS);
         return res.end();
-      case '/events': {
-        if (req.method !== 'GET') return send(res, 405, 'text/plain; charset=utf-8', 'GET only\n');
-        session.start();
-        res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', connection: 'keep-alive', 'x-accel-buffering': 'no', ...SECURITY_HEADERS });
-        res.write('retry: 1000\n\n');
-        const subscriber = new Subscriber(res, frameOf, () => ended, onFinalServed);
-        if (!ended) subscribers.add(subscriber);
-        subscriber.pump();
-        return;
-      }
       default:
         return send(res, 404, 'text/plain; charset=utf-8', 'not found\n');
     }
   });
+  server.maxConnections = 256;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', () => {
@@ -201,18 +162,17 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
     });
   });
   port = (server.address() as AddressInfo).port;
-  if (options.start === 'now') session.start();
+  if (options.start === 'now') start();
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
     (closing ??= (async () => {
-      session.stop();
-      changesSub.unsubscribe();
-      for (const s of subscribers) s.close();
-      subscribers.clear();
+      sourceSub?.unsubscribe();
+      running.stop();
+      await relay.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     })());
 
-  return { url: `http://127.0.0.1:${port}/`, port, session, finalServed, close };
+  return { url: `http://127.0.0.1:${port}/`, port, session: running, finalServed, close };
 }

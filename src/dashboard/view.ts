@@ -17,7 +17,8 @@ export interface DashboardStatus {
   readonly version: number;
   /** False until the session has been started (on the first page load by default). */
   readonly started: boolean;
-  readonly phase: SessionPhase;
+  /** Any status string (`connecting`, `streaming`, `finishing`, `reconnecting` …) or a terminal {@link SessionPhase}. */
+  readonly phase: string;
   /** Set when `phase` is `error`. */
   readonly error: DashboardError | null;
   /** What is being analysed, for the page's header (a file name, a call id). */
@@ -30,7 +31,7 @@ export interface DashboardStatus {
 export interface DashboardView extends StateJson {
   readonly version: number;
   readonly started: boolean;
-  readonly phase: SessionPhase;
+  readonly phase: string;
   readonly error: DashboardError | null;
   readonly title: string;
   /** Partial and final lines in order of first appearance (partials are `status: 'partial'`). */
@@ -42,7 +43,7 @@ export interface DashboardView extends StateJson {
 }
 
 /** True for the phases after which nothing changes any more. */
-export function isTerminalPhase(phase: SessionPhase): boolean {
+export function isTerminalPhase(phase: SessionPhase | string): boolean {
   return phase === 'done' || phase === 'error' || phase === 'closed';
 }
 

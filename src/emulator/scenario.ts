@@ -41,8 +41,8 @@ export const FaultSchema = z.strictObject({
   at_ms: Ms.optional(),
   /** For `at: "clip"`: which clip, 0-based. Default 0. */
   clip: z.number().int().min(0).optional(),
-  /** close: error event (unless `error` is null) then close with `code`; drop: destroy TCP; stall: never answer again; malformed: send `frame`; oversized: send a frame of `bytes` bytes; http: refuse the upgrade with `status` and `detail`; stop_reading: stop reading the socket (backpressure). */
-  action: z.enum(['close', 'drop', 'stall', 'malformed', 'oversized', 'http', 'stop_reading']),
+  /** close: error event (unless `error` is null) then close with `code`; drop: destroy TCP mid-session, no close frame; stall: never answer again; malformed: send `frame`; oversized: send a frame of `bytes` bytes; http: refuse the upgrade with `status` and `detail`; stop_reading: stop reading the socket (backpressure); silence: stop reading and writing, pings unanswered, no FIN (a dead peer); restart: the going-away close of a planned restart (`error` event, close 1012). */
+  action: z.enum(['close', 'drop', 'stall', 'malformed', 'oversized', 'http', 'stop_reading', 'silence', 'restart']),
   code: z.number().int().optional(),
   reason: z.string().optional(),
   error: z.string().nullable().optional(),

@@ -5,7 +5,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { WebSocketServer } from 'ws';
 import { AccountBook, type OrganizationSpec } from './accounts.js';
 import { parseScenario, type Scenario, type ScenarioInput } from './scenario.js';
-import { StreamingConnection, type ConnectionSummary } from './streaming.js';
+import { GOING_AWAY_CLOSE_CODE, StreamingConnection, type ConnectionSummary } from './streaming.js';
 import { findStreamingRoute } from './endpoints.js';
 import { batchRoutes } from './batchRoutes.js';
 import { platformRoutes } from './platformRoutes.js';
@@ -57,6 +57,13 @@ export interface RunningEmulator {
   envLines(): string[];
   /** Stop listening, close every socket; resolves when all are gone. */
   close(): Promise<void>;
+  /**
+   * A planned shutdown or restart (what SIGTERM and SIGINT do to `svc-stream emulator`): stop
+   * accepting connections, send every live streaming session an `error` event and close it
+   * with the going-away code {@link GOING_AWAY_CLOSE_CODE} (1012), give the peers up to
+   * `graceMs` (default 1000) to answer the close frame, then {@link RunningEmulator.close}.
+   */
+  shutdown(options?: { readonly graceMs?: number | undefined }): Promise<void>;
 }
 
 /** The orchestration API's development account and key, printed at start. */
@@ -82,6 +89,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const log = options.log ?? (() => undefined);
   const connections: ConnectionSummary[] = [];
   const sockets = new Set<Socket>();
+  /** Streaming connections still open, so a shutdown can tell each one it is going away. */
+  const live = new Set<StreamingConnection>();
   const staticScenario: Scenario | undefined = typeof options.scenario === 'function' ? undefined : parseScenario(options.scenario ?? {});
 
   const scenarioFor = (req: IncomingMessage): Scenario =>
@@ -152,7 +161,18 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
-      new StreamingConnection(ws, req, { accounts, endpoint, scenario, log, limits, onEnd: (s) => connections.push(s) });
+      const connection: StreamingConnection = new StreamingConnection(ws, req, {
+        accounts,
+        endpoint,
+        scenario,
+        log,
+        limits,
+        onEnd: (s) => {
+          live.delete(connection);
+          connections.push(s);
+        },
+      });
+      live.add(connection);
     });
   });
 
@@ -166,6 +186,23 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const platformUrl = `${baseUrl}/platform`;
 
   let closing: Promise<void> | undefined;
+  const close = (): Promise<void> =>
+    (closing ??= new Promise<void>((resolve) => {
+      for (const c of wss.clients) c.terminate();
+      wss.close();
+      server.close(() => resolve());
+      for (const s of sockets) s.destroy();
+    }));
+  let shuttingDown: Promise<void> | undefined;
+  const shutdown = (graceMs = 1_000): Promise<void> =>
+    (shuttingDown ??= (async () => {
+      server.close(); // no new connections; the open ones are ended below
+      log(`shutting down: ${live.size} live session(s) closed with ${GOING_AWAY_CLOSE_CODE}`);
+      for (const c of [...live]) c.goAway();
+      const until = Date.now() + graceMs;
+      while (wss.clients.size > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+      await close();
+    })());
   return {
     baseUrl,
     apiKey,
@@ -182,13 +219,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       `SVC_ACCOUNT_UUID=${ctx.platform.accountUuid}`,
       `SVC_PLATFORM_API_KEY=${ctx.platform.apiKey}`,
     ],
-    close: () =>
-      (closing ??= new Promise<void>((resolve) => {
-        for (const c of wss.clients) c.terminate();
-        wss.close();
-        server.close(() => resolve());
-        for (const s of sockets) s.destroy();
-      })),
+    close,
+    shutdown: (options) => shutdown(options?.graceMs),
   };
 }
 

@@ -48,7 +48,17 @@ export const STREAMING_ERRORS = {
   invalidFrame: 'Invalid WebSocket frame.',
   /** Close 1003: no frame from the client within the inactivity limit. */
   inactive: 'Session closed: no frame received within the inactivity limit.',
+  /** Close {@link GOING_AWAY_CLOSE_CODE}: the emulator is shutting down or restarting (SIGTERM, SIGINT, `shutdown()`, a `restart` fault). */
+  restarting: 'Service restarting. Please reconnect.',
 } as const;
+
+/**
+ * The close code of a planned shutdown or restart: 1012 (Service Restart, RFC 6455's IANA
+ * registry). Unlike 1001 (Going Away), which a browser also sends when a page is left, 1012
+ * only ever means "the server is restarting, come back", so a client can reconnect without
+ * guessing; it is not 1006 (no close frame), which looks like a network drop.
+ */
+export const GOING_AWAY_CLOSE_CODE = 1012;
 
 /** The message limit of a connection that has been refused: it has nothing left to say. */
 export const REFUSED_MAX_MESSAGE_BYTES = 1024;
@@ -275,6 +285,17 @@ export class StreamingConnection {
     this.strike('config');
   }
 
+  /**
+   * A planned shutdown or restart: an `error` event, then close {@link GOING_AWAY_CLOSE_CODE},
+   * whatever the status (a connection already closing or closed is left alone).
+   */
+  goAway(): void {
+    if (this.status === 'closed') return;
+    this.ctx.log(`going away: closing with ${GOING_AWAY_CLOSE_CODE}`);
+    this.stalled = false;
+    this.reject(GOING_AWAY_CLOSE_CODE, STREAMING_ERRORS.restarting);
+  }
+
   /** Milliseconds of audio received and decoded so far. */
   get audioMs(): number {
     return this.engine?.audioMs ?? this.intake?.decodedMs ?? 0;
@@ -374,6 +395,16 @@ export class StreamingConnection {
       case 'stop_reading':
         (this.ws as unknown as { _socket?: { pause(): void } })._socket?.pause();
         this.stalled = true;
+        break;
+      case 'silence':
+        // A dead peer on a live TCP connection (a pulled cable, a NAT that forgot the flow):
+        // nothing is read, so ws answers no ping either, nothing is sent, and no FIN or RST.
+        (this.ws as unknown as { _socket?: { pause(): void } })._socket?.pause();
+        this.stalled = true;
+        this.stopInactivity();
+        break;
+      case 'restart':
+        this.goAway();
         break;
       case 'malformed':
         this.send(fault.frame ?? '{"type": "clip", "clip": {"clip_uuid": 42');

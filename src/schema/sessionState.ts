@@ -12,6 +12,9 @@
  * - `finishing`: the audio ended and the end-of-audio frame went; waiting for `done`.
  * - `closing`: no more audio is read; waiting for the server's close after `done` (`reason: 'done'`),
  *   after an `error` event (`'error'`), or after the connection was lost mid-send (`'lost'`).
+ * - `reconnecting`: (with `reconnect`, on by default) a session failed in a way a new one can
+ *   cure; `attempt` is the next attempt (1, 2, …), `error` the failure. Reported by the
+ *   reconnecting layer above one session (docs/resilience.md), followed by `connecting`.
  * - `done` (completed), `failed` (errored with `error`), `closed` (unsubscribed): terminal.
  */
 export type SessionState =
@@ -20,11 +23,12 @@ export type SessionState =
   | { readonly status: 'paused' }
   | { readonly status: 'finishing' }
   | { readonly status: 'closing'; readonly reason: 'done' | 'error' | 'lost' }
+  | { readonly status: 'reconnecting'; readonly attempt: number; readonly error: unknown }
   | { readonly status: 'done' }
   | { readonly status: 'failed'; readonly error: unknown }
   | { readonly status: 'closed' };
 
-/** The name of a session state: `connecting`, `streaming`, `paused`, `finishing`, `closing`, `done`, `failed` or `closed`. */
+/** The name of a session state: `connecting`, `streaming`, `paused`, `finishing`, `closing`, `reconnecting`, `done`, `failed` or `closed`. */
 export type SessionStatus = SessionState['status'];
 
 /** Whether a session in `status` has ended (`done`, `failed` or `closed`): it never moves again. */

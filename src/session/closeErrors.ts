@@ -94,3 +94,20 @@ export function errorWithoutCloseError(limitMs: number, errorText: string, audio
   const c = errorFromClose(1011, '', errorText, audio);
   return new SessionError(c.code, `the server reported an error and did not close within ${limitMs} ms: ${errorText}`, { detail: errorText, retryable: c.retryable, audio });
 }
+
+/** Close codes after which a new session can succeed: internal error and the going-away closes. */
+const RECONNECT_CLOSE_CODES = new Set([1001, 1011, 1012]);
+/** Failures of the connection itself, or a refusal that passes (concurrency at the handshake). */
+const RECONNECT_CODES = new Set(['connection_lost', 'connection_failed', 'connect_timeout', 'heartbeat_timeout', 'service_restart', 'concurrency_limit']);
+
+/**
+ * Whether a new session can cure this failure: a lost, failed or silent connection, 1011, a
+ * going-away close (1001/1012), a concurrency refusal at the handshake. Never an account or
+ * input problem (invalid key, credits, monthly limits, invalid audio or config), whatever its
+ * `retryable` says about trying the whole request again later.
+ */
+export function reconnectable(err: unknown): boolean {
+  if (!(err instanceof SessionError)) return false;
+  if (RECONNECT_CODES.has(err.code)) return true;
+  return err.closeCode !== undefined && RECONNECT_CLOSE_CODES.has(err.closeCode) && (err.code === 'internal_error' || err.code === 'service_restart');
+}

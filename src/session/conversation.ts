@@ -6,6 +6,9 @@ import type { SessionConfig } from '../schema/config.js';
 import { configText } from './configText.js';
 import { parseServerEvent, type ServerEvent } from '../schema/events.js';
 import { createSessionStats, reportWarnings, type SessionStats, type ToleranceOptions } from './stats.js';
+import { resolveReconnect, type ReconnectOptions } from './reconnect.js';
+import { resilientSession } from './resilientSession.js';
+import type { SessionEvent } from './segments.js';
 import { streamingSession, type Decoded, type StreamingOptions, type StreamProtocol } from './streamingSession.js';
 import { CONVERSATION_STREAMING_PATH } from './url.js';
 import type { LimiterSource } from '../limiter.js';
@@ -22,6 +25,13 @@ export interface ConversationOptions extends StreamingOptions, ToleranceOptions 
    * `createRedisLimits(…)`. Default: none (the service refuses what is over its limit).
    */
   readonly limiter?: LimiterSource | undefined;
+  /**
+   * Reconnect and resume after a retryable failure (a lost, failed or silent connection, 1011,
+   * a restart, a concurrency refusal at the handshake): on by default, `false` turns it off.
+   * The new session gets the same config and the audio from the commit point, and its events
+   * arrive on the same time axis (see docs/resilience.md for the policy and what can be lost).
+   */
+  readonly reconnect?: ReconnectOptions | false | undefined;
 }
 
 /**
@@ -76,11 +86,17 @@ function protocolOf(frame: string, path: string, tolerance: ToleranceOptions, st
  *   frame of up to 64 KiB), and an empty text frame when the audio completes.
  * - Emits every event, `error` and `done` included, in arrival order; completes on the close
  *   that follows `done`.
+ * - Reconnects by default after a retryable failure once the first session has opened (see
+ *   `reconnect` and docs/resilience.md): a new session with the same config, the audio resent
+ *   from the end of the last finalized clip, events re-based onto the stream's time axis and
+ *   tagged with their `segment`, duplicates of finalized clips dropped. `onStateChange` shows
+ *   `reconnecting`; `stats` counts `reconnects`, `reconnectingMs`, `bytesReplayed`, `bytesDropped`.
  * - Errors with a SessionError on an `error` event (after emitting it), on any close before
- *   `done`, on a refused handshake, a connect timeout, a missing `done` after the end of audio,
- *   or a malformed frame (not JSON, binary, oversized); with an InputError, before connecting,
- *   on an invalid config or audio parameters. An upstream error closes the socket and is
- *   re-thrown as is.
+ *   `done`, on a refused handshake, a connect timeout, a silent connection
+ *   (`heartbeat_timeout`), a missing `done` after the end of audio, or a malformed frame (not
+ *   JSON, binary, oversized), when no reconnect can cure it; with an InputError, before
+ *   connecting, on an invalid config or audio parameters. An upstream error closes the socket
+ *   and is re-thrown as is.
  * - An out-of-contract value inside a well-formed event does not end the session: the event
  *   is emitted with the value normalised, or as `{ type: 'unknown', reason }`, and the value is
  *   counted in `stats.warnings` and passed to `onWarning` (docs/tolerance.md). With
@@ -93,18 +109,23 @@ function protocolOf(frame: string, path: string, tolerance: ToleranceOptions, st
  *
  * fileSource('samples/call.wav')
  *   .pipe(analyzeConversation({ apiKey: process.env.SVC_API_KEY, baseUrl: process.env.SVC_BASE_URL }))
- *   .subscribe((event) => console.log(event.type, event));
+ *   .subscribe({
+ *     next: (event) => console.log(event.type, event.segment ?? 0, event),
+ *     error: (err: unknown) => console.error('analysis failed:', err),
+ *   });
  * ```
  */
-export function analyzeConversation(options: ConversationOptions = {}): OperatorFunction<AudioChunk, ServerEvent> {
+export function analyzeConversation(options: ConversationOptions = {}): OperatorFunction<AudioChunk, SessionEvent> {
   return (audio$: Observable<AudioChunk>) => conversationSession(audio$, options);
 }
 
 /** `analyzeConversation` in function form: `conversationSession(audio$, options)`. */
-export function conversationSession(audio$: Observable<AudioChunk>, options: ConversationOptions = {}): Observable<ServerEvent> {
+export function conversationSession(audio$: Observable<AudioChunk>, options: ConversationOptions = {}): Observable<SessionEvent> {
   let frame: string;
+  let policy: ReturnType<typeof resolveReconnect>;
   try {
     frame = configFrame(options.config);
+    policy = resolveReconnect(options.reconnect);
   } catch (err) {
     return throwError(() => err);
   }
@@ -113,7 +134,10 @@ export function conversationSession(audio$: Observable<AudioChunk>, options: Con
   // protocol is built once per subscription, with the stats its warnings are counted in.
   const session$ = defer(() => {
     const stats = options.stats ?? createSessionStats();
-    return streamingSession(audio$, protocolOf(frame, path, options, stats), { ...options, stats });
+    const protocol = protocolOf(frame, path, options, stats);
+    const open = (audio: Observable<AudioChunk>, over: Partial<StreamingOptions>): Observable<ServerEvent> => streamingSession(audio, protocol, { ...options, ...over, stats });
+    if (policy === undefined) return open(audio$, {});
+    return resilientSession(audio$, open, { ...options, policy, stats });
   });
   return underSessionSlot(options.limiter, path, options, session$);
 }

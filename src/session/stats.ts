@@ -28,7 +28,7 @@ export interface ToleranceOptions {
  * `status` with `paused` read as `streaming`, `closing` as the status it came from and
  * `failed` as `error`. Removed in the next release.
  */
-export type SessionPhase = 'connecting' | 'streaming' | 'finishing' | 'done' | 'error' | 'closed';
+export type SessionPhase = 'connecting' | 'streaming' | 'finishing' | 'reconnecting' | 'done' | 'error' | 'closed';
 
 /**
  * Live counters of one streaming session, updated in place: pass one to the session's
@@ -65,6 +65,16 @@ export interface SessionStats {
   /** Close code and reason, once closed. */
   closeCode: number | undefined;
   closeReason: string | undefined;
+  /** Sessions opened again after a retryable failure (docs/resilience.md). */
+  reconnects: number;
+  /** Time spent reconnecting (from each failure to a session open again), in ms. */
+  reconnectingMs: number;
+  /** Bytes sent again to a new session (from the commit point); also counted in `bytesSent`. */
+  bytesReplayed: number;
+  /** Bytes no session will analyse: beyond the replay and outage bounds, or read after a final failure of the resume. */
+  bytesDropped: number;
+  /** The segment (session) the events arrive from now: 0, then 1 after the first reconnect… */
+  segment: number;
 }
 
 /** A fresh {@link SessionStats}: status `connecting`, every counter at zero. */
@@ -84,6 +94,11 @@ export function createSessionStats(): SessionStats {
     peakBufferedBytes: 0,
     closeCode: undefined,
     closeReason: undefined,
+    reconnects: 0,
+    reconnectingMs: 0,
+    bytesReplayed: 0,
+    bytesDropped: 0,
+    segment: 0,
   };
 }
 
@@ -94,6 +109,7 @@ const PHASES: Record<SessionStatus, SessionPhase | undefined> = {
   finishing: 'finishing',
   // A close awaited keeps the phase the session was in.
   closing: undefined,
+  reconnecting: 'reconnecting',
   done: 'done',
   failed: 'error',
   closed: 'closed',

@@ -18,6 +18,7 @@ import { AudioSender } from './audioSender.js';
 import { closeError, errorWithoutCloseError, lostWithoutCloseError, readRefusal, type HandshakeRefusal } from './closeErrors.js';
 import { createSessionStats, enterStatus, type SessionStats } from './stats.js';
 import { isTerminalStatus, type SessionState } from '../schema/sessionState.js';
+import { Heartbeat, resolveHeartbeat, type HeartbeatOptions } from './heartbeat.js';
 import { checkAudioParams, streamingUrl } from './url.js';
 
 /** Creates the socket; injectable so tests and proxies can wrap the edge. */
@@ -55,6 +56,13 @@ export interface StreamingOptions extends AudioWarningOptions {
    * as unhandled, as RxJS does).
    */
   readonly onStateChange?: ((oldState: SessionState, newState: SessionState) => void) | undefined;
+  /**
+   * Dead-connection detection once the socket is open: a WebSocket ping after `intervalMs`
+   * (default 5000) without inbound traffic, and a retryable `heartbeat_timeout` error after
+   * `timeoutMs` (default 15 000) without any, in every phase. Any inbound frame counts as
+   * liveness. `false` turns it off. (The handshake has its own `connectTimeoutMs`.)
+   */
+  readonly heartbeat?: HeartbeatOptions | false | undefined;
   /** Scheduler for every timer (tests use virtual time). Default `asyncScheduler`. */
   readonly scheduler?: SchedulerLike | undefined;
   /** Socket factory, for the edge. Default `new WebSocket(url, options)`. */
@@ -128,6 +136,7 @@ class StreamingSession<T> {
   private socketError: Error | undefined;
   private apiKey = '';
   private safeUrl = '';
+  private heartbeat: Heartbeat | undefined;
 
   constructor(
     private readonly audio$: Observable<AudioChunk>,
@@ -189,6 +198,7 @@ class StreamingSession<T> {
     this.current = next;
     enterStatus(this.stats, next.status);
     if (isTerminal(next)) {
+      this.heartbeat?.stop();
       this.flow.release();
       this.shutSocket();
     }
@@ -241,6 +251,7 @@ class StreamingSession<T> {
       const ep = modelsCredentials(this.options);
       this.apiKey = ep.apiKey;
       const query = checkAudioParams(this.options.format ?? this.meta?.format);
+      resolveHeartbeat(this.options.heartbeat); // a bad option fails before connecting
       url = streamingUrl(ep.baseUrl, this.protocol.path, this.apiKey, query);
     } catch (err) {
       this.fail(err);
@@ -266,6 +277,8 @@ class StreamingSession<T> {
       this.socketError = err;
     });
     ws.on('close', (code, reason) => this.guard(() => this.onClose(code, reason.toString('utf8'))));
+    ws.on('pong', () => this.heartbeat?.touch());
+    ws.on('ping', () => this.heartbeat?.touch());
 
     const limit = this.options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs;
     this.stateTimer = timer(limit, this.scheduler).subscribe(() =>
@@ -354,6 +367,7 @@ class StreamingSession<T> {
     if (this.current.status !== 'connecting') return;
     this.opened = true;
     const ws = this.ws!;
+    this.startHeartbeat(ws);
     if (this.protocol.configFrame !== undefined) ws.send(this.protocol.configFrame);
     this.transition({ status: this.flow.paused ? 'paused' : 'streaming' });
     this.sender.open();
@@ -363,6 +377,7 @@ class StreamingSession<T> {
   private onMessage(data: WebSocket.RawData, isBinary: boolean): void {
     const state = this.current;
     if (isTerminal(state)) return;
+    this.heartbeat?.touch();
     this.stats.eventsReceived++;
     // `done` is the last event (§3) and the results are complete with it: whatever follows
     // is ignored, as a drop, a stall or any close code after `done` is.
@@ -396,6 +411,32 @@ class StreamingSession<T> {
         timer(limit, this.scheduler).subscribe(() => this.fail(errorWithoutCloseError(limit, errorText, this.account()))),
       );
     }
+  }
+
+  /** A silent connection (no event, no pong) is declared dead after the heartbeat's deadline. */
+  private startHeartbeat(ws: WebSocket): void {
+    const settings = resolveHeartbeat(this.options.heartbeat);
+    if (settings === undefined) return;
+    const ping = (): void => {
+      if (ws.readyState === WebSocket.OPEN) ws.ping(undefined, undefined, () => undefined);
+    };
+    this.heartbeat = new Heartbeat(settings, this.scheduler, ping, (silentMs) => {
+      const now = this.current;
+      // After `done` the results are complete: a peer dead before its close changes nothing.
+      if (now.status === 'closing' && now.reason === 'done') {
+        this.finish();
+        ws.terminate();
+        return;
+      }
+      this.fail(
+        new SessionError('heartbeat_timeout', `nothing came from ${this.safeUrl} for ${Math.round(silentMs)} ms (heartbeat timeoutMs=${settings.timeoutMs}): the connection is dead`, {
+          retryable: true,
+          audio: this.account(),
+        }),
+      );
+      // A dead peer will not answer a close frame: cut the socket now.
+      ws.terminate();
+    });
   }
 
   private onRefused(req: { destroy(): void }, res: IncomingMessage): void {

@@ -49,8 +49,10 @@ const FIRST_STEP: Step = { snapshot: initialConversationSnapshot, event: null };
  * - After `source$` completes, the final state is kept: later subscribers get it and
  *   completion at once, and `source$` is NOT subscribed again (so `repeat()` on a derived
  *   stream just replays the end; call `splitSession` again for a new run).
- * - After `source$` errors, the share resets: subscribers get the error, and a later
- *   subscriber (or `retry()`) subscribes to `source$` again and folds from scratch.
+ * - After `source$` errors, the final state is kept too: every subscriber gets the error, and
+ *   a later subscriber gets the last state and then the error at once, WITHOUT subscribing to
+ *   `source$` again (a failed session opens no new connection behind your back). A state
+ *   stream is still readable after a failure; call `splitSession` again for a new run.
  *
  * ## Example
  * ```ts
@@ -79,7 +81,8 @@ export function splitSession(source$: Observable<ServerEvent>): SessionStreams {
     tap((step) => (newest = step)),
     share({
       connector: () => new ReplaySubject<Step>(1),
-      resetOnError: true,
+      // State outlives a failure: a late subscriber reads the last state, then the error.
+      resetOnError: false,
       resetOnComplete: false,
       resetOnRefCountZero: true,
     }),

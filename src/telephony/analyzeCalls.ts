@@ -1,6 +1,6 @@
 // One conversation-analysis session per incoming call, under a concurrency bound that either
 // queues or rejects calls beyond it; a call's failure is its own and never ends the others.
-import { asyncScheduler, AsyncSubject, defer, Observable, timer, type Subscription } from 'rxjs';
+import { asyncScheduler, AsyncSubject, catchError, defer, EMPTY, Observable, timer, type Subscription } from 'rxjs';
 import type { AudioChunk } from '../audio/meta.js';
 import { InputError, SessionError } from '../errors.js';
 import type { AudioFormat } from '../schema/audio.js';
@@ -38,7 +38,12 @@ export interface CallOutcome {
 export interface CallAnalysis<C extends AnalyzableCall = AnalyzableCall> {
   readonly call: C;
   readonly id: string;
-  /** `splitSession` over the call's session: shared, replaying the current state to late subscribers. */
+  /**
+   * `splitSession` over the call's session: shared, replaying the current state to late
+   * subscribers. These streams **never error**: when the call fails they keep their last state
+   * and complete, and the failure is delivered as the call's outcome (`outcome$`), so a
+   * subscription without an error callback cannot crash a process that bridges many calls.
+   */
   readonly streams: SessionStreams;
   /** The session's live counters. */
   readonly stats: SessionStats;
@@ -46,7 +51,7 @@ export interface CallAnalysis<C extends AnalyzableCall = AnalyzableCall> {
   readonly status: CallStatus;
   /** How long the call waited for a session slot (so far, while `queued`), in ms: how stale its audio is when its session starts. */
   readonly queuedMs: number;
-  /** Emits the outcome once, then completes (replayed to late subscribers). */
+  /** Emits the outcome once, then completes (replayed to late subscribers). Never errors: a failure is an outcome with `status: 'error'`. */
   readonly outcome$: Observable<CallOutcome>;
 }
 
@@ -103,8 +108,11 @@ export interface AnalyzeCallsOptions<C extends AnalyzableCall = AnalyzableCall> 
  *   `'reject'` it is emitted with status `rejected` and an outcome carrying a
  *   `SessionError('concurrency_limit')`. A refused call is never silently dropped: its
  *   outcome says why and `callStats` counts it (`rejected`, `queueTimeouts`).
- * - A call's session error ends that call only (`outcome$` reports it); `calls$` erroring
- *   errors the result.
+ * - A call's session error ends that call only: `outcome$` reports it (`status: 'error'`), and
+ *   the call's `streams` complete with their last state instead of erroring, so a per-call
+ *   subscription without an error callback never raises an unhandled error. The only stream
+ *   here that errors is the result itself: when `calls$` errors, or an option (say
+ *   `sessionOptions`) throws.
  * - Completes when `calls$` has completed and every call has ended. Unsubscribing closes
  *   every session. Cold: each subscription subscribes to `calls$` once.
  *
@@ -112,9 +120,13 @@ export interface AnalyzeCallsOptions<C extends AnalyzableCall = AnalyzableCall> 
  * ```ts
  * import { analyzeCalls, rtpSource } from 'svc-stream/telephony';
  *
- * analyzeCalls(rtpSource({ port: 5004 }), { maxConcurrent: 10, whenFull: 'queue' }).subscribe((call) => {
- *   call.streams.currentRoles$.subscribe((roles) => console.log(call.id, roles.toArray().map((r) => r.name)));
- *   call.outcome$.subscribe((o) => console.log(call.id, o.status));
+ * analyzeCalls(rtpSource({ port: 5004 }), { maxConcurrent: 10, whenFull: 'queue' }).subscribe({
+ *   next: (call) => {
+ *     // Per-call streams never error; a failed call's error is its outcome.
+ *     call.streams.currentRoles$.subscribe((roles) => console.log(call.id, roles.toArray().map((r) => r.name)));
+ *     call.outcome$.subscribe((o) => console.log(call.id, o.status, o.error ?? ''));
+ *   },
+ *   error: (err: unknown) => console.error('calls stopped:', err), // the call source failed
  * });
  * ```
  */
@@ -216,7 +228,8 @@ export function analyzeCalls<C extends AnalyzableCall>(calls$: Observable<C>, op
           }
         };
       });
-      const streams = splitSession(session$);
+      const split = splitSession(session$);
+      const streams = failureAsCompletion(split);
       const analysis: CallAnalysis<C> = {
         call,
         id: call.id,
@@ -260,7 +273,7 @@ export function analyzeCalls<C extends AnalyzableCall>(calls$: Observable<C>, op
       };
       // A session can end synchronously (an invalid config), before `subscribe` returns.
       let driver: Subscription | undefined;
-      driver = streams.snapshot$.subscribe({
+      driver = split.snapshot$.subscribe({
         next: (s) => (last = s),
         error: (error: unknown) => {
           if (driver) drivers.delete(driver);
@@ -293,4 +306,14 @@ export function analyzeCalls<C extends AnalyzableCall>(calls$: Observable<C>, op
       drivers.clear();
     };
   });
+}
+
+/**
+ * The same streams, each completing where the session would error: a call's failure belongs
+ * to its outcome, and one call must never raise an unhandled error in a process of many.
+ */
+function failureAsCompletion(streams: SessionStreams): SessionStreams {
+  const out: Record<string, Observable<unknown>> = {};
+  for (const [name, stream$] of Object.entries(streams) as [string, Observable<unknown>][]) out[name] = stream$.pipe(catchError(() => EMPTY));
+  return out as unknown as SessionStreams;
 }

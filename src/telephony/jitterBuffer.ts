@@ -142,6 +142,13 @@ export class JitterBuffer {
       this.lostSeqs.clear();
       this.lostOrder = [];
     }
+    // In order with nothing held (the common case): straight out, no map traffic.
+    if (packet.seq === this.next && this.held.size === 0) {
+      this.highestSeen = packet.seq;
+      this.next++;
+      this.play(packet, out);
+      return out;
+    }
     if (packet.seq < this.next) {
       if (this.lostSeqs.delete(packet.seq) || packet.seq < this.start) this.stats.late++;
       else this.stats.duplicated++;

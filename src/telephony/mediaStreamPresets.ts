@@ -70,11 +70,22 @@ export const TELNYX_PRESET: MediaStreamPreset = {
 /** The built-in media-stream field-name presets by name: `twilio` ({@link TWILIO_PRESET}) and `telnyx` ({@link TELNYX_PRESET}). */
 export const MEDIA_STREAM_PRESETS: Readonly<Record<MediaStreamPresetName, MediaStreamPreset>> = { twilio: TWILIO_PRESET, telnyx: TELNYX_PRESET };
 
+// Paths are a preset's few constants: split once, not on every message.
+const splitPaths = new Map<string, readonly string[]>();
+function keysOf(path: string): readonly string[] {
+  let keys = splitPaths.get(path);
+  if (keys === undefined) {
+    keys = path.split('.');
+    if (splitPaths.size < 1024) splitPaths.set(path, keys);
+  }
+  return keys;
+}
+
 /** The value at the first path that holds one. */
 export function readField(message: unknown, paths: readonly string[]): unknown {
   for (const path of paths) {
     let v: unknown = message;
-    for (const key of path.split('.')) {
+    for (const key of keysOf(path)) {
       if (v === null || typeof v !== 'object') {
         v = undefined;
         break;

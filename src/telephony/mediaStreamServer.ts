@@ -5,7 +5,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { asyncScheduler, Observable, type SchedulerLike } from 'rxjs';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { AudioObservable } from '../audio/meta.js';
-import { AudioSourceError } from '../errors.js';
+import { AudioSourceError, InputError } from '../errors.js';
 import { RAW_FORMAT_DESCRIPTORS, type RawAudioFormat } from '../schema/audio.js';
 import { LiveAudio } from './liveAudio.js';
 import { checkUpgrade, type MediaStreamAuth, type MediaStreamRefusal } from './mediaStreamAuth.js';
@@ -21,7 +21,10 @@ import {
 } from './mediaStreamPresets.js';
 import { resolvePayloadType } from './payloadTypes.js';
 import { PlayoutStream, type StreamStats } from './playoutStream.js';
+import { FrameClock } from './frameClock.js';
 import { TrackInterleaver } from './trackInterleaver.js';
+import { hasFastMediaPath, matchMediaMessage } from './mediaMessage.js';
+import { warnOnce, type TelephonyWarningHandler } from './limitWarning.js';
 
 /** A media-stream track: the caller's audio (`inbound`) or the audio sent to the caller (`outbound`). */
 export type MediaTrack = 'inbound' | 'outbound';
@@ -107,9 +110,17 @@ export interface MediaStreamServerOptions {
   readonly maxPayload?: number | undefined;
   /**
    * Connections at once (default 100). One more completes its upgrade and is closed at once
-   * with 1013 (try again later), reason `too many connections`.
+   * with 1013 (try again later), reason `too many connections`. The first refusal is reported
+   * once through `onWarning`.
    */
   readonly maxConnections?: number | undefined;
+  /**
+   * Told once per subscription, the first time `maxConnections` refuses a connection (code
+   * `max_connections`, with the option to raise). Default: `process.emitWarning` (printed once
+   * to stderr, code `SVC_STREAM_MAX_CONNECTIONS`). Later refusals are only counted in
+   * `stats.overCapacity`.
+   */
+  readonly onWarning?: TelephonyWarningHandler | undefined;
   /**
    * Who may connect (default: anyone who can reach `host`). Checked on the upgrade request; a
    * refusal is HTTP 401 and no WebSocket. Set it whenever the server listens beyond loopback.
@@ -117,6 +128,14 @@ export interface MediaStreamServerOptions {
   readonly authenticate?: MediaStreamAuth | undefined;
   /** Told about every refused upgrade (they are also counted in `stats.unauthorized`). */
   readonly onRefused?: ((reason: MediaStreamRefusal, req: IncomingMessage) => void) | undefined;
+  /**
+   * A latency budget, ms (default 0: each media message's audio goes on as it is released).
+   * Above 0, a call's 20 ms chunks are joined into frames of up to `frameMs` of audio before the
+   * session sends them: five times fewer frames (sends, masks, syscalls) at 100 ms, for up to
+   * `frameMs − 20` ms more latency per chunk (a frame that is not full goes once its oldest
+   * chunk has waited `frameMs`, from one clock per server).
+   */
+  readonly frameMs?: number | undefined;
 }
 
 interface TrackState {
@@ -145,7 +164,8 @@ function rawText(data: RawData): string {
  * - Malformed messages are counted, reported to `onMalformed`, and never end the connection
  *   or the server. The observable errors only when the server cannot listen.
  * - Bounded: a message over `maxPayload` (64 KiB) closes its connection with 1009 without being
- *   buffered; past `maxConnections` (100) a connection is closed at once with 1013; with
+ *   buffered; past `maxConnections` (100) a connection is closed at once with 1013 (the first
+ *   time reported once through `onWarning`); with
  *   `authenticate` (a token, Twilio's `X-Twilio-Signature`, your own check) an upgrade that
  *   fails is answered 401 and never becomes a WebSocket.
  *
@@ -163,11 +183,26 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
   const fixedPreset = typeof options.preset === 'object' ? options.preset : options.preset && options.preset !== 'auto' ? MEDIA_STREAM_PRESETS[options.preset] : undefined;
   const wanted = new Set<MediaTrack>(options.tracks ?? ['inbound', 'outbound']);
   const interleaved = options.trackMode === 'interleaved';
+  const frameMs = options.frameMs ?? 0;
+  if (!(frameMs >= 0) || !Number.isFinite(frameMs)) throw new InputError('invalid_argument', `mediaStreamServer: frameMs must be 0 or more, got ${frameMs}`);
   return new Observable<MediaStreamCall>((subscriber) => {
     const stats = options.stats ?? createMediaStreamServerStats();
     const scheduler = options.scheduler ?? asyncScheduler;
+    const frameClock = frameMs > 0 ? new FrameClock(frameMs, scheduler) : undefined;
+    const grouping = frameClock ? { clock: frameClock, scheduler } : undefined;
+    // Every payload is decoded here first (messages are handled one at a time).
+    let scratch = Buffer.allocUnsafe(1024);
     const enders = new Set<() => void>();
     const maxConnections = options.maxConnections ?? DEFAULT_MEDIA_STREAM_MAX_CONNECTIONS;
+    const warnOverCapacity = warnOnce(
+      {
+        code: 'max_connections',
+        option: 'maxConnections',
+        limit: maxConnections,
+        message: `mediaStreamServer: a connection was closed with 1013 because ${maxConnections} are open (maxConnections); further refusals are counted in stats.overCapacity. Raise maxConnections to take more calls at once.`,
+      },
+      options.onWarning,
+    );
     const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: options.maxPayload ?? DEFAULT_MEDIA_STREAM_MAX_PAYLOAD });
     const http = createServer((req, res) => {
       res.writeHead(426, { 'content-type': 'text/plain', connection: 'close' });
@@ -203,6 +238,7 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
         wss.handleUpgrade(req, socket, head, (ws) => {
           if (open >= maxConnections) {
             stats.overCapacity++;
+            warnOverCapacity();
             ws.on('error', () => undefined);
             ws.close(MEDIA_STREAM_OVER_CAPACITY_CODE, 'too many connections');
             setTimeout(() => ws.terminate(), 2_000).unref();
@@ -258,6 +294,8 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
           scheduler,
           idleTimeoutMs: 0,
           ...(options.playoutDelayMs !== undefined ? { playoutDelayMs: options.playoutDelayMs } : {}),
+          // Interleaved, the two-channel stream is grouped, not the tracks that feed it.
+          ...(grouping && !mixed ? { grouping } : {}),
         });
         t = { stream, samples: 0, chunks: 0 };
         tracks.set(track, t);
@@ -305,7 +343,7 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
         law = l;
         startMsg = msg;
         if (interleaved) {
-          const live = new LiveAudio(format(2));
+          const live = new LiveAudio(format(2), grouping);
           const skew = Math.round(((options.maxSkewMs ?? 500) * 8000) / 1000);
           mixed = { live, mixer: new TrackInterleaver(RAW_FORMAT_DESCRIPTORS[law].silence[0]!, skew), ended: new Set() };
           const trackStats: Partial<Record<MediaTrack, StreamStats>> = {};
@@ -316,20 +354,28 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
 
       const onMedia = (msg: unknown, raw: string): void => {
         if (!preset || streamId === undefined) return malformed('media before start', raw);
-        const track = normalizeTrack(readField(msg, preset.track));
-        if (!track) return malformed(`unknown track ${JSON.stringify(readField(msg, preset.track))}`, raw);
+        takeMedia(readField(msg, preset.track), readField(msg, preset.payload), readNumber(msg, preset.chunk), readNumber(msg, preset.timestamp), raw);
+      };
+
+      /** One media message's fields, however they were read. */
+      const takeMedia = (trackField: unknown, payload: unknown, chunk: number | undefined, ms: number | undefined, raw: string): void => {
+        const track = normalizeTrack(trackField);
+        if (!track) return malformed(`unknown track ${JSON.stringify(trackField)}`, raw);
         if (!wanted.has(track)) {
           stats.ignored++;
           return;
         }
-        const payload = readField(msg, preset.payload);
         if (typeof payload !== 'string' || payload.length % 4 !== 0 || !BASE64.test(payload)) return malformed('media without a base64 payload', raw);
-        const bytes = new Uint8Array(Buffer.from(payload, 'base64'));
-        if (bytes.byteLength === 0) return malformed('media with an empty payload', raw);
+        // Decoded into the server's scratch buffer, then copied once into a buffer of its own
+        // (Buffer.from would take a slice of a shared pool that the session then holds).
+        const need = (payload.length / 4) * 3;
+        if (need > scratch.length) scratch = Buffer.allocUnsafe(Math.max(need, scratch.length * 2));
+        const n = scratch.write(payload, 'base64');
+        if (n === 0) return malformed('media with an empty payload', raw);
+        const bytes = new Uint8Array(n);
+        bytes.set(scratch.subarray(0, n));
         const t = trackState(track);
         t.chunks++;
-        const chunk = readNumber(msg, preset.chunk);
-        const ms = readNumber(msg, preset.timestamp);
         t.stream.push({
           seq: chunk ?? t.chunks,
           timestamp: (ms !== undefined ? Math.round(ms * 8) : t.samples) >>> 0,
@@ -344,6 +390,11 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
         const raw = isBinary ? '' : rawText(data);
         try {
           if (isBinary) return malformed('binary frame', '(binary)');
+          // The providers' media message in their exact layout: read without JSON.parse.
+          if (streamId !== undefined && hasFastMediaPath(preset)) {
+            const fast = matchMediaMessage(raw);
+            if (fast) return takeMedia(fast.track, fast.payload, Number(fast.chunk), Number(fast.timestamp), raw);
+          }
           let msg: unknown;
           try {
             msg = JSON.parse(raw);
@@ -373,6 +424,7 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
     return () => {
       closing = true;
       for (const end of [...enders]) end();
+      frameClock?.stop();
       for (const client of wss.clients) client.terminate();
       wss.close();
       http.close();

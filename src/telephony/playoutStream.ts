@@ -3,7 +3,7 @@
 import { asyncScheduler, type SchedulerLike, type Subscription } from 'rxjs';
 import type { AudioChunk } from '../audio/meta.js';
 import { createJitterStats, JitterBuffer, type JitterPacket, type JitterStats, type Playout } from './jitterBuffer.js';
-import { LiveAudio } from './liveAudio.js';
+import { LiveAudio, type LiveGrouping } from './liveAudio.js';
 import { OggOpusWriter } from './oggOpus.js';
 import { routeFormat, type RtpCodec } from './payloadTypes.js';
 
@@ -37,6 +37,8 @@ export interface PlayoutStreamOptions {
   readonly scheduler?: SchedulerLike | undefined;
   /** Called once when the stream has ended (idle, `end()` or `stop()`). */
   readonly onEnd?: (() => void) | undefined;
+  /** Group the released chunks into frames (raw routes only; see `LiveAudio`). */
+  readonly grouping?: LiveGrouping | undefined;
 }
 
 /** One stream's packets in, its ordered, gap-filled encoded audio out (see {@link LiveAudio}). */
@@ -64,7 +66,8 @@ export class PlayoutStream {
       ...(options.maxHeldPackets !== undefined ? { maxHeldPackets: options.maxHeldPackets } : {}),
       maxFillSamples: Math.round((codec.clockRate * (Number.isFinite(this.idleMs) && this.idleMs > 0 ? Math.max(this.idleMs, 1000) : 5000)) / 1000),
     });
-    this.live = new LiveAudio(routeFormat(codec.route));
+    // Only bytes the service takes as they are are grouped by duration (not Ogg pages, not ffmpeg's input).
+    this.live = new LiveAudio(routeFormat(codec.route), codec.route.kind === 'raw' ? options.grouping : undefined);
     this.ogg = codec.route.kind === 'ogg' ? new OggOpusWriter() : undefined;
     this.lastArrival = this.scheduler.now();
     if (Number.isFinite(this.idleMs) && this.idleMs > 0) this.armIdle(this.idleMs);
@@ -149,12 +152,15 @@ export class PlayoutStream {
   }
 
   /** One timer for the idle timeout, re-armed for the remainder when packets came meanwhile. */
-  private armIdle(delay: number): void {
+  private armIdle(delay: number, confirming = false): void {
     this.idleTimer = this.scheduler.schedule(() => {
       if (this.done) return;
       const quiet = this.scheduler.now() - this.lastArrival;
-      if (quiet >= this.idleMs) this.end();
-      else this.armIdle(this.idleMs - quiet);
+      if (quiet < this.idleMs) return this.armIdle(this.idleMs - quiet);
+      // After a stall the event loop runs its timers before it reads the socket: look once more,
+      // after the packets that waited meanwhile, before calling the stream idle.
+      if (!confirming) return this.armIdle(0, true);
+      this.end();
     }, delay);
   }
 }

@@ -10,7 +10,10 @@ import { AudioSourceError, InputError } from '../errors.js';
 import type { AudioFormat } from '../schema/audio.js';
 import { resolvePayloadType, routeFormat, type PayloadTypeSpec, type RtpCodec } from './payloadTypes.js';
 import { PlayoutStream, type StreamStats } from './playoutStream.js';
+import { FrameClock } from './frameClock.js';
+import { parseRtpHeader } from './rtpHeader.js';
 import { SequenceExtender } from './rtpSequence.js';
+import { warnOnce, type TelephonyWarningHandler } from './limitWarning.js';
 
 /** One direction of one call: the packets of one SSRC. */
 export interface CallLeg {
@@ -92,8 +95,24 @@ export interface RtpSourceOptions {
   /**
    * Most legs at once (default 64). A packet that would start one more is dropped and counted
    * in `stats.refusedLegs`; a place frees when a leg ends (`idleTimeoutMs` without packets).
+   * The first refusal is reported once through `onWarning`.
    */
   readonly maxLegs?: number | undefined;
+  /**
+   * Told once per subscription, the first time `maxLegs` refuses a leg (code `max_legs`, with the
+   * option to raise). Default: `process.emitWarning` (printed once to stderr, code
+   * `SVC_STREAM_MAX_LEGS`). Later refusals are only counted in `stats.refusedLegs`.
+   */
+  readonly onWarning?: TelephonyWarningHandler | undefined;
+  /**
+   * A latency budget, ms (default 0: each packet's audio goes on as it is released). Above 0, a
+   * leg's 20 ms packets are joined into frames of up to `frameMs` of audio before the session
+   * sends them: five times fewer frames (sends, masks, syscalls) at 100 ms, for up to
+   * `frameMs − 20` ms more latency per chunk (a frame that is not full goes once its oldest
+   * chunk has waited `frameMs`, from one clock per source). Raw codecs only (G.711, L16); Opus
+   * and ffmpeg-decoded legs are not grouped.
+   */
+  readonly frameMs?: number | undefined;
   /**
    * Take datagrams only from these senders: IP addresses (`'10.0.0.5'`; IPv4-mapped IPv6 forms
    * match their IPv4 address), or a predicate on the sender. Others are dropped before parsing and
@@ -154,7 +173,7 @@ const loadRtpPackets = (): Promise<typeof RtpPackets> => (rtpPackets ??= import(
  *   reordering within `playoutDelayMs`, duplicates and late packets dropped, lost packets and
  *   timestamp gaps filled with codec silence, so the leg's audio lasts as long as its timestamps.
  * - Bounded: at most `maxLegs` (64) legs at once, packets of further SSRCs dropped and counted
- *   (`refusedLegs`); with `allowedSources`, datagrams from other senders are dropped unparsed.
+ *   (`refusedLegs`), the first refusal reported once (`onWarning`); with `allowedSources`, datagrams from other senders are dropped unparsed.
  * - A leg's audio completes after `idleTimeoutMs` without packets. The source itself never
  *   completes; it errors with `AudioSourceError('source_error')` when the socket fails to bind.
  * - Every timer goes through `scheduler`.
@@ -177,11 +196,23 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
   const maxLegs = options.maxLegs ?? DEFAULT_MAX_LEGS;
   if (!Number.isInteger(maxLegs) || maxLegs < 1) throw new InputError('invalid_argument', `rtpSource: maxLegs must be a positive integer, got ${maxLegs}`);
   const allowed = sourceFilter(options.allowedSources);
+  const frameMs = options.frameMs ?? 0;
+  if (!(frameMs >= 0) || !Number.isFinite(frameMs)) throw new InputError('invalid_argument', `rtpSource: frameMs must be 0 or more, got ${frameMs}`);
   return new Observable<CallLeg>((subscriber) => {
     const stats = options.stats ?? createRtpSourceStats();
     const scheduler = options.scheduler ?? asyncScheduler;
+    const frameClock = frameMs > 0 ? new FrameClock(frameMs, scheduler) : undefined;
     const legs = new Map<number, { stream: PlayoutStream; ext: SequenceExtender; payloadType: number }>();
     const socket = options.socketFactory?.() ?? dgram.createSocket('udp4');
+    const warnRefused = warnOnce(
+      {
+        code: 'max_legs',
+        option: 'maxLegs',
+        limit: maxLegs,
+        message: `rtpSource: a new call leg was refused because ${maxLegs} legs are running (maxLegs); further refusals are counted in stats.refusedLegs. Raise maxLegs to take more calls at once.`,
+      },
+      options.onWarning,
+    );
     let closed = false;
     // Set before datagrams are listened to and the socket binds.
     let rtp!: typeof RtpPackets;
@@ -192,6 +223,7 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
         ...(options.playoutDelayMs !== undefined ? { playoutDelayMs: options.playoutDelayMs } : {}),
         ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
         ...(options.maxHeldPackets !== undefined ? { maxHeldPackets: options.maxHeldPackets } : {}),
+        ...(frameClock ? { grouping: { clock: frameClock, scheduler } } : {}),
         // A new packet of this SSRC after the end is a new leg (a new call reusing the SSRC).
         onEnd: () => {
           if (legs.get(ssrc)?.stream === stream) legs.delete(ssrc);
@@ -239,17 +271,15 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
         options.onDatagram?.(msg, undefined);
         return;
       }
-      let packet: RtpPackets.RtpPacket;
-      try {
-        packet = new rtp.RtpPacket(view);
-      } catch {
+      const header = parseRtpHeader(msg);
+      if (header === undefined) {
         stats.malformed++;
         options.onDatagram?.(msg, undefined);
         return;
       }
-      const ssrc = packet.getSsrc();
+      const ssrc = header.ssrc;
       options.onDatagram?.(msg, ssrc);
-      const pt = packet.getPayloadType();
+      const pt = header.payloadType;
       const codec = resolvePayloadType(pt, payloadTypes);
       let leg = legs.get(ssrc);
       if (!codec) {
@@ -263,22 +293,22 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
         }
         if (legs.size >= maxLegs) {
           stats.refusedLegs++;
+          warnRefused();
           return;
         }
         leg = startLeg(ssrc, codec!, rinfo);
       }
       const s = leg.stream.stats;
-      const seq = leg.ext.extend(packet.getSequenceNumber());
-      const ts = packet.getTimestamp();
+      const seq = leg.ext.extend(header.sequenceNumber);
+      const ts = header.timestamp;
       let payload: Uint8Array | undefined;
       let samples = 0;
       if (codec?.kind === 'dtmf') s.dtmf++;
       else if (codec?.kind === 'cn') s.cn++;
       else if (!codec || pt !== leg.payloadType) s.otherPayloadType++;
       else {
-        const p = packet.getPayload();
         // A copy: the datagram's buffer belongs to the socket's pool.
-        payload = new Uint8Array(p.buffer.slice(p.byteOffset, p.byteOffset + p.byteLength));
+        payload = new Uint8Array(msg.subarray(header.payloadStart, header.payloadEnd));
         samples = leg.stream.codec.samplesOf(payload);
       }
       leg.stream.push({ seq, timestamp: ts, payload, samples });
@@ -317,6 +347,7 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
       closed = true;
       for (const l of [...legs.values()]) l.stream.stop();
       legs.clear();
+      frameClock?.stop();
       try {
         socket.close();
       } catch {

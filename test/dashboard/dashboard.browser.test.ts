@@ -11,6 +11,7 @@ import { SvcError, type ServerEvent } from 'svc-stream';
 import { dashboardCommand } from '../../src/cli/commands/dashboard.js';
 import type { CliIo } from '../../src/cli/command.js';
 import { startDashboard } from '../../src/dashboard/server.js';
+import type { SessionState } from '../../src/session/streamingSession.js';
 import { browserSkipReason, launchChromium, type LaunchedBrowser } from './browser.js';
 
 // Functions passed to page.evaluate run in the page; this project compiles without DOM
@@ -153,12 +154,25 @@ describe.skipIf(skip !== undefined)('dashboard in Chromium', () => {
 
   it('shows untrusted text as text and an error with its code', async () => {
     const subject = new Subject<ServerEvent>();
-    const dashboard = await startDashboard({ events$: new Observable<ServerEvent>((s) => subject.subscribe(s)), title: '<i>t</i>' });
+    let onStateChange: ((o: SessionState, n: SessionState) => void) | undefined;
+    const dashboard = await startDashboard({
+      events$: (hooks) => {
+        onStateChange = hooks.onStateChange;
+        return new Observable<ServerEvent>((s) => subject.subscribe(s));
+      },
+      title: '<i>t</i>',
+    });
     const page = await chromium.context.newPage();
     page.setDefaultTimeout(5_000);
     try {
       await page.goto(dashboard.url);
       await page.waitForFunction(() => Number(document.body.dataset.states) >= 1);
+      // Any status the session's life cycle reports is shown; a resilient session's `reconnecting` reads as such.
+      onStateChange!({ status: 'connecting' }, { status: 'streaming' });
+      await page.locator('#phase[data-phase="streaming"]').waitFor();
+      onStateChange!({ status: 'streaming' }, { status: 'reconnecting' } as unknown as SessionState);
+      await page.locator('#phase[data-phase="reconnecting"]').waitFor();
+      expect(await page.locator('#phase').textContent()).toBe('reconnecting…');
       const evil = '<img src=x onerror="document.body.dataset.pwned=1"><b>bold</b> & "quotes"';
       subject.next({ type: 'clip', clip: { clip_uuid: 'c1', speaker_label: '<s>1</s>', text: evil, start_ms: 0, duration_ms: 800, emotion: '<u>Happy</u>' } });
       // The type first: a first type after role picks would discard them (rule 3).

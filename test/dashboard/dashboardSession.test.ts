@@ -1,10 +1,9 @@
-// The dashboard's session on virtual time: lazy until started, the phase read from the
-// counters, the view versioned and cached, the end (done, error, stopped).
-import { Observable, Subject, VirtualTimeScheduler } from 'rxjs';
+// The dashboard's Node-side session: lazy until started, the status it is told, the view
+// versioned and cached, the end (done, error, stopped).
+import { Observable, Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { SvcError, type ServerEvent } from 'svc-stream';
 import { dashboardSession } from '../../src/dashboard/dashboardSession.js';
-import { createSessionStats } from '../../src/session/stats.js';
 
 function source() {
   const subject = new Subject<ServerEvent>();
@@ -18,12 +17,6 @@ function source() {
     };
   });
   return { subject, counts, events$ };
-}
-
-/** Run the virtual clock up to `ms`. */
-function advance(scheduler: VirtualTimeScheduler, ms: number): void {
-  scheduler.maxFrames = ms;
-  scheduler.flush();
 }
 
 const clip: ServerEvent = { type: 'clip', clip: { clip_uuid: 'c1', speaker_label: '1', text: 'Hello.' } };
@@ -41,35 +34,25 @@ describe('dashboardSession', () => {
     session.stop();
   });
 
-  it('reads the phase from the counters on its timer, shows done only once the events complete', async () => {
-    const scheduler = new VirtualTimeScheduler();
-    const stats = createSessionStats();
+  it('shows the status it is told (any string, e.g. from onStateChange), and done only once the events complete', async () => {
     const src = source();
-    const session = dashboardSession({ events$: src.events$, stats, scheduler, statsPollMs: 100 });
+    const session = dashboardSession({ events$: src.events$ });
     const changes: string[] = [];
     let completed = false;
     session.changes$.subscribe({ next: () => changes.push(session.view().phase), complete: () => (completed = true) });
     session.start();
     expect(changes).toEqual(['connecting']);
-
-    stats.phase = 'streaming';
-    advance(scheduler, 99);
-    expect(session.view().phase).toBe('connecting'); // the view moves only with a version
-    expect(changes).toEqual(['connecting']);
-    advance(scheduler, 100);
+    session.setStatus('streaming');
+    session.setStatus('streaming'); // no change, no message
     expect(changes).toEqual(['connecting', 'streaming']);
-    advance(scheduler, 300);
-    expect(changes).toHaveLength(2); // no change, no message
-
     src.subject.next(clip);
     expect(changes).toHaveLength(3);
-    stats.phase = 'finishing';
-    advance(scheduler, 400);
-    stats.phase = 'done'; // the counters say done a moment before the events complete
-    advance(scheduler, 500);
-    expect(session.view().phase).toBe('finishing');
+    session.setStatus('reconnecting');
+    expect(session.view().phase).toBe('reconnecting');
+    session.setStatus('finishing');
     src.subject.next({ type: 'done', duration_ms: 1000 });
     src.subject.complete();
+    session.setStatus('streaming'); // ignored once ended
     expect(completed).toBe(true);
     expect(changes.slice(-1)).toEqual(['done']);
     const final = await session.ended;

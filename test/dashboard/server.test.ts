@@ -1,11 +1,14 @@
-// The dashboard server over real sockets: the SSE protocol (snapshot first, then changes,
-// then the final state and `end`), one session whatever the pages do, and what it serves.
+// The dashboard server over real sockets: the session's raw events relayed to pages (ids,
+// the whole history to a late page, status, end), one session whatever the pages do, and
+// what it serves.
+import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { Observable, Subject } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SvcError, type ServerEvent } from 'svc-stream';
-import { PAGE_CSS, PAGE_HTML, PAGE_JS } from '../../src/dashboard/page.js';
-import { parseSse } from '../../src/dashboard/sse.js';
+import { PAGE_CSS, PAGE_HTML } from '../../src/dashboard/page.js';
+import { pageScript } from '../../src/dashboard/pageBundle.js';
+import type { SessionState } from '../../src/session/streamingSession.js';
 import { startDashboard, type RunningDashboard } from '../../src/dashboard/server.js';
 import { createSessionStats } from '../../src/session/stats.js';
 import { connectSse, type SseConnection, type SseMessage } from './sseClient.js';
@@ -34,8 +37,6 @@ const partial = (id: string, speaker: string, text: string): ServerEvent => ({
   partial_clip: { clip_uuid: id, speaker_label: speaker, text, end_ms: 500 },
 });
 
-const states = (messages: SseMessage[]) => messages.filter((m) => m.event === 'state').map((m) => m.data);
-const last = <T>(xs: T[]): T => xs[xs.length - 1]!;
 
 let dashboard: RunningDashboard | undefined;
 const open: SseConnection[] = [];
@@ -64,12 +65,15 @@ function getRaw(url: string, headers: Record<string, string> = {}): Promise<{ st
   });
 }
 
-describe('GET /events', () => {
-  it('starts the session on the first page load, sends a late page the whole state first, then changes, then the final state and end', async () => {
+const EVENTS = 'sessions/session/events';
+const eventsOf = (messages: readonly SseMessage[]) => messages.filter((m) => m.event === 'event').map((m) => m.data as ServerEvent);
+
+describe('the event stream (the relay)', () => {
+  it('starts the session on the first page load, relays raw events with ids, gives a late page the whole history, then the end', async () => {
     const src = manualSource();
     const stats = createSessionStats();
     dashboard = await startDashboard({ events$: src.events$, stats, title: 'call.wav' });
-    const events = `${dashboard.url}events`;
+    const events = `${dashboard.url}${EVENTS}`;
 
     // Nothing runs until a page connects.
     const before = JSON.parse((await getRaw(`${dashboard.url}state`)).body);
@@ -77,25 +81,28 @@ describe('GET /events', () => {
     expect(src.counts.subscribed).toBe(0);
 
     const first = await connect(events);
-    await first.waitFor((m) => m.length >= 1);
-    expect(first.messages[0]).toMatchObject({ event: 'state', data: { started: true, phase: 'connecting', title: 'call.wav' } });
+    await first.waitFor((m) => m.some((x) => x.event === 'status'));
+    expect(first.messages[0]).toMatchObject({ event: 'status', data: { status: 'connecting', title: 'call.wav' } });
     expect(src.counts.subscribed).toBe(1);
 
-    stats.phase = 'streaming';
-    src.subject.next(partial('c1', '1', 'Hello th'));
-    src.subject.next(clip('c1', '1', 'Hello there.', 0));
-    src.subject.next({ type: 'participant_role', pick: { speaker_label: '1', name: 'Agent' } });
-    src.subject.next(partial('c2', '2', 'I was char'));
-    src.subject.next({ type: 'topics', topics: ['Refund'] });
-    await first.waitFor((m) => last(states(m)).topics.length === 1);
-    expect(last(states(first.messages))).toMatchObject({ phase: 'streaming' });
+    const sent: ServerEvent[] = [
+      partial('c1', '1', 'Hello th'),
+      clip('c1', '1', 'Hello there.', 0),
+      { type: 'participant_role', pick: { speaker_label: '1', name: 'Agent' } },
+      partial('c2', '2', 'I was char'),
+      { type: 'topics', topics: ['Refund'] },
+    ];
+    for (const e of sent) src.subject.next(e);
+    await first.waitFor((m) => eventsOf(m).length === 5);
+    expect(eventsOf(first.messages)).toEqual(sent);
+    expect(first.messages.filter((m) => m.event === 'event').map((m) => m.id)).toEqual(['1', '2', '3', '4', '5']);
 
-    // A page that connects now (a reload) gets everything in its first message.
+    // A page that connects now (a reload) gets every event so far, and folds the same state.
     const late = await connect(events);
-    await late.waitFor((m) => m.length >= 1);
-    expect(late.messages[0]!.event).toBe('state');
-    const snapshot = late.messages[0]!.data;
-    expect(snapshot).toMatchObject({
+    await late.waitFor((m) => eventsOf(m).length === 5);
+    expect(eventsOf(late.messages)).toEqual(sent);
+    // The Node side folds the same events, for /state.
+    expect(JSON.parse((await getRaw(`${dashboard.url}state`)).body)).toMatchObject({
       phase: 'streaming',
       roles: { '1': { name: 'Agent' } },
       topics: ['Refund'],
@@ -104,8 +111,6 @@ describe('GET /events', () => {
         { status: 'partial', clip: { clip_uuid: 'c2', text: 'I was char' } },
       ],
     });
-    expect(snapshot.clips).toHaveLength(1);
-    expect(snapshot.events_received).toBe(0); // stats were passed: their counter, not ours
 
     // Pages come and go; the session is never restarted or stopped by them.
     first.close();
@@ -113,63 +118,55 @@ describe('GET /events', () => {
     expect(src.counts).toEqual({ subscribed: 1, unsubscribed: 0 });
 
     src.subject.next(clip('c2', '2', 'I was charged twice.', 1200));
-    src.subject.next({ type: 'behavior_detection', detection: { behavior_uuid: 'b1', behavior_name: 'Greeting', speaker_label: '1' } });
-    await late.waitFor((m) => last(states(m)).behaviors.length === 1);
-    stats.phase = 'done';
     src.subject.next({ type: 'done', duration_ms: 4000 });
     src.subject.complete();
-
     await late.closed;
-    const tail = late.messages.slice(-2);
-    expect(tail.map((m) => m.event)).toEqual(['state', 'end']);
-    expect(tail[0]!.data).toMatchObject({ phase: 'done', error: null, duration_ms: 4000, transcript: [{ status: 'final' }, { status: 'final' }] });
+    expect(late.messages.at(-1)).toMatchObject({ event: 'end', data: { status: 'done' } });
+    expect(eventsOf(late.messages)).toHaveLength(7);
     const served = await dashboard.finalServed;
-    expect(served.phase).toBe('done');
+    expect(served).toMatchObject({ phase: 'done', duration_ms: 4000 });
 
-    // After the end, a page still gets the final state, then end, and the stream closes.
+    // After the end, a page still gets the whole session, then end, and the stream closes.
     const after = await connect(events);
     await after.closed;
-    expect(after.messages.map((m) => m.event)).toEqual(['state', 'end']);
-    expect(after.messages[0]!.data).toMatchObject({ phase: 'done', duration_ms: 4000 });
+    expect(eventsOf(after.messages)).toHaveLength(7);
+    expect(after.messages.at(-1)!.event).toBe('end');
     expect(src.counts.subscribed).toBe(1);
   });
 
-  it('coalesces a burst into few messages that end on the newest state', async () => {
+  it('follows the session through onStateChange: every state a status message, any string', async () => {
     const src = manualSource();
-    dashboard = await startDashboard({ events$: src.events$, throttleMs: 40 });
-    const page = await connect(`${dashboard.url}events`);
-    for (let i = 0; i < 300; i++) src.subject.next(clip(`c${i}`, i % 2 ? '2' : '1', `line ${i}`, i * 1000));
-    await page.waitFor((m) => last(states(m)).clips.length === 300);
-    expect(states(page.messages).length).toBeLessThan(10);
-    expect(last(states(page.messages)).phase).toBe('streaming'); // no stats: streaming once events arrive
+    let hook: ((o: SessionState, n: SessionState) => void) | undefined;
+    dashboard = await startDashboard({
+      events$: ({ onStateChange }) => {
+        hook = onStateChange;
+        return src.events$;
+      },
+      start: 'now',
+    });
+    const page = await connect(`${dashboard.url}${EVENTS}`);
+    for (const status of ['streaming', 'finishing'] as const) hook!({ status: 'connecting' }, { status });
+    dashboard.session.setStatus('reconnecting');
+    await page.waitFor((m) => m.filter((x) => x.event === 'status').length >= 3);
+    expect(page.messages.filter((m) => m.event === 'status').map((m) => m.data.status)).toEqual(['connecting', 'streaming', 'finishing']);
+    expect(dashboard.session.view().phase).toBe('reconnecting');
   });
 
-  it('a page that stops reading skips states, and still gets the final state and end when it reads again', async () => {
+  it('sends each event once, never the state: bytes grow with the events', async () => {
     const src = manualSource();
-    dashboard = await startDashboard({ events$: src.events$, throttleMs: 0 });
-    const text = 'x'.repeat(2000);
-    const received: string[] = [];
-    const res = await new Promise<import('node:http').IncomingMessage>((resolve, reject) =>
-      request(`${dashboard!.url}events`, { agent: false }, resolve).on('error', reject).end(),
-    );
-    res.setEncoding('utf8');
-    res.pause(); // a stalled page: socket buffers fill, writes report backpressure
-    res.on('data', (c: string) => received.push(c));
-    const ended = new Promise<void>((resolve) => res.on('end', () => resolve()));
-    for (let i = 0; i < 400; i++) {
-      src.subject.next(clip(`c${i}`, '1', text, i));
-      await new Promise((r) => setImmediate(r));
+    dashboard = await startDashboard({ events$: src.events$ });
+    const page = await connect(`${dashboard.url}${EVENTS}`);
+    let ndjson = 0;
+    for (let i = 0; i < 300; i++) {
+      const e = clip(`c${i}`, i % 2 ? '2' : '1', `line ${i}`, i * 1000);
+      ndjson += JSON.stringify(e).length + 1;
+      src.subject.next(e);
     }
-    src.subject.next({ type: 'done', duration_ms: 400_000 });
     src.subject.complete();
-    await new Promise((r) => setTimeout(r, 50));
-    res.resume();
-    await ended;
-    const { messages } = parseSse(received.join(''));
-    expect(messages.length).toBeLessThan(200); // states were skipped, not queued
-    expect(messages.slice(-2).map((m) => m.event)).toEqual(['state', 'end']);
-    expect(JSON.parse(messages.at(-2)!.data)).toMatchObject({ phase: 'done', duration_ms: 400_000 });
-    expect(JSON.parse(messages.at(-2)!.data).clips).toHaveLength(400);
+    await page.closed;
+    expect(eventsOf(page.messages)).toHaveLength(300);
+    expect(page.messages.every((m) => m.event !== 'state')).toBe(true);
+    expect(page.bytes()).toBeLessThan(ndjson * 2);
   });
 
   it('ends in error with the stable code and message', async () => {
@@ -179,24 +176,29 @@ describe('GET /events', () => {
     src.subject.next(clip('c1', '1', 'Hello.', 0));
     src.subject.next({ type: 'error', error: 'transcription backend failed' });
     src.subject.error(new SvcError('internal_error', 'the service reported an error: transcription backend failed'));
-    const page = await connect(`${dashboard.url}events`);
+    const page = await connect(`${dashboard.url}${EVENTS}`);
     await page.closed;
-    expect(page.messages.map((m) => m.event)).toEqual(['state', 'end']);
-    expect(page.messages[0]!.data).toMatchObject({
-      phase: 'error',
-      error: { code: 'internal_error', message: 'the service reported an error: transcription backend failed' },
-      server_error: 'transcription backend failed',
-      clips: [{ clip_uuid: 'c1' }],
-    });
+    expect(page.messages.map((m) => m.event)).toEqual(['event', 'event', 'end']);
+    expect(page.messages.at(-1)!.data).toEqual({ status: 'failed', error: { code: 'internal_error', message: 'the service reported an error: transcription backend failed' } });
+    expect(JSON.parse((await getRaw(`${dashboard.url}state`)).body)).toMatchObject({ phase: 'error', server_error: 'transcription backend failed', clips: [{ clip_uuid: 'c1' }] });
+  });
+
+  it('--exit-when-done semantics: finalServed resolves at the end with no page connected', async () => {
+    const src = manualSource();
+    dashboard = await startDashboard({ events$: src.events$, start: 'now' });
+    src.subject.next({ type: 'done', duration_ms: 10 });
+    src.subject.complete();
+    expect((await dashboard.finalServed).phase).toBe('done');
   });
 
   it('close() stops a running session and ends every page stream', async () => {
     const src = manualSource();
     dashboard = await startDashboard({ events$: src.events$ });
-    const page = await connect(`${dashboard.url}events`);
+    const page = await connect(`${dashboard.url}${EVENTS}`);
     await page.waitFor((m) => m.length >= 1);
     await dashboard.close();
     await page.closed;
+    expect(page.messages.at(-1)).toMatchObject({ event: 'end', data: { status: 'closed' } });
     expect(src.counts).toEqual({ subscribed: 1, unsubscribed: 1 });
   });
 });
@@ -210,14 +212,16 @@ describe('the page and its assets', () => {
     expect(page.headers['content-security-policy']).toContain("default-src 'none'");
     expect(page.headers['content-security-policy']).toContain("script-src 'self'");
     expect(page.body).toBe(PAGE_HTML);
-    expect((await getRaw(`${dashboard.url}app.js`)).body).toBe(PAGE_JS);
+    const script = await pageScript();
+    expect((await getRaw(`${dashboard.url}app.js`)).body).toBe(script);
     expect((await getRaw(`${dashboard.url}app.css`)).body).toBe(PAGE_CSS);
     expect((await getRaw(`${dashboard.url}nope`)).status).toBe(404);
-    // Nothing is fetched from the internet: the only URL anywhere is the SVG namespace.
-    const urls = `${PAGE_HTML}${PAGE_JS}${PAGE_CSS}`.match(/https?:\/\/[^\s'"]+/g) ?? [];
+    // Nothing is fetched from the internet: the only URL the page's own code names is the SVG namespace.
+    const own = ['src/dashboard/page/render.js', 'src/dashboard/page/main.ts'].map((f) => readFileSync(f, 'utf8')).join('');
+    const urls = `${PAGE_HTML}${own}${PAGE_CSS}`.match(/https?:\/\/[^\s'"]+/g) ?? [];
     expect(urls).toEqual(['http://www.w3.org/2000/svg']);
-    // The script never parses data as markup.
-    expect(PAGE_JS).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write/);
+    // The script never parses data as markup, nor evaluates strings (the CSP forbids both).
+    expect(script).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function/);
   });
 
   it('refuses other Host names (DNS rebinding)', async () => {

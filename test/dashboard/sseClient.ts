@@ -1,17 +1,20 @@
-// A small SSE client over node:http for the dashboard tests: collects messages as they come.
+// A small SSE client over node:http for the dashboard tests: collects messages (JSON data) as they come.
 import { get, type IncomingMessage } from 'node:http';
-import { parseSse } from '../../src/dashboard/sse.js';
+import { SseParser } from '../../src/relay/sse.js';
 
 export interface SseMessage {
   readonly event: string;
   readonly data: any;
+  readonly id?: string | undefined;
 }
 
 export interface SseConnection {
   readonly messages: SseMessage[];
+  /** Bytes received so far. */
+  bytes(): number;
   /** Resolves when the server ended the stream. */
   readonly closed: Promise<void>;
-  /** Resolves with the messages once `count` have arrived (rejects after `timeoutMs`). */
+  /** Resolves with the messages once `predicate` holds (rejects after `timeoutMs`). */
   waitFor(predicate: (messages: SseMessage[]) => boolean, timeoutMs?: number): Promise<SseMessage[]>;
   close(): void;
 }
@@ -22,17 +25,18 @@ export function connectSse(url: string): Promise<SseConnection> {
       if (res.statusCode !== 200) return reject(new Error(`status ${res.statusCode}`));
       const messages: SseMessage[] = [];
       const waiters = new Set<() => void>();
-      let buffer = '';
+      const parser = new SseParser();
+      let bytes = 0;
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => {
-        const { messages: parsed, rest } = parseSse(buffer + chunk);
-        buffer = rest;
-        for (const m of parsed) messages.push({ event: m.event, data: JSON.parse(m.data) });
+        bytes += Buffer.byteLength(chunk);
+        for (const m of parser.push(chunk)) messages.push({ event: m.event, data: JSON.parse(m.data), id: m.id });
         for (const w of waiters) w();
       });
       const closed = new Promise<void>((done) => res.on('close', () => done()));
       resolve({
         messages,
+        bytes: () => bytes,
         closed,
         waitFor(predicate, timeoutMs = 5000) {
           return new Promise((ok, fail) => {
@@ -44,7 +48,7 @@ export function connectSse(url: string): Promise<SseConnection> {
             };
             const timer = setTimeout(() => {
               waiters.delete(check);
-              fail(new Error(`timed out; got ${messages.map((m) => `${m.event}${m.event === 'state' ? `(v${m.data.version} ${m.data.phase})` : ''}`).join(', ')}`));
+              fail(new Error(`timed out; got ${messages.map((m) => m.event).join(', ')}`));
             }, timeoutMs);
             waiters.add(check);
             check();

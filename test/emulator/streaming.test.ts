@@ -2,7 +2,7 @@
 // non-normal close preceded by an `error` event, driven by a plain `ws` client.
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { STREAMING_ERRORS } from 'svc-stream/emulator';
+import { GOING_AWAY_CLOSE_CODE, startEmulator, STREAMING_ERRORS } from 'svc-stream/emulator';
 import { connectionsEnded, ofType, runSession, sample, wavBody, withEmulator, wsUrl, type SessionResult } from './helpers.js';
 
 const PATH = '/api/svc-2-streaming';
@@ -242,6 +242,67 @@ describe('scripted faults', () => {
       expect(ofType(r.frames, 'done')).toHaveLength(0);
       expect(r.closeCode).toBe(1006);
     });
+  });
+
+  it('restart: an error event, then the going-away close 1012, mid-audio', async () => {
+    await withEmulator({ scenario: { faults: [{ at: 'audio', at_ms: 500, action: 'restart' }] } }, async (emu) => {
+      expectRefused(await runSession(wsUrl(emu, PATH, RAW), { config: 'default', audio: SHORT, chunkBytes: 3200 }), GOING_AWAY_CLOSE_CODE, STREAMING_ERRORS.restarting);
+      expect(GOING_AWAY_CLOSE_CODE).toBe(1012);
+    });
+  });
+
+  it('silence: the socket stays open (no FIN, no RST) but nothing is answered, not even a ping', async () => {
+    await withEmulator({ scenario: { faults: [{ at: 'config', action: 'silence' }] } }, async (emu) => {
+      const ws = new WebSocket(wsUrl(emu, PATH, RAW));
+      ws.on('error', () => undefined);
+      await new Promise((r) => ws.once('open', r));
+      ws.send('default');
+      let pongs = 0;
+      let closed = false;
+      ws.on('pong', () => pongs++);
+      ws.on('close', () => (closed = true));
+      // The config frame strikes the fault; pings after it go unanswered.
+      await new Promise((r) => setTimeout(r, 100));
+      for (let i = 0; i < 5; i++) {
+        ws.ping();
+        ws.send(SHORT.subarray(0, 3200));
+        await new Promise((r) => setTimeout(r, 60));
+      }
+      expect(pongs).toBe(0);
+      expect(closed).toBe(false);
+      expect(ws.readyState).toBe(WebSocket.OPEN);
+      ws.terminate();
+    });
+  });
+
+  it('shutdown(): every live session gets an error event and close 1012, then the emulator stops', async () => {
+    const emu = await startEmulator({});
+    try {
+      const sessions = [0, 1].map(
+        () =>
+          new Promise<{ frames: string[]; code: number }>((resolve) => {
+            const ws = new WebSocket(wsUrl(emu, PATH, RAW));
+            const frames: string[] = [];
+            ws.on('error', () => undefined);
+            ws.on('open', () => {
+              ws.send('default');
+              ws.send(SHORT.subarray(0, 3200));
+            });
+            ws.on('message', (d) => frames.push(String(d)));
+            ws.on('close', (code) => resolve({ frames, code }));
+          }),
+      );
+      // Both are streaming (configured, audio sent) before the shutdown.
+      await new Promise((r) => setTimeout(r, 200));
+      await emu.shutdown({ graceMs: 1_000 });
+      for (const s of await Promise.all(sessions)) {
+        expect(s.code).toBe(GOING_AWAY_CLOSE_CODE);
+        expect(JSON.parse(s.frames.at(-1)!)).toEqual({ type: 'error', error: STREAMING_ERRORS.restarting });
+      }
+      expect(emu.connections.map((c) => c.closeCode)).toEqual([GOING_AWAY_CLOSE_CODE, GOING_AWAY_CLOSE_CODE]);
+    } finally {
+      await emu.close();
+    }
   });
 
   it('sends a malformed frame, then carries on to done', async () => {

@@ -20,7 +20,8 @@ const DONE_MS = 300;
 const CLOSE_MS = 300;
 /** Slack over the wait a case expects: loopback work plus a loaded CI machine. */
 const SLACK_MS = 2_500;
-const OPTIONS = { apiKey: KEY, format: RAW, connectTimeoutMs: CONNECT_MS, doneTimeoutMs: DONE_MS, closeTimeoutMs: CLOSE_MS };
+// One session against each fault: reconnecting has its own tests (test/session/reconnect.test.ts).
+const OPTIONS = { apiKey: KEY, format: RAW, reconnect: false as const, connectTimeoutMs: CONNECT_MS, doneTimeoutMs: DONE_MS, closeTimeoutMs: CLOSE_MS };
 
 // ---------------------------------------------------------------------------------------------
 // Sources that count what they emit, so the session's accounting can be checked against them.

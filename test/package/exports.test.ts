@@ -84,8 +84,8 @@ it('the main entry is the streaming core: it loads no other area (batch calls, j
 const REPEATS: Readonly<Record<string, readonly string[]>> = {
   // The operators entry repeats the session operators it is built on.
   'svc-stream/operators': ['svc-stream'],
-  // The browser entry is the page-safe subset of the core and of the state operators.
-  'svc-stream/browser': ['svc-stream', 'svc-stream/operators'],
+  // The browser entry is the page-safe subset of the core, the state operators and the relay's client.
+  'svc-stream/browser': ['svc-stream', 'svc-stream/operators', 'svc-stream/relay'],
 };
 
 it('each name is exported by one entry only (the operators and browser entries repeat what they are built on)', async () => {

@@ -1,6 +1,9 @@
 // samples/dashboard.ts runs as documented: prints the URL, serves the session to a page,
 // and (with --exit-when-done) exits once the page has had the final state.
+import { from, lastValueFrom } from 'rxjs';
 import { describe, expect, it } from 'vitest';
+import { splitSession, type ServerEvent } from 'svc-stream';
+import { stateJson } from '../../src/state/stateJson.js';
 import { connectSse } from '../dashboard/sseClient.js';
 import { runSample } from './runSample.js';
 
@@ -9,14 +12,15 @@ describe('samples/dashboard.ts', () => {
     const run = runSample('dashboard', ['--speed', '20', '--exit-when-done']);
     try {
       const [, url] = await run.waitForStdout(/Dashboard: (http:\/\/127\.0\.0\.1:\d+\/)\n/);
-      const page = await connectSse(`${url}events`);
+      const page = await connectSse(`${url}sessions/session/events`);
       await page.closed;
-      const states = page.messages.filter((m) => m.event === 'state').map((m) => m.data);
-      expect(states[0]).toMatchObject({ started: true, title: 'call.wav' });
-      expect(states.at(-1)).toMatchObject({ phase: 'done', conversation_type: { name: 'Billing dispute' } });
-      expect(Math.abs(states.at(-1).duration_ms - 38_509)).toBeLessThan(50); // paced through ffmpeg: a few ms either way
-      expect(states.at(-1).transcript).toHaveLength(10);
-      expect(page.messages.at(-1)!.event).toBe('end');
+      expect(page.messages.find((m) => m.event === 'status')!.data).toMatchObject({ title: 'call.wav' });
+      const events = page.messages.filter((m) => m.event === 'event').map((m) => m.data as ServerEvent);
+      const final = stateJson(await lastValueFrom(splitSession(from(events)).snapshot$));
+      expect(final).toMatchObject({ conversation_type: { name: 'Billing dispute' } });
+      expect(Math.abs(final.duration_ms! - 38_509)).toBeLessThan(50); // paced through ffmpeg: a few ms either way
+      expect(final.clips).toHaveLength(10);
+      expect(page.messages.at(-1)).toMatchObject({ event: 'end', data: { status: 'done' } });
       expect(await run.exited, run.stderr()).toBe(0);
       expect(run.stdout()).toContain('session done');
     } finally {

@@ -2,6 +2,7 @@
 // frame (the contract lets binary audio frames split anywhere), an idle socket gets each chunk
 // at once, and the nothing-lost account stays exact when the server goes away mid-stream.
 // A real ws server on loopback, asserting on what it received.
+// (Sessions here run with `reconnect: false`: each test is about one session; reconnecting has its own, test/session/reconnect.test.ts.)
 import { afterEach, describe, expect, it } from 'vitest';
 import { lastValueFrom, Observable } from 'rxjs';
 import { WebSocketServer, type WebSocket as ServerSocket } from 'ws';
@@ -90,7 +91,7 @@ describe('coalescing small chunks', () => {
       }
     }
     const stats = createSessionStats();
-    const done = await lastValueFrom(fromAsyncIterable(frames(), { format: RAW }).pipe(analyzeConversation({ apiKey: KEY, baseUrl: srv.baseUrl, stats })));
+    const done = await lastValueFrom(fromAsyncIterable(frames(), { format: RAW }).pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: srv.baseUrl, stats })));
     expect(done.type).toBe('done');
     const received = Buffer.concat(srv.frames);
     expect(received.equals(Buffer.concat(emitted))).toBe(true);
@@ -112,7 +113,7 @@ describe('coalescing small chunks', () => {
       }
     }
     const stats = createSessionStats();
-    await lastValueFrom(fromAsyncIterable(frames(), { format: RAW }).pipe(analyzeConversation({ apiKey: KEY, baseUrl: srv.baseUrl, stats })));
+    await lastValueFrom(fromAsyncIterable(frames(), { format: RAW }).pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: srv.baseUrl, stats })));
     expect(srv.frames.length).toBeLessThan(count / 10);
     const expected = Buffer.concat(Array.from({ length: count }, (_, i) => chunk(i, size)));
     // Chunks read before the socket opened are queued: copied too.
@@ -150,7 +151,7 @@ describe('coalescing small chunks', () => {
       }, 5);
       return () => clearInterval(wait);
     });
-    await lastValueFrom(opened.pipe(analyzeConversation({ apiKey: KEY, baseUrl: srv.baseUrl, stats, format: RAW })));
+    await lastValueFrom(opened.pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: srv.baseUrl, stats, format: RAW })));
     expect(arrivedEach).toBe(true);
     expect(srv.frames.length).toBe(count);
     srv.frames.forEach((f, i) => expect(f.equals(Buffer.from(chunk(i, size)))).toBe(true));
@@ -168,7 +169,7 @@ describe('coalescing small chunks', () => {
       }
     }
     const stats: SessionStats = createSessionStats();
-    const err = await lastValueFrom(fromAsyncIterable(frames(), { format: RAW }).pipe(analyzeConversation({ apiKey: KEY, baseUrl: srv.baseUrl, stats }))).then(
+    const err = await lastValueFrom(fromAsyncIterable(frames(), { format: RAW }).pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: srv.baseUrl, stats }))).then(
       () => undefined,
       (e: unknown) => e,
     );

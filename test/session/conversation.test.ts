@@ -1,5 +1,6 @@
 // The session operator over real loopback sockets against the emulator: every state and
 // move of §3, each close code, handshake rejection, faults, teardown and key redaction.
+// (Sessions here run with `reconnect: false`: each test is about one session; reconnecting has its own, test/session/reconnect.test.ts.)
 import { createServer, type Server } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -73,7 +74,7 @@ describe('analyzeConversation: the happy path (§3 streaming → finishing → d
       ],
     });
     const stats = createSessionStats();
-    const events = await lastValueFrom(from(wavChunks()).pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, stats }), toArray()));
+    const events = await lastValueFrom(from(wavChunks()).pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, stats }), toArray()));
     expect(events.map((e) => e.type)).toEqual(['partial_clip', 'clip', 'summary', 'done']);
     const done = events.at(-1)!;
     expect(done).toEqual({ type: 'done', duration_ms: 38507 });
@@ -88,7 +89,7 @@ describe('analyzeConversation: the happy path (§3 streaming → finishing → d
     const emu = await emulator();
     const config = { produce_summary: false, stt: { emotion_signal: true, custom_terms: ['Northwind'] } };
     const events = await lastValueFrom(
-      from(pcm(10)).pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, config, format: RAW }), toArray()),
+      from(pcm(10)).pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, config, format: RAW }), toArray()),
     );
     expect(events).toEqual([{ type: 'done', duration_ms: 1000 }]);
     await waitFor(() => emu.connections.length === 1);
@@ -100,13 +101,13 @@ describe('analyzeConversation: the happy path (§3 streaming → finishing → d
     // 0xFF is mu-law silence (0x00 is full scale), so the emulator's voice detection finds nothing.
     const silence = Array.from({ length: 5 }, () => new Uint8Array(800).fill(0xff));
     const source = withAudioMeta(from(silence), { format: { audio_format: 'mulaw', sample_rate: 8000, num_channels: 1 } });
-    const events = await lastValueFrom(source.pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl }), toArray()));
+    const events = await lastValueFrom(source.pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl }), toArray()));
     expect(events).toEqual([{ type: 'done', duration_ms: 500 }]);
   });
 
   it('ends an empty audio stream cleanly with done 0', async () => {
     const emu = await emulator();
-    const events = await lastValueFrom(from([] as Uint8Array[]).pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, format: RAW }), toArray()));
+    const events = await lastValueFrom(from([] as Uint8Array[]).pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, format: RAW }), toArray()));
     expect(events).toEqual([{ type: 'done', duration_ms: 0 }]);
   });
 
@@ -117,7 +118,7 @@ describe('analyzeConversation: the happy path (§3 streaming → finishing → d
         { event: { type: 'participant_role', speaker_label: '1', participant_role_uuid: 'r1', name: 'Agent', confidence: 0.9, selection_source: 'inferred', detail: null, reasoning: null, extra: 7 } },
       ],
     });
-    const events = await lastValueFrom(from(pcm(2)).pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, format: RAW }), toArray()));
+    const events = await lastValueFrom(from(pcm(2)).pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, format: RAW }), toArray()));
     expect(events[0]).toEqual({ type: 'unknown', event_type: 'sentiment_trend', data: { trend: 'up' } });
     expect(events[1]).toMatchObject({ type: 'participant_role', pick: { speaker_label: '1', name: 'Agent', extra: 7 } });
   });
@@ -129,7 +130,7 @@ describe('analyzeConversation: the happy path (§3 streaming → finishing → d
         { after_end: true, event: { type: 'topics', topics: ['billing'] } },
       ],
     });
-    const events = await lastValueFrom(from(pcm(3)).pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, format: RAW }), toArray()));
+    const events = await lastValueFrom(from(pcm(3)).pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, format: RAW }), toArray()));
     expect(events.map((e) => e.type)).toEqual(['behavior_detection', 'topics', 'done']);
   });
 });
@@ -138,7 +139,7 @@ describe('analyzeConversation: refused locally before connecting', () => {
   it('an invalid config is an InputError naming the path, and no connection is made', async () => {
     const emu = await emulator();
     const config = { stt: { custom_terms: [{ term: '' }] } };
-    const { error } = await failure(from(pcm(1)).pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, config, format: RAW })));
+    const { error } = await failure(from(pcm(1)).pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, config, format: RAW })));
     expect(error).toBeInstanceOf(InputError);
     expect(error.code).toBe('invalid_config');
     expect((error as InputError).path).toBe('stt.custom_terms.0.term');
@@ -152,7 +153,7 @@ describe('analyzeConversation: refused locally before connecting', () => {
     [{ audio_format: 's16le', sample_rate: 16000, num_channels: 9 }, 'num_channels'],
   ])('audio parameters %j are refused at %s', async (format, path) => {
     const emu = await emulator();
-    const { error } = await failure(from(pcm(1)).pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, format: format as never })));
+    const { error } = await failure(from(pcm(1)).pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, format: format as never })));
     expect(error.code).toBe('invalid_audio_params');
     expect((error as InputError).path).toBe(path);
     await new Promise((r) => setTimeout(r, 50));
@@ -160,12 +161,12 @@ describe('analyzeConversation: refused locally before connecting', () => {
   });
 
   it("'opus' is refused with the hint to pass 'ogg'", async () => {
-    const { error } = await failure(from(pcm(1)).pipe(analyzeConversation({ apiKey: KEY, baseUrl: 'http://127.0.0.1:9', format: { audio_format: 'opus' } as never })));
+    const { error } = await failure(from(pcm(1)).pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: 'http://127.0.0.1:9', format: { audio_format: 'opus' } as never })));
     expect(error.message).toContain("'ogg'");
   });
 
   it('a missing base URL or key is an InputError', async () => {
-    const { error } = await failure(from(pcm(1)).pipe(analyzeConversation({ apiKey: KEY, baseUrl: undefined as never })));
+    const { error } = await failure(from(pcm(1)).pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: undefined as never })));
     expect(['invalid_argument']).toContain(error.code);
   });
 });
@@ -186,7 +187,7 @@ describe('analyzeConversation: close codes (§7.3) map to typed errors', () => {
     [4999, 'Something new', 'unexpected_close', false],
   ] as const)('close %i after error %j → %s (retryable %s)', async (code, error, expected, retryable) => {
     const emu = await emulator({ faults: [{ at: 'config', action: 'close', code, error }] });
-    const r = await failure(from(pcm(3)).pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, format: RAW })));
+    const r = await failure(from(pcm(3)).pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, format: RAW })));
     expect(r.error).toBeInstanceOf(SessionError);
     expect(r.error.code).toBe(expected);
     expect(r.error.closeCode).toBe(code);
@@ -199,7 +200,7 @@ describe('analyzeConversation: close codes (§7.3) map to typed errors', () => {
 
   it('a normal close before done is missing_done, with the audio accounted for', async () => {
     const emu = await emulator({ faults: [{ at: 'audio', at_ms: 200, action: 'close', code: 1000, error: null }] });
-    const r = await failure(from(pcm(50)).pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, format: RAW })));
+    const r = await failure(from(pcm(50)).pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, format: RAW })));
     expect(r.error.code).toBe('missing_done');
     expect(r.error.audio!.read).toBe(r.error.audio!.sent + r.error.audio!.unsent);
   });
@@ -208,7 +209,7 @@ describe('analyzeConversation: close codes (§7.3) map to typed errors', () => {
 describe('analyzeConversation: the handshake (§5.1, §7.3)', () => {
   it('an invalid key closes with 4001 and an error event', async () => {
     const emu = await emulator();
-    const r = await failure(from(pcm(1)).pipe(analyzeConversation({ apiKey: 'sk-wrong-key-0000', baseUrl: emu.baseUrl, format: RAW })));
+    const r = await failure(from(pcm(1)).pipe(analyzeConversation({ reconnect: false, apiKey: 'sk-wrong-key-0000', baseUrl: emu.baseUrl, format: RAW })));
     expect(r.error.code).toBe('invalid_api_key');
     expect(r.error.closeCode).toBe(4001);
     expect(r.events).toEqual([{ type: 'error', error: 'Invalid API key.' }]);
@@ -216,7 +217,7 @@ describe('analyzeConversation: the handshake (§5.1, §7.3)', () => {
 
   it('a key without model access closes with 4003', async () => {
     const emu = await emulator({}, [{ keys: [KEY], models: ['emotion'] }]);
-    const r = await failure(from(pcm(1)).pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, format: RAW })));
+    const r = await failure(from(pcm(1)).pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, format: RAW })));
     expect(r.error.code).toBe('no_model_access');
     expect(r.error.closeCode).toBe(4003);
   });
@@ -224,9 +225,9 @@ describe('analyzeConversation: the handshake (§5.1, §7.3)', () => {
   it('a connection over the concurrency limit closes with 4030 and is retryable', async () => {
     const emu = await emulator({}, [{ keys: [KEY], concurrency: 1 }]);
     const hold = new Subject<Uint8Array>();
-    const first = hold.pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, format: RAW })).subscribe({ error: () => undefined });
+    const first = hold.pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, format: RAW })).subscribe({ error: () => undefined });
     await waitFor(() => emu.accounts.organizations[0]!.inFlight.conversation === 1);
-    const r = await failure(from(pcm(1)).pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, format: RAW })));
+    const r = await failure(from(pcm(1)).pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, format: RAW })));
     expect(r.error.code).toBe('concurrency_limit');
     expect(r.error.closeCode).toBe(4030);
     expect(r.error.retryable).toBe(true);
@@ -235,9 +236,9 @@ describe('analyzeConversation: the handshake (§5.1, §7.3)', () => {
 
   it('monthly usage exhausted closes with 4029', async () => {
     const emu = await emulator({}, [{ keys: [KEY], monthlyUsageQuotaMs: { conversation: 500 } }]);
-    await lastValueFrom(from(pcm(6)).pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, format: RAW })));
+    await lastValueFrom(from(pcm(6)).pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, format: RAW })));
     await waitFor(() => emu.accounts.organizations[0]!.usedMs.conversation >= 500);
-    const r = await failure(from(pcm(1)).pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, format: RAW })));
+    const r = await failure(from(pcm(1)).pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, format: RAW })));
     expect(r.error.code).toBe('monthly_usage_limit');
     expect(r.error.closeCode).toBe(4029);
     expect(r.error.retryable).toBe(false);
@@ -245,7 +246,7 @@ describe('analyzeConversation: the handshake (§5.1, §7.3)', () => {
 
   it('a handshake answered with an HTTP status is mapped from its detail', async () => {
     const emu = await emulator({ faults: [{ at: 'handshake', action: 'http', status: 503, detail: 'Service temporarily unavailable. Please try again later.' }] });
-    const r = await failure(from(pcm(1)).pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, format: RAW })));
+    const r = await failure(from(pcm(1)).pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, format: RAW })));
     expect(r.error.code).toBe('service_unavailable');
     expect(r.error.status).toBe(503);
     expect(r.error.retryable).toBe(true);
@@ -255,7 +256,7 @@ describe('analyzeConversation: the handshake (§5.1, §7.3)', () => {
     const emu = await emulator();
     const url = emu.baseUrl;
     await emu.close();
-    const r = await failure(from(pcm(1)).pipe(analyzeConversation({ apiKey: KEY, baseUrl: url, format: RAW })));
+    const r = await failure(from(pcm(1)).pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: url, format: RAW })));
     expect(r.error.code).toBe('connection_failed');
     expect(r.error.retryable).toBe(true);
   });
@@ -268,7 +269,7 @@ describe('analyzeConversation: the handshake (§5.1, §7.3)', () => {
       const port = (server.address() as import('node:net').AddressInfo).port;
       // On virtual time: the connect timer is the only one pending once the server has the socket.
       const scheduler = new VirtualTimeScheduler();
-      const pending = failure(from(pcm(1)).pipe(analyzeConversation({ apiKey: KEY, baseUrl: `http://127.0.0.1:${port}`, format: RAW, scheduler })));
+      const pending = failure(from(pcm(1)).pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: `http://127.0.0.1:${port}`, format: RAW, scheduler })));
       await waitFor(() => sockets.size > 0);
       scheduler.flush();
       const r = await pending;
@@ -283,7 +284,7 @@ describe('analyzeConversation: the handshake (§5.1, §7.3)', () => {
 describe('analyzeConversation: faults mid-session never hang', () => {
   it('a dropped connection mid-audio is connection_lost with audio accounted for', async () => {
     const emu = await emulator({ faults: [{ at: 'audio', at_ms: 300, action: 'drop' }] });
-    const r = await failure(from(pcm(100)).pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, format: RAW })));
+    const r = await failure(from(pcm(100)).pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, format: RAW })));
     expect(r.error.code).toBe('connection_lost');
     expect(r.error.closeCode).toBe(1006);
     const a = r.error.audio!;
@@ -296,7 +297,8 @@ describe('analyzeConversation: faults mid-session never hang', () => {
     // On virtual time: once `finishing`, the done timer is the only one pending.
     const scheduler = new VirtualTimeScheduler();
     const states: string[] = [];
-    const pending = failure(from(pcm(3)).pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, format: RAW, scheduler, onStateChange: (_, s) => states.push(s.status) })));
+    // No heartbeat: on virtual time the clock jumps to the deadline while no pong can arrive.
+    const pending = failure(from(pcm(3)).pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, format: RAW, scheduler, heartbeat: false, onStateChange: (_, s) => states.push(s.status) })));
     await waitFor(() => states.includes('finishing'));
     scheduler.flush();
     const r = await pending;
@@ -306,14 +308,14 @@ describe('analyzeConversation: faults mid-session never hang', () => {
 
   it('an error event is emitted, then the session errors with its detail', async () => {
     const emu = await emulator({ faults: [{ at: 'audio', at_ms: 100, action: 'close', code: 4002, error: 'Invalid input audio' }] });
-    const r = await failure(from(pcm(10)).pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, format: RAW })));
+    const r = await failure(from(pcm(10)).pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, format: RAW })));
     expect(r.events.at(-1)).toEqual({ type: 'error', error: 'Invalid input audio' });
     expect(r.error.code).toBe('invalid_audio');
   });
 
   it('a malformed frame is malformed_frame, a ContractError (as a bad HTTP body is) with the audio account', async () => {
     const emu = await emulator({ faults: [{ at: 'config', action: 'malformed' }] });
-    const r = await failure(from(pcm(3)).pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, format: RAW })));
+    const r = await failure(from(pcm(3)).pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, format: RAW })));
     expect(r.error.code).toBe('malformed_frame');
     expect(r.error).toBeInstanceOf(ContractError);
     expect(r.error.audio).toMatchObject({ read: expect.any(Number) });
@@ -322,14 +324,14 @@ describe('analyzeConversation: faults mid-session never hang', () => {
   it('with strict, a frame that breaks the contract is malformed_frame naming the field', async () => {
     const emu = await emulator({ steps: [{ event: { type: 'topic_sentiment', topic_sentiment: { topic: 't', speaker_label: '1', sentiment_score: 3 } } }] });
     // strict: the default tolerates it (test/session/tolerance.test.ts).
-    const r = await failure(from(pcm(3)).pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, format: RAW, strict: true })));
+    const r = await failure(from(pcm(3)).pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, format: RAW, strict: true })));
     expect(r.error.code).toBe('malformed_frame');
     expect(r.error.message).toContain('sentiment_score');
   });
 
   it('an oversized frame is refused', async () => {
     const emu = await emulator({ faults: [{ at: 'config', action: 'oversized', bytes: 300_000 }] });
-    const r = await failure(from(pcm(3)).pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, format: RAW, maxServerFrameBytes: 100_000 })));
+    const r = await failure(from(pcm(3)).pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, format: RAW, maxServerFrameBytes: 100_000 })));
     expect(r.error.code).toBe('malformed_frame');
   });
 });
@@ -344,7 +346,7 @@ describe('analyzeConversation: teardown and upstream errors', () => {
         sourceTornDown = true;
       };
     });
-    const sub = source.pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, format: RAW })).subscribe();
+    const sub = source.pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, format: RAW })).subscribe();
     await waitFor(() => emu.accounts.organizations[0]!.inFlight.conversation === 1);
     sub.unsubscribe();
     expect(sourceTornDown).toBe(true);
@@ -358,14 +360,14 @@ describe('analyzeConversation: teardown and upstream errors', () => {
     const boom = new Error('microphone unplugged');
     // The error comes once the session is streaming, so the server sees the close.
     const source = concat(from(pcm(2)), timer(300).pipe(mergeMap(() => throwError(() => boom))));
-    const r = await failure(source.pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, format: RAW })));
+    const r = await failure(source.pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, format: RAW })));
     expect(r.error).toBe(boom);
     await waitFor(() => emu.connections.length === 1);
   });
 
   it('take(n) downstream ends the session without waiting for done', async () => {
     const emu = await emulator({ steps: [clip('a', 100), clip('b', 200)] });
-    const first = await firstValueFrom(from(pcm(10)).pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, format: RAW }), filter((e) => e.type === 'clip'), take(1)));
+    const first = await firstValueFrom(from(pcm(10)).pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, format: RAW }), filter((e) => e.type === 'clip'), take(1)));
     expect(first).toMatchObject({ type: 'clip', clip: { clip_uuid: 'a' } });
     await waitFor(() => emu.connections.length === 1);
   });
@@ -386,7 +388,7 @@ describe('analyzeConversation: backpressure', () => {
         stop = true;
       };
     });
-    const r = await failure(source.pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, format: RAW, maxBufferedBytes: 8 << 20 })));
+    const r = await failure(source.pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, format: RAW, maxBufferedBytes: 8 << 20 })));
     expect(r.error.code).toBe('backpressure_overflow');
     expect(r.error.audio!.unsent).toBeGreaterThan(0);
     expect(r.error.audio!.read).toBe(r.error.audio!.sent + r.error.audio!.unsent);
@@ -417,7 +419,7 @@ describe('analyzeConversation: backpressure', () => {
       { format: RAW, flow: slot },
     );
     const stats = createSessionStats();
-    const sub = source.pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, highWaterMark: 1 << 20, stats })).subscribe({ error: () => undefined });
+    const sub = source.pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, highWaterMark: 1 << 20, stats })).subscribe({ error: () => undefined });
     await waitFor(() => stats.pauses > 0, 10_000);
     const atPause = produced;
     await new Promise((r) => setTimeout(r, 300));
@@ -432,15 +434,15 @@ describe('secrets stay secret', () => {
   it('the api key appears in no error message, detail or serialisation', async () => {
     const emu = await emulator({ faults: [{ at: 'handshake', action: 'http', status: 500, detail: 'Internal server error' }] });
     const errors: SvcError[] = [];
-    errors.push((await failure(from(pcm(1)).pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, format: RAW })))).error);
+    errors.push((await failure(from(pcm(1)).pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, format: RAW })))).error);
     const other = await emulator();
-    errors.push((await failure(from(pcm(1)).pipe(analyzeConversation({ apiKey: `${KEY}-wrong`, baseUrl: other.baseUrl, format: RAW })))).error);
-    errors.push((await failure(from(pcm(1)).pipe(analyzeConversation({ apiKey: KEY, baseUrl: 'http://127.0.0.1:9', format: RAW })))).error);
+    errors.push((await failure(from(pcm(1)).pipe(analyzeConversation({ reconnect: false, apiKey: `${KEY}-wrong`, baseUrl: other.baseUrl, format: RAW })))).error);
+    errors.push((await failure(from(pcm(1)).pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: 'http://127.0.0.1:9', format: RAW })))).error);
     const accepted = new Set<import('node:net').Socket>();
     const s = createServer((sock) => accepted.add(sock));
     await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
     const port = (s.address() as import('node:net').AddressInfo).port;
-    errors.push((await failure(from(pcm(1)).pipe(analyzeConversation({ apiKey: KEY, baseUrl: `http://127.0.0.1:${port}`, format: RAW, connectTimeoutMs: 100 })))).error);
+    errors.push((await failure(from(pcm(1)).pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: `http://127.0.0.1:${port}`, format: RAW, connectTimeoutMs: 100 })))).error);
     for (const sock of accepted) sock.destroy();
     await new Promise((r) => s.close(r));
     for (const e of errors) {

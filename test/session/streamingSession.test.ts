@@ -2,6 +2,7 @@
 // virtual time where a timer decides; and the two faults of a connection that goes away while
 // audio flows (a busy loop on failed sends, an audio account taken after the fact), on a real
 // ws server on loopback that closes or dies.
+// (Sessions here run with `reconnect: false`: each test is about one session; reconnecting has its own, test/session/reconnect.test.ts.)
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { from, Subject, VirtualTimeScheduler, type Observable } from 'rxjs';
@@ -59,7 +60,7 @@ function run(audio$: Observable<Uint8Array>, options: Parameters<typeof analyzeC
   const ended = new Promise<{ error?: SvcError | undefined }>((resolve) => {
     audio$
       .pipe(
-        analyzeConversation({
+        analyzeConversation({ reconnect: false,
           ...options,
           onStateChange: (old, next) => {
             if (states.length === 0) states.push(old);
@@ -119,15 +120,16 @@ describe('the session as a state machine', () => {
     const { scheduler } = virtualTime();
     const states: string[] = [];
     const sub = new Subject<Uint8Array>()
-      .pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, format: RAW, scheduler, onStateChange: (_, s) => states.push(s.status) }))
+      .pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, format: RAW, scheduler, onStateChange: (_, s) => states.push(s.status) }))
       .subscribe({ error: () => undefined });
     await new Promise<void>((resolve) => {
       const poll = setInterval(() => states.includes('streaming') && (clearInterval(poll), resolve()), 5);
     });
-    expect(scheduler.actions).toHaveLength(0); // the connect timer went with `connecting`
+    // The connect timer went with `connecting`; the heartbeat's tick is the one timer left.
+    expect(scheduler.actions).toHaveLength(1);
     sub.unsubscribe();
     expect(states.at(-1)).toBe('closed');
-    // Only the shut timer is left, and the server's close answer clears it.
+    // The heartbeat stopped with the session; only the shut timer is left, and the server's close answer clears it.
     await new Promise<void>((resolve) => {
       const poll = setInterval(() => scheduler.actions.length === 0 && (clearInterval(poll), resolve()), 5);
     });
@@ -157,7 +159,8 @@ describe('the session as a state machine', () => {
   it('done_timeout on virtual time: a server that stalls after the end of audio', async () => {
     const emu = await emulator({ faults: [{ at: 'end', action: 'stall' }] });
     const time = virtualTime();
-    const r = run(from(pcm(3)), { apiKey: KEY, baseUrl: emu.baseUrl, format: RAW, scheduler: time.scheduler });
+    // No heartbeat: on virtual time the clock jumps 120 s while no pong can arrive.
+    const r = run(from(pcm(3)), { apiKey: KEY, baseUrl: emu.baseUrl, format: RAW, scheduler: time.scheduler, heartbeat: false });
     await r.reach('finishing');
     time.advance(119_999);
     expect(r.states.at(-1)!.status).toBe('finishing');
@@ -184,7 +187,7 @@ describe('the session as a state machine', () => {
     const error = await new Promise<unknown>((resolve) => {
       from(pcm(3))
         .pipe(
-          analyzeConversation({
+          analyzeConversation({ reconnect: false,
             apiKey: KEY,
             baseUrl: emu.baseUrl,
             format: RAW,

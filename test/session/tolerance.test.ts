@@ -1,5 +1,6 @@
 // Tolerant where the real service may vary (issue 19): one odd value inside a well-formed
 // event never loses the session. Real sessions against the emulator, scripted frame by frame.
+// (Sessions here run with `reconnect: false`: each test is about one session; reconnecting has its own, test/session/reconnect.test.ts.)
 import { afterEach, describe, expect, it } from 'vitest';
 import { from, lastValueFrom, Observable, scan } from 'rxjs';
 import {
@@ -42,7 +43,7 @@ async function run(scenario: ScenarioInput, options: { strict?: boolean } = {}) 
   let error: SvcError | undefined;
   await new Promise<void>((resolve) => {
     audio()
-      .pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, format: RAW, stats, onWarning: (w) => warnings.push(w), ...options }))
+      .pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, format: RAW, stats, onWarning: (w) => warnings.push(w), ...options }))
       .subscribe({ next: (e) => events.push(e), error: (e: unknown) => ((error = e as SvcError), resolve()), complete: resolve });
   });
   return { events, warnings, stats, error };
@@ -147,7 +148,7 @@ describe('each subscription counts its own warnings', () => {
   it('without a stats object, onWarning still sees every warning', async () => {
     const emu = await emulator({ steps: [{ event: { type: 'clip', clip: { ...CLIP, speaker_label: null } } }] });
     const seen: string[] = [];
-    const session$ = audio().pipe(analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, format: RAW, onWarning: (w) => seen.push(w.path) }));
+    const session$ = audio().pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, format: RAW, onWarning: (w) => seen.push(w.path) }));
     const last = await lastValueFrom(session$.pipe(scan((n) => n + 1, 0)));
     expect(last).toBe(2);
     await lastValueFrom(session$);

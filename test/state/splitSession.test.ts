@@ -62,7 +62,7 @@ describe('splitSession', () => {
     });
   });
 
-  it('delivers an error to every stream; a later subscriber subscribes to the source again', () => {
+  it('delivers an error to every stream; a later subscriber gets the last state and the error, and no new subscription', () => {
     marbles(({ cold, expectObservable, expectSubscriptions }) => {
       const failure = new Error('closed 1011');
       const source = cold('-r-#', events, failure);
@@ -73,8 +73,13 @@ describe('splitSession', () => {
         const expected = withValue.has(stream$) ? '-v-#' : '---#';
         expectObservable(stream$.pipe(map(() => 'v'))).toBe(expected, { v: 'v' }, failure);
       }
-      expectObservable(s.currentRoles$.pipe(roleNames), '-----^').toBe('------r-#', { r: { 1: 'Agent' } }, failure);
-      expectSubscriptions(source.subscriptions).toBe(['^--!', '-----^--!']);
+      // State outlives the failure: the last roles and the error at once, and the source
+      // (a session) is not subscribed again.
+      expectObservable(s.currentRoles$.pipe(roleNames), '-----^').toBe('-----(r#)', { r: { 1: 'Agent' } }, failure);
+      expectObservable(s.snapshot$.pipe(map((snap) => snap.conversation.roles.size)), '-----^').toBe('-----(n#)', { n: 1 }, failure);
+      expectObservable(s.events$, '-----^').toBe('-----#', undefined, failure);
+      expectObservable(s.latestTopics$, '-----^').toBe('-----#', undefined, failure);
+      expectSubscriptions(source.subscriptions).toBe(['^--!']);
     });
   });
 

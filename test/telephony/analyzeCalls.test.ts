@@ -1,4 +1,4 @@
-import { firstValueFrom, lastValueFrom, of, Subject, timeout, toArray, type Subscription } from 'rxjs';
+import { config as rxConfig, firstValueFrom, lastValueFrom, of, Subject, tap, timeout, toArray, type Subscription } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { analyzeCalls, createAnalyzeCallsStats, rtpSource, type CallAnalysis, type CallLeg } from 'svc-stream/telephony';
@@ -102,6 +102,41 @@ describe('analyzeCalls', () => {
     const outcomes = await Promise.all(results.map((r) => firstValueFrom(r.outcome$)));
     expect(outcomes.map((o) => o.status)).toEqual(['done', 'error', 'done']);
     expect((outcomes[1]!.error as { code: string }).code).toBe('invalid_api_key');
+  });
+
+  it("a failed call's streams, subscribed without error callbacks, raise no unhandled error: they complete with the last state, the failure is the outcome", async () => {
+    emu = await startEmulator({ organizations: [{ keys: ['good'], concurrency: 5 }] });
+    const unhandled: unknown[] = [];
+    const before = rxConfig.onUnhandledError;
+    rxConfig.onUnhandledError = (err) => unhandled.push(err);
+    try {
+      const calls = ['a', 'b'].map((id) => recordedCall(id, 600));
+      const completed: string[] = [];
+      const results = await lastValueFrom(
+        analyzeCalls(of(...calls), { apiKey: 'good', baseUrl: emu.baseUrl, sessionOptions: (c) => (c.id === 'b' ? { apiKey: 'bad' } : {}) }).pipe(
+          // The bridge as docs/telephony.md writes it: next handlers only.
+          tap((a) => {
+            for (const [name, stream$] of Object.entries(a.streams)) subs.push(stream$.subscribe({ next: () => undefined, complete: () => completed.push(`${a.id}.${name}`) }));
+          }),
+          toArray(),
+          timeout(15_000),
+        ),
+      );
+      const outcomes = await Promise.all(results.map((r) => firstValueFrom(r.outcome$)));
+      expect(outcomes.map((o) => o.status)).toEqual(['done', 'error']);
+      expect((outcomes[1]!.error as { code: string }).code).toBe('invalid_api_key');
+      // A late subscriber to the failed call: completion (no error), and no new session.
+      for (let i = 0; i < 100 && emu.connections.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+      const connectionsBefore = emu.connections.length;
+      expect(connectionsBefore).toBe(2);
+      await expect(lastValueFrom(results[1]!.streams.snapshot$, { defaultValue: 'none' })).resolves.toBeDefined();
+      await new Promise((r) => setTimeout(r, 50));
+      expect(emu.connections.length).toBe(connectionsBefore);
+      expect(completed.filter((c) => c.startsWith('b.'))).toHaveLength(Object.keys(results[1]!.streams).length);
+      expect(unhandled).toEqual([]);
+    } finally {
+      rxConfig.onUnhandledError = before;
+    }
   });
 
   it('exposes per-call derived streams that replay to late subscribers', async () => {

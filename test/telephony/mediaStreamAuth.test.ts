@@ -6,7 +6,7 @@ import { request } from 'node:http';
 import type { Subscription } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { createMediaStreamServerStats, mediaStreamServer, type MediaStreamCall, type MediaStreamServerOptions, type MediaStreamServerStats } from 'svc-stream/telephony';
+import { createMediaStreamServerStats, mediaStreamServer, type MediaStreamCall, type MediaStreamServerOptions, type MediaStreamServerStats, type TelephonyLimitWarning } from 'svc-stream/telephony';
 import { twilioSignature, verifyTwilioSignature } from '../../src/telephony/mediaStreamAuth.js';
 import { collectBytes, SAMPLE_MULAW } from './helpers.js';
 
@@ -181,7 +181,8 @@ describe('bounded messages and connections', () => {
   });
 
   it('past maxConnections a connection is closed at once with 1013 "too many connections"; a freed place admits again', async () => {
-    const s = await serve({ maxConnections: 2 });
+    const warnings: TelephonyLimitWarning[] = [];
+    const s = await serve({ maxConnections: 2, onWarning: (w) => warnings.push(w) });
     const url = `ws://127.0.0.1:${s.port}/`;
     const holders = [new WebSocket(url), new WebSocket(url)];
     clients.push(...holders);
@@ -189,7 +190,12 @@ describe('bounded messages and connections', () => {
     await new Promise((r) => setTimeout(r, 20));
     const third = await attempt(url);
     expect(third).toEqual({ status: 101, closeCode: 1013, reason: 'too many connections' });
-    expect(s.stats).toMatchObject({ connections: 2, overCapacity: 1 });
+    expect(await attempt(url)).toMatchObject({ closeCode: 1013 });
+    expect(s.stats).toMatchObject({ connections: 2, overCapacity: 2 });
+    // Said once, with the option that raises the bound; the second refusal is only counted.
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({ code: 'max_connections', option: 'maxConnections', limit: 2 });
+    expect(warnings[0]!.message).toMatch(/maxConnections/);
     holders[0]!.close();
     await new Promise((r) => holders[0]!.once('close', r));
     await new Promise((r) => setTimeout(r, 20));

@@ -76,6 +76,39 @@ describe('mediaStreamServer', () => {
     expect(stats).toMatchObject({ connections: 1, malformed: 0, calls: 1 });
   });
 
+  it('frameMs: 100 groups a call\'s 20 ms chunks into 800-byte frames, every byte in order', async () => {
+    const { url, next } = await serve({ preset: 'twilio', frameMs: 100 });
+    await replay(url, messages('twilio', 2000));
+    const call = await next();
+    const chunks: Uint8Array[] = [];
+    const done = new Promise<void>((resolve, reject) => call.audio$.subscribe({ next: (c) => chunks.push(c), complete: resolve, error: reject }));
+    await done;
+    expect(Buffer.concat(chunks).equals(MULAW.subarray(0, 16000))).toBe(true);
+    expect(chunks.length).toBe(20);
+    expect(chunks.every((c) => c.byteLength === 800)).toBe(true);
+    expect(() => mediaStreamServer({ frameMs: -1 })).toThrow(/frameMs/);
+  });
+
+  it("media messages in the providers' exact layout (read without JSON.parse) give the same audio and the same malformed counts", async () => {
+    const stats = createMediaStreamServerStats();
+    const malformed: string[] = [];
+    const { url, next } = await serve({ preset: 'twilio', tracks: ['inbound'], stats, onMalformed: (r) => malformed.push(r) });
+    const sid = 'MZ0123456789abcdef';
+    // Twilio's own key order: event, sequenceNumber, media{track, chunk, timestamp, payload}, streamSid.
+    const exact = (k: number, track = 'inbound', payload = MULAW.subarray(k * 160, (k + 1) * 160).toString('base64')) =>
+      `{"event":"media","sequenceNumber":"${k + 2}","media":{"track":"${track}","chunk":"${k + 1}","timestamp":"${k * 20}","payload":"${payload}"},"streamSid":"${sid}"}`;
+    const frames = messages('twilio', 2000);
+    const media = frames.slice(2, -1);
+    // Even chunks in the exact layout, odd ones as JSON.stringify orders them; then bad ones in the exact layout.
+    const mixed = [...frames.slice(0, 2), ...media.map((m, k) => (k % 2 === 0 ? exact(k) : m)), exact(100, 'sideways'), exact(101, 'inbound', 'abc'), exact(102, 'outbound'), frames.at(-1)!];
+    await replay(url, mixed);
+    const call = await next();
+    const bytes = await collectBytes(call.audio$, 5000);
+    expect(Buffer.from(bytes).equals(MULAW.subarray(0, 16000))).toBe(true);
+    expect(malformed).toEqual(['unknown track "sideways"', 'media without a base64 payload']);
+    expect(stats).toMatchObject({ malformed: 2, ignored: 2, calls: 1 });
+  });
+
   it('detects the preset from the start message by default', async () => {
     const { url, next } = await serve({});
     await replay(url, messages('telnyx', 200));

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { firstValueFrom, take, timeout, type Subscription } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { audioMetaOf } from '../../src/audio/meta.js';
-import { createRtpSourceStats, rtpSource, type CallLeg, type RtpSourceOptions } from 'svc-stream/telephony';
+import { createRtpSourceStats, rtpSource, type CallLeg, type RtpSourceOptions, type TelephonyLimitWarning } from 'svc-stream/telephony';
 import { collectBytes, ffmpegRtp, SAMPLE_MULAW, udpProxy } from './helpers.js';
 
 const subs: Subscription[] = [];
@@ -178,7 +178,12 @@ describe('rtpSource against spoofed and unwanted senders', () => {
     const legs: CallLeg[] = [];
     let resolvePort!: (p: number) => void;
     const portP = new Promise<number>((r) => (resolvePort = r));
-    subs.push(rtpSource({ stats, maxLegs: 8, idleTimeoutMs: 2_000, recvBufferSize: 4 << 20, onListening: (a) => resolvePort(a.port) }).subscribe((l) => legs.push(l)));
+    const warnings: TelephonyLimitWarning[] = [];
+    subs.push(
+      rtpSource({ stats, maxLegs: 8, idleTimeoutMs: 2_000, recvBufferSize: 4 << 20, onListening: (a) => resolvePort(a.port), onWarning: (w) => warnings.push(w) }).subscribe((l) =>
+        legs.push(l),
+      ),
+    );
     const port = await portP;
     await sendAll(port, Array.from({ length: 2000 }, (_, i) => packet(0x1000 + i)));
     await settled(() => stats.datagrams);
@@ -186,6 +191,10 @@ describe('rtpSource against spoofed and unwanted senders', () => {
     expect(stats.datagrams).toBeGreaterThan(500);
     expect(legs).toHaveLength(8);
     expect(stats).toMatchObject({ legs: 8, refusedLegs: stats.datagrams - 8 });
+    // Hundreds refused, said once, with the option that raises the bound.
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({ code: 'max_legs', option: 'maxLegs', limit: 8 });
+    expect(warnings[0]!.message).toMatch(/maxLegs/);
     // Once the legs have gone idle, their places are free for new calls.
     await Promise.all(legs.map((l) => collectBytes(l.audio$)));
     await sendAll(port, [packet(0xabcdef)]);
@@ -193,16 +202,29 @@ describe('rtpSource against spoofed and unwanted senders', () => {
     expect(legs[8]!.ssrc).toBe(0xabcdef);
   });
 
-  it('the default maxLegs is 64', async () => {
+  it('the default maxLegs is 64; without onWarning the first refusal is one process warning', async () => {
     const stats = createRtpSourceStats();
-    let resolvePort!: (p: number) => void;
-    const portP = new Promise<number>((r) => (resolvePort = r));
-    subs.push(rtpSource({ stats, idleTimeoutMs: 2_000, recvBufferSize: 4 << 20, onListening: (a) => resolvePort(a.port) }).subscribe());
-    const port = await portP;
-    await sendAll(port, Array.from({ length: 100 }, (_, i) => packet(0x2000 + i)));
-    await settled(() => stats.datagrams);
-    expect(stats.datagrams).toBeGreaterThan(64);
-    expect(stats).toMatchObject({ legs: 64, refusedLegs: stats.datagrams - 64 });
+    const warned: Error[] = [];
+    const onProcessWarning = (w: Error & { code?: string }): void => {
+      if (w.code === 'SVC_STREAM_MAX_LEGS') warned.push(w);
+    };
+    process.on('warning', onProcessWarning);
+    try {
+      let resolvePort!: (p: number) => void;
+      const portP = new Promise<number>((r) => (resolvePort = r));
+      subs.push(rtpSource({ stats, idleTimeoutMs: 2_000, recvBufferSize: 4 << 20, onListening: (a) => resolvePort(a.port) }).subscribe());
+      const port = await portP;
+      await sendAll(port, Array.from({ length: 100 }, (_, i) => packet(0x2000 + i)));
+      await settled(() => stats.datagrams);
+      expect(stats.datagrams).toBeGreaterThan(64);
+      expect(stats).toMatchObject({ legs: 64, refusedLegs: stats.datagrams - 64 });
+      // process.emitWarning delivers on the next tick.
+      await new Promise((r) => setImmediate(r));
+      expect(warned).toHaveLength(1);
+      expect(warned[0]!.message).toMatch(/64 legs are running \(maxLegs\)/);
+    } finally {
+      process.off('warning', onProcessWarning);
+    }
     expect(() => rtpSource({ maxLegs: 0 })).toThrow(/maxLegs/);
   });
 

@@ -142,9 +142,10 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     const durationMs = probedDurationMs ?? transcodedDurationMs;
     return {
       positionMs:
+        // The audio sent once: what a reconnect sent again is not further into the file.
         sentFormat && isRawFormat(sentFormat)
-          ? bytesToMs(sentFormat, stats.bytesSent)
-          : durationMs !== undefined && fileSize ? (durationMs * stats.bytesSent) / fileSize : undefined,
+          ? bytesToMs(sentFormat, stats.bytesSent - stats.bytesReplayed)
+          : durationMs !== undefined && fileSize ? (durationMs * (stats.bytesSent - stats.bytesReplayed)) / fileSize : undefined,
       durationMs,
       elapsedMs: Date.now() - startedAt,
     };
@@ -158,6 +159,11 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       stats,
       limiter: fleet.limiter,
       ...(values['done-timeout'] ? { doneTimeoutMs: Number(values['done-timeout']) } : {}),
+      // One line per reconnect; the transcript stays one (the session resumes on one time axis).
+      onStateChange: (_old, next) => {
+        if (next.status === 'reconnecting') io.stderr.write(`${reconnectLine(next.attempt, next.error)}\n`);
+        else if (next.status === 'streaming' && _old.status === 'connecting' && stats.segment > 0) io.stderr.write(`svc-stream: reconnected (segment ${stats.segment}, ${stats.reconnects} reconnect${stats.reconnects === 1 ? '' : 's'} so far)\n`);
+      },
     });
     // Paced, the bytes sent are the audio position; sent at full speed they run ahead of it,
     // and the position is the audio time the events name.
@@ -212,6 +218,12 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     await fleet.close();
     await endpoint.close();
   }
+}
+
+/** The line `analyze` and `dashboard` print when a session reconnects: why, and which attempt. */
+export function reconnectLine(attempt: number, error: unknown): string {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return `svc-stream: connection ${typeof code === 'string' ? `failed (${code})` : 'failed'}; reconnecting (attempt ${attempt})`;
 }
 
 export const analyzeCommand: Command = {

@@ -4,6 +4,7 @@ import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { AUDIO_HELP, AUDIO_OPTIONS, fileAudio } from '../audioFlags.js';
+import { aborted, numberFlag } from '../numberFlag.js';
 import { openBrowser } from '../../dashboard/openBrowser.js';
 import { startDashboard } from '../../dashboard/server.js';
 import type { DashboardView } from '../../dashboard/view.js';
@@ -13,7 +14,7 @@ import { createSessionStats } from '../../session/stats.js';
 import { configFlag, readJsonFile, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
 import { fleetLimits, REDIS_HELP, REDIS_OPTION } from '../redisFlag.js';
-import { scenarioFor } from './analyze.js';
+import { reconnectLine, scenarioFor } from './analyze.js';
 
 const USAGE = `Usage: svc-stream dashboard [FILE] [options]
 
@@ -34,8 +35,8 @@ ${AUDIO_HELP}
   --speed X         send the audio at X times live pace (default 1: real time)
   --no-open         do not open the browser; just print the URL
   --start-now       start the session at once instead of on the first page load
-  --exit-when-done  exit once the session ended and a page has been sent its final state
-                    (for tests and CI); otherwise run until Ctrl-C
+  --exit-when-done  exit once the session ended (pages connected then are sent its end
+                    first), whether a page is connected or not; otherwise run until Ctrl-C
   --scenario FILE   what the embedded emulator plays (default: FILE's stem + .scenario.json)
   --base-url URL    models API base (default SVC_BASE_URL, else the embedded emulator)
 ${REDIS_HELP}
@@ -49,21 +50,6 @@ Prints the page's URL on stdout. Exit status: 0 when stopped (Ctrl-C) or, with
 function packagedSample(name: string): string | undefined {
   const path = fileURLToPath(new URL(`../../../samples/${name}`, import.meta.url));
   return existsSync(path) ? path : undefined;
-}
-
-function numberFlag(value: string | undefined, name: string, fallback: number, ok: (n: number) => boolean): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (value.trim() === '' || !ok(n)) throw new InputError('invalid_argument', `--${name} ${value}: not a valid value`, { path: name });
-  return n;
-}
-
-/** Resolves when `signal` aborts (never without one). */
-function aborted(signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) resolve();
-    signal?.addEventListener('abort', () => resolve(), { once: true });
-  });
 }
 
 async function run(argv: readonly string[], io: CliIo): Promise<number> {
@@ -106,8 +92,26 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   try {
     if (endpoint.emulator && scenarioPath) io.stderr.write(`svc-stream: the emulator plays ${scenarioPath}\n`);
     const stats = createSessionStats();
-    const events$ = conversationSession(fileAudio(file, values, speed), { apiKey: endpoint.apiKey, baseUrl: endpoint.baseUrl, config, stats, limiter: fleet.limiter });
-    const dashboard = await startDashboard({ events$, stats, title: basename(file), port, start: values['start-now'] ? 'now' : 'load' });
+    const dashboard = await startDashboard({
+      // The page follows the session's life cycle through onStateChange (`reconnecting…` included);
+      // the terminal gets a line per reconnect.
+      events$: ({ onStateChange }) =>
+        conversationSession(fileAudio(file, values, speed), {
+          apiKey: endpoint.apiKey,
+          baseUrl: endpoint.baseUrl,
+          config,
+          stats,
+          limiter: fleet.limiter,
+          onStateChange: (old, next) => {
+            if (next.status === 'reconnecting') io.stderr.write(`${reconnectLine(next.attempt, next.error)}\n`);
+            onStateChange(old, next);
+          },
+        }),
+      stats,
+      title: basename(file),
+      port,
+      start: values['start-now'] ? 'now' : 'load',
+    });
     try {
       io.stdout.write(`svc-stream dashboard: ${dashboard.url}\n`);
       io.stderr.write(

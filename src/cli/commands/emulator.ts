@@ -9,8 +9,9 @@ import { exitWithParent } from '../exitWithParent.js';
 const USAGE = `Usage: svc-stream emulator [--port N] [--host H] [--config FILE] [--scenario FILE|sample] [--log]
 
 Run the local emulator of the whole service interface on loopback until interrupted, or until
-its parent exits or its stdout is closed. The first five lines printed on stdout are KEY=value
-pairs for the environment:
+its parent exits or its stdout is closed. On SIGINT or SIGTERM, live streaming sessions get an
+error event and close 1012 (service restart), then the emulator exits. The first five lines
+printed on stdout are KEY=value pairs for the environment:
 
   svc-stream emulator --scenario sample > /tmp/svc-emulator.env &
   sleep 1; export $(cat /tmp/svc-emulator.env)
@@ -73,7 +74,9 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   });
   parent.dispose();
   if (parent.signal.reason !== 'signal') io.stderr.write(`svc-stream: emulator stopping: ${String(parent.signal.reason)}\n`);
-  await emu.close();
+  // A planned stop, not a crash: live sessions get an `error` event and the going-away close
+  // (1012), so their clients reconnect to the next emulator instead of reporting a drop.
+  await emu.shutdown();
   return 0;
 }
 

@@ -25,6 +25,9 @@ Options:
   --jitter MS           longest wait for a missing packet (default 60)
   --idle-timeout MS     a call ends after this long without packets (default 5000)
   --max-calls N         sessions at once (default 3)
+  --max-legs N          call legs (SSRCs) at once; packets of more are dropped and counted (default 64)
+  --frame-ms MS         group each call's 20 ms packets into frames of up to MS ms before sending
+                        (default 0: each packet as it comes; 100 sends five times fewer frames, ≤ 80 ms later)
   --when-full P         queue (default) or reject calls beyond --max-calls
   --exit-after N        exit once N calls have ended
   --config FILE         BatchConfig JSON file, or 'default' (the default)
@@ -54,6 +57,8 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       jitter: { type: 'string' },
       'idle-timeout': { type: 'string' },
       'max-calls': { type: 'string' },
+      'max-legs': { type: 'string' },
+      'frame-ms': { type: 'string' },
       'when-full': { type: 'string' },
       'exit-after': { type: 'string' },
       config: { type: 'string' },
@@ -100,7 +105,10 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
             stats: sourceStats,
             ...(values.jitter !== undefined ? { playoutDelayMs: intFlag(values.jitter, 'jitter', 60) } : {}),
             ...(values['idle-timeout'] !== undefined ? { idleTimeoutMs: intFlag(values['idle-timeout'], 'idle-timeout', 5000, 1) } : {}),
+            ...(values['max-legs'] !== undefined ? { maxLegs: intFlag(values['max-legs'], 'max-legs', 64, 1) } : {}),
+            ...(values['frame-ms'] !== undefined ? { frameMs: intFlag(values['frame-ms'], 'frame-ms', 0) } : {}),
             onListening: (a) => io.stderr.write(`svc-stream: listening for RTP on ${a.address}:${a.port}\n`),
+            onWarning: (w) => io.stderr.write(`svc-stream: ${w.message.replace('Raise maxLegs', 'Raise --max-legs')}\n`),
           }),
           {
             apiKey: endpoint.apiKey,

@@ -90,6 +90,19 @@ describe('svc-stream analyze', () => {
     }
   });
 
+  it('a connection dropped mid-call: one line per reconnect, then one transcript on one time axis', async () => {
+    let n = 0;
+    const scenario = JSON.parse((await import('node:fs')).readFileSync(sample('call.scenario.json'), 'utf8')) as Record<string, unknown>;
+    const emu = await startEmulator({ scenario: () => (n++ === 0 ? { ...scenario, faults: [{ at: 'audio', at_ms: 12_000, action: 'drop' }] } : scenario) });
+    emulators.push(emu);
+    const r = await run(['analyze', sample('call.wav'), '--config', sample('call.config.json')], { tty: true, env: { SVC_BASE_URL: emu.baseUrl, SVC_API_KEY: emu.apiKey } });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/connection failed \(connection_lost\); reconnecting \(attempt 1\)/);
+    expect(r.stderr).toContain('reconnected (segment 1');
+    const end = r.stdout.split('── transcript (10 clips)').at(-1)!;
+    expect(end).toMatch(/session\s+done, 0:38\.5 of audio in .*, 1 reconnect \(/);
+  });
+
   it('on a terminal, it never clears the screen and ends on the complete transcript and summary', async () => {
     const r = await run(['analyze', sample('call.wav'), '--config', sample('call.config.json')], { tty: true });
     expect(r.code).toBe(0);

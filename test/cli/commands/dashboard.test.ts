@@ -78,19 +78,28 @@ describe('svc-stream dashboard', () => {
     await expect(getJson(`${url}state`)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
   });
 
-  it('exits 1 with the code when the session fails, once a page has had the final state', async () => {
+  it('exits 1 with the code when the session fails; a connected page is sent the end first', async () => {
     const scenario = join(dir, 'fail.scenario.json');
-    writeFileSync(scenario, JSON.stringify({ faults: [{ at: 'audio', at_ms: 2000, action: 'close', code: 1011, error: 'engine crashed' }] }));
+    // A failure no reconnect can cure (a 1011 would be, since sessions reconnect and resume).
+    writeFileSync(scenario, JSON.stringify({ faults: [{ at: 'audio', at_ms: 2000, action: 'close', code: 4002, error: 'engine crashed' }] }));
     const t = cli();
     const exit = dashboardCommand.run(['samples/call.wav', '--scenario', scenario, '--speed', '20', '--no-open', '--start-now', '--exit-when-done'], t.io);
     const url = await urlOf(t.stdout);
-    const page = await connectSse(`${url}events`);
+    const page = await connectSse(`${url}sessions/session/events`);
     await page.closed;
     expect(await exit).toBe(1);
-    const final = page.messages.filter((m) => m.event === 'state').pop()!.data;
-    expect(final).toMatchObject({ phase: 'error', error: { code: expect.any(String) }, server_error: 'engine crashed' });
-    expect(t.stderr.text()).toContain(`svc-stream: ${final.error.code}: `);
+    const end = page.messages.at(-1)!;
+    expect(end).toMatchObject({ event: 'end', data: { status: 'failed', error: { code: expect.any(String) } } });
+    expect(page.messages.some((m) => m.event === 'event' && m.data.type === 'error' && m.data.error === 'engine crashed')).toBe(true);
+    expect(t.stderr.text()).toContain(`svc-stream: ${end.data.error.code}: `);
   });
+
+  it('--start-now --exit-when-done exits when the session is done, with no page connected', async () => {
+    const t = cli();
+    const exit = dashboardCommand.run(['samples/call.wav', '--config', 'samples/call.config.json', '--speed', '40', '--no-open', '--start-now', '--exit-when-done'], t.io);
+    expect(await exit).toBe(0);
+    expect(t.stderr.text()).toContain('session done (38.5 s of audio)');
+  }, 20_000);
 
   it('without --no-open, where no browser can be opened (no display), says so and prints the URL', async () => {
     const t = cli();

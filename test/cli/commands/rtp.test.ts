@@ -48,4 +48,24 @@ describe('svc-stream rtp', () => {
     expect(lines.some((l) => l.type === 'event' && l.event?.type === 'done')).toBe(true);
     expect(lines.at(-1)).toMatchObject({ type: 'call_end', id: 'rtp-00000abc', status: 'done', duration_ms: 1000, stats: { received: 50, lost: 0 } });
   });
+
+  it('--max-legs refuses a second call and says so once on stderr; --frame-ms groups the audio it sends', async () => {
+    let resolvePort!: (p: number) => void;
+    const port = new Promise<number>((r) => (resolvePort = r));
+    const stderr = capture((t) => {
+      const m = /listening for RTP on [\d.]+:(\d+)/.exec(t);
+      if (m) resolvePort(Number(m[1]));
+    });
+    const stdout = capture();
+    const io: CliIo = { stdout, stderr, stdin: new PassThrough(), env: {} };
+    const done = main(['rtp', '--port', '0', '--idle-timeout', '300', '--exit-after', '1', '--max-legs', '1', '--frame-ms', '100', '--json'], io);
+    const p = await port;
+    // 0xabc's first packet starts the one leg allowed; every packet of 0xdef is refused.
+    await Promise.all([sendRtpCall(p, 0xabc, 1, 2), new Promise((r) => setTimeout(r, 50)).then(() => sendRtpCall(p, 0xdef, 1, 2))]);
+    expect(await done).toBe(0);
+    const lines = stdout.text().trim().split('\n').map((l) => JSON.parse(l) as { type: string; id: string });
+    expect(lines.filter((l) => l.type === 'call').map((l) => l.id)).toEqual(['rtp-00000abc']);
+    expect(stderr.text().match(/a new call leg was refused because 1 legs are running/g)).toHaveLength(1);
+    expect(stderr.text()).toContain('Raise --max-legs');
+  });
 });

@@ -1,0 +1,83 @@
+// The dashboard page's script: the session's raw events from the relay (same origin), folded
+// in the page with splitSession (the reducers the Node side uses), drawn at most every 50 ms.
+// Bundled for the browser by esbuild (src/dashboard/pageBundle.ts); served as /app.js.
+import { asyncScheduler, Subject } from 'rxjs';
+import { relayMessages } from '../../relay/client.js';
+import type { ServerEvent } from '../../schema/events.js';
+import { initialConversationSnapshot } from '../../state/snapshot.js';
+import { splitSession } from '../../state/splitSession.js';
+import { dashboardView, type DashboardError } from '../view.js';
+import { connection, render } from './render.js';
+import { DASHBOARD_SESSION_ID } from '../sessionId.js';
+
+let snapshot = initialConversationSnapshot;
+let status = 'connecting';
+let title = '';
+let events = 0;
+let error: DashboardError | null = null;
+let version = 0;
+let drawing = false;
+
+const draw = (): void => {
+  drawing = false;
+  render(dashboardView(snapshot, { version, started: true, phase: status, error, title, bytesSent: 0, eventsReceived: events }));
+};
+const changed = (): void => {
+  version++;
+  if (drawing) return;
+  drawing = true;
+  asyncScheduler.schedule(draw, 50);
+};
+
+const events$ = new Subject<ServerEvent>();
+splitSession(events$).snapshot$.subscribe({
+  next: (s) => {
+    snapshot = s;
+    changed();
+  },
+  // The relay's own failure is reported below; the fold itself does not fail.
+  error: () => undefined,
+});
+
+const firstLine = (err: unknown): DashboardError => {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  return { code: typeof e?.code === 'string' ? e.code : 'error', message: typeof e?.message === 'string' ? e.message.split('\n')[0]! : String(err) };
+};
+
+connection('connecting', 'connecting');
+relayMessages(`/sessions/${DASHBOARD_SESSION_ID}/events`, { maxRetries: 60 }).subscribe({
+  next: (m) => {
+    switch (m.type) {
+      case 'event':
+        events++;
+        events$.next(m.event);
+        return;
+      case 'status':
+        if (m.title) title = m.title;
+        status = m.status;
+        changed();
+        return;
+      case 'gap':
+        // Events the relay no longer holds: the fold is incomplete, and the page says so.
+        error = { code: 'relay_gap', message: `${m.gap.missed} events of this session were missed; the view may be incomplete` };
+        changed();
+        return;
+      case 'connection':
+        if (m.state === 'open') connection('live', 'live');
+        else connection('reconnecting', 'reconnecting…');
+        return;
+    }
+  },
+  error: (err: unknown) => {
+    error = firstLine(err);
+    status = 'error';
+    events$.complete();
+    connection('ended', 'session ended');
+    changed();
+  },
+  complete: () => {
+    events$.complete();
+    connection('ended', 'session ended');
+    changed();
+  },
+});
