@@ -8,6 +8,7 @@ import { parseWavHeader } from '../audio/wavHeader.js';
 import { bytesPerFrame, bytesPerSecond, isRawFormat, type AudioFormat, type RawAudioFormat } from '../schema/audio.js';
 import type { ServerEvent } from '../schema/events.js';
 import { FlowControl } from '../audio/flow.js';
+import { AudioCheck, type AudioWarningOptions } from './audioCheck.js';
 import { reconnectable } from './closeErrors.js';
 import { backoffMs, type ReconnectPolicy } from './reconnect.js';
 import { SegmentClock, type SessionEvent } from './segments.js';
@@ -18,7 +19,7 @@ import type { SessionState, StreamingOptions } from './streamingSession.js';
 export type OpenSession = (audio$: Observable<AudioChunk>, options: Partial<StreamingOptions>) => Observable<ServerEvent>;
 
 /** What the resilient layer needs besides the policy: the caller's options that it shapes. */
-export interface ResilientOptions {
+export interface ResilientOptions extends AudioWarningOptions {
   readonly policy: ReconnectPolicy;
   readonly stats: SessionStats;
   readonly format?: AudioFormat | undefined;
@@ -89,7 +90,9 @@ class ResilientSession {
   private readonly stats: SessionStats;
   private readonly policy: ReconnectPolicy;
   private readonly clock = new SegmentClock();
-  private readonly gate: Gate | undefined;
+  private gate: Gate | undefined;
+  /** Chunks read while the source is being subscribed, before the first session exists. */
+  private early: Uint8Array[] | undefined;
   private readonly declared: AudioFormat | undefined;
   /** The raw layout of the stream once known: raw at once, WAV after its header; undefined: not resumable. */
   private layout: { format: RawAudioFormat; dataOffset: number; frame: number; perMs: number } | undefined;
@@ -136,8 +139,6 @@ class ResilientSession {
   }
 
   start(): void {
-    this.openSegment([], this.declared);
-    if (this.ended) return;
     const subscribe = (): Subscription =>
       this.audio$.subscribe({
         next: (chunk) => this.onChunk(chunk),
@@ -147,9 +148,26 @@ class ResilientSession {
           this.feed?.complete();
         },
       });
-    // The source follows the gate through any lifted operator (or joins a shared read), as it
-    // would follow one session's flow control.
-    this.source = this.gate ? connectFlow(audioMetaOf(this.audio$)?.flow, this.gate.flow, subscribe).subscription : subscribe();
+    if (this.gate === undefined) {
+      this.openSegment([], this.declared);
+      if (!this.ended) this.source = subscribe();
+      return;
+    }
+    // A pull source is subscribed first, so that we know whether the gate reached it (through
+    // any lifted operator, or by joining a shared read) before the first session is told it can
+    // pause it; what it reads meanwhile (a synchronous start) goes to that session first.
+    this.early = [];
+    const meta = audioMetaOf(this.audio$);
+    const { subscription, connected } = connectFlow(meta?.flow, this.gate.flow, subscribe);
+    this.source = subscription;
+    const early = this.early;
+    this.early = undefined;
+    // Not reached (subscribed later, as subscribeOn does): a push source, and the warning says so.
+    if (!connected && !new AudioCheck(meta, this.options, this.stats).pausable(false)) {
+      this.gate.flow.release();
+      this.gate = undefined;
+    }
+    if (!this.ended) this.openSegment(early, this.declared);
   }
 
   stop(): void {
@@ -180,6 +198,7 @@ class ResilientSession {
       this.trim();
     }
     if (this.feed) this.feed.next(chunk);
+    else if (this.early) this.early.push(new Uint8Array(chunk));
     // No session takes it now (an outage): the stream counts it; the next session, replaying it, does not again.
     else this.stats.bytesRead += chunk.byteLength;
   }
