@@ -55,7 +55,7 @@ async function main(): Promise<void> {
     arrivals = [];
     const emitted: number[] = [];
     const stats: SessionStats = createSessionStats();
-    await lastValueFrom(timedSource(emitted, () => stats.phase === 'streaming').pipe(analyze({ apiKey: KEY, baseUrl: sink.baseUrl, stats })));
+    await lastValueFrom(timedSource(emitted, () => stats.status === 'streaming').pipe(analyze({ apiKey: KEY, baseUrl: sink.baseUrl, stats })));
     if (arrivals.length !== FRAMES) throw new Error(`library: ${arrivals.length} of ${FRAMES} frames arrived`);
     for (let i = 0; i < FRAMES; i++) into.push(arrivals[i]! - emitted[i]!);
   };

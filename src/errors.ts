@@ -1,7 +1,7 @@
 // The one error hierarchy. Every failure is an SvcError with a stable `code`, the HTTP
 // status or close code where there is one, the server's `detail`, and `retryable`.
 import { ErrorResponseSchema, HTTPValidationErrorSchema, type ValidationError } from './schema/errorBody.js';
-import { redact, redactDeep, rememberedSecrets } from './internal/redact.js';
+import { redact, redactDeep } from './redact.js';
 
 /** Every stable error code. The README lists each with its meaning. */
 export const ERROR_CODES = [
@@ -100,14 +100,14 @@ export interface SvcErrorOptions {
   readonly audio?: AudioAccount | undefined;
   /**
    * Keys the caller gave (API key, platform key): masked in the message, detail, body and
-   * cause, as is every key the process remembers (see docs/security.md).
+   * cause (see docs/security.md). Nothing is remembered between errors: whoever builds an
+   * error from text a server sent passes the keys of that call or session.
    */
   readonly secrets?: readonly (string | undefined)[] | undefined;
 }
 
 function secretsOf(options: SvcErrorOptions): readonly (string | undefined)[] {
-  const known = rememberedSecrets();
-  return options.secrets && options.secrets.length > 0 ? [...options.secrets, ...known] : known;
+  return options.secrets ?? [];
 }
 
 /** For a subclass's own fields (a job record…): `value` masked as SvcError masks its detail. */
@@ -179,7 +179,10 @@ export class ApiError extends SvcError {
   }
 }
 
-/** A streaming session that ended in anything but `done` followed by a normal close. */
+/**
+ * A streaming session that ended in anything but `done` followed by a normal close, except a
+ * frame the contract does not allow, which is a {@link ContractError} (`malformed_frame`).
+ */
 export class SessionError extends SvcError {
   override readonly name: string = 'SessionError';
 }
@@ -195,7 +198,11 @@ export class InputError extends SvcError {
   }
 }
 
-/** The server sent something the contract does not allow. */
+/**
+ * The server sent something the contract does not allow, over either transport: an HTTP body
+ * (`invalid_response`) or a WebSocket frame (`malformed_frame`, with the session's `audio`
+ * account and, for a frame ws refused, the `closeCode`).
+ */
 export class ContractError extends SvcError {
   override readonly name: string = 'ContractError';
 }

@@ -129,7 +129,7 @@ export {
   type AudioAccount,
   type SvcErrorOptions,
 } from './errors.js';
-export { redactUrl } from './internal/redact.js';
+export { redactUrl } from './redact.js';
 
 // Audio sources: files, Node streams, async iterables, ffmpeg, framing, pacing, G.711.
 export { AudioSource, audioMetaOf, withAudioMeta, type AudioChunk, type AudioObservable, type AudioSourceMeta, type FlowSlot } from './audio/meta.js';
@@ -148,7 +148,7 @@ export {
   type TranscodeTarget,
 } from './audio/transcode.js';
 export type { FfmpegHeader, FfmpegSpawnInfo } from './audio/ffmpegProcess.js';
-export { resolveFfmpeg, verifyFfmpeg, type ResolvedFfmpeg, type ResolveFfmpegOptions } from './internal/ffmpegPath.js';
+export { resolveFfmpeg, verifyFfmpeg, type ResolvedFfmpeg, type ResolveFfmpegOptions } from './audio/ffmpeg.js';
 export { SAMPLE_FILES, samplePath, type SampleFile } from './samples.js';
 export { frame, frameBytes, type FrameOptions } from './audio/frame.js';
 export { pace, type PaceOptions } from './audio/pace.js';
@@ -167,11 +167,12 @@ export {
 } from './audio/g711.js';
 
 // Streaming sessions.
-export { FlowControl } from './internal/flow.js';
+export { FlowControl } from './audio/flow.js';
 export { createSessionStats, type SessionPhase, type SessionStats, type ToleranceOptions } from './session/stats.js';
 export type { AudioWarning, AudioWarningOptions } from './session/audioCheck.js';
 export { STREAMING_PATHS } from './session/url.js';
-export type { SessionState, SessionStatus, StreamingOptions, WebSocketFactory } from './session/streamingSession.js';
+export { isTerminalStatus, type SessionState, type SessionStatus } from './schema/sessionState.js';
+export type { StreamingOptions, WebSocketFactory } from './session/streamingSession.js';
 export { analyzeConversation, conversationSession, configFrame, type ConversationOptions } from './session/conversation.js';
 export { recordSession, RECORDING_HEADER, type RecordSessionOptions, type RecordedEvent } from './session/recordSession.js';
 export { DEFAULT_RECONNECT, type ReconnectOptions, type ReconnectPolicy } from './session/reconnect.js';
@@ -192,5 +193,5 @@ export { splitSession, type SessionStreams } from './state/splitSession.js';
 
 // Shared by every area: concurrency limiters (in-process or fleet-wide) and the HTTP limits.
 export { Semaphore } from './batch/semaphore.js';
-export { underLimiter, type ConcurrencyLimiter, type LimiterLease, type LimiterSource, type LimiterTarget } from './internal/limiter.js';
-export { HTTP_DEFAULTS, type HttpLimits } from './internal/http.js';
+export { underLimiter, type ConcurrencyLimiter, type LimiterLease, type LimiterSource, type LimiterTarget } from './limiter.js';
+export { HTTP_DEFAULTS, type HttpLimits } from './httpLimits.js';

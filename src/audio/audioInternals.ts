@@ -3,7 +3,7 @@
 // over async iterators.
 import type { Subscriber, Subscription } from 'rxjs';
 import { AudioSourceError, SvcError } from '../errors.js';
-import { FlowControl } from '../internal/flow.js';
+import { FlowControl } from './flow.js';
 import type { AudioChunk, FlowSlot } from './meta.js';
 
 /**

@@ -4,7 +4,7 @@ import { finished, type Readable } from 'node:stream';
 import { Observable } from 'rxjs';
 import { AudioSourceError } from '../errors.js';
 import type { AudioFormat } from '../schema/audio.js';
-import type { FlowControl } from '../internal/flow.js';
+import type { FlowControl } from './flow.js';
 import { asChunk, sourceError, takeFlow } from './audioInternals.js';
 import { withAudioMeta, type AudioChunk, type AudioObservable, type FlowSlot } from './meta.js';
 

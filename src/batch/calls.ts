@@ -4,7 +4,8 @@ import { defer, lastValueFrom, map, type Observable } from 'rxjs';
 import { z } from 'zod';
 import { InputError } from '../errors.js';
 import { AudioEventResultSchema, EmotionResultSchema, PresetListSchema, type AudioEventResult, type EmotionResult, type Preset } from '../schema/batch.js';
-import { BatchConfigSchema, type SessionConfig } from '../schema/config.js';
+import type { SessionConfig } from '../schema/config.js';
+import { configText } from '../session/configText.js';
 import { PRESET_PATHS, type BatchEndpointName } from './endpoints.js';
 import { batchCall, batchGet, type BatchOptions } from './request.js';
 
@@ -123,13 +124,7 @@ export interface ConversationBatchOptions extends BatchOptions {
 
 /** The `config` form field: `default`, or the BatchConfig as JSON; InputError when invalid. */
 export function configField(config: SessionConfig | undefined): string {
-  if (config === undefined || config === 'default') return 'default';
-  const parsed = BatchConfigSchema.safeParse(config);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new InputError('invalid_config', `config is invalid at ${issue.path.join('.') || '(root)'}: ${issue.message}`, { path: issue.path.join('.') });
-  }
-  return JSON.stringify(parsed.data);
+  return configText(config);
 }
 
 /**

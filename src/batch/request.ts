@@ -3,13 +3,14 @@
 import { asyncScheduler, defer, from, Observable, switchMap, type SchedulerLike } from 'rxjs';
 import type { z } from 'zod';
 import { ApiError, InputError, SvcError } from '../errors.js';
-import { requestJson, type HttpLimits, type HttpRequest } from '../internal/http.js';
-import { rememberSecret } from '../internal/redact.js';
+import { requestJson, type HttpRequest } from '../internal/http.js';
+import type { HttpLimits } from '../httpLimits.js';
+import { modelsCredentials } from '../credentials.js';
 import { BATCH_ENDPOINTS, type BatchEndpointName } from './endpoints.js';
 import { checkUploadFile, type CheckedFile } from './files.js';
 import { retryByCause, type RetryPolicy } from './retry.js';
 import { slotsFor } from './semaphore.js';
-import type { LimiterSource } from '../internal/limiter.js';
+import type { LimiterSource } from '../limiter.js';
 import { multipartBody } from './multipartBody.js';
 
 /**
@@ -59,17 +60,13 @@ export interface BatchCallSpec<T> {
 export type AttemptGate = () => unknown;
 
 function resolveTarget(options: BatchOptions): { apiKey: string; baseUrl: string } {
-  const apiKey = options.apiKey ?? process.env['SVC_API_KEY'];
-  const baseUrl = options.baseUrl ?? process.env['SVC_BASE_URL'];
-  if (!baseUrl) throw new InputError('invalid_argument', 'no base URL: pass baseUrl or set SVC_BASE_URL (`svc-stream emulator` prints one)', { path: 'baseUrl' });
-  if (!apiKey) throw new InputError('invalid_argument', 'no API key: pass apiKey or set SVC_API_KEY', { path: 'apiKey' });
+  const { apiKey, baseUrl } = modelsCredentials(options);
   try {
     const u = new URL(baseUrl);
     if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(u.protocol);
   } catch {
     throw new InputError('invalid_argument', `baseUrl must be an http(s) URL, got ${JSON.stringify(baseUrl)}`, { path: 'baseUrl' });
   }
-  rememberSecret(apiKey);
   return { apiKey, baseUrl };
 }
 

@@ -4,9 +4,9 @@ import { createHash } from 'node:crypto';
 import { Observable } from 'rxjs';
 import { InputError, SvcError } from '../errors.js';
 import { operatorSubscriber } from '../internal/operate.js';
-import { underLimiter, type ConcurrencyLimiter, type LimiterLease, type LimiterSource, type LimiterTarget } from '../internal/limiter.js';
+import { underLimiter, type ConcurrencyLimiter, type LimiterLease, type LimiterSource, type LimiterTarget } from '../limiter.js';
 
-export type { LimiterTarget } from '../internal/limiter.js';
+export type { LimiterTarget } from '../limiter.js';
 
 /** The service's stated default concurrency per model (§8). */
 export const DEFAULT_BATCH_CONCURRENCY = 3;

@@ -1,6 +1,6 @@
 // How `analyze` shows a session on a terminal: final clips scroll by as they arrive (never
 // cleared, so nothing is lost on a short terminal), under a short live status area redrawn
-// in place (phase, position / duration, percent, rate, ETA, type, roles, the utterance in
+// in place (session status, position / duration, percent, rate, ETA, type, roles, the utterance in
 // progress); at the end, the complete transcript and the summary.
 import { styleText } from 'node:util';
 import type { Writable } from 'node:stream';
@@ -133,8 +133,8 @@ export class TerminalView {
   }
 
   private statusLines(s: ConversationSnapshot, stats: SessionStats, progress: AudioProgress): string[] {
-    const phase = stats.phase === 'error' ? this.style(['bold', 'red'], 'error') : stats.phase === 'done' ? this.style(['bold', 'green'], 'done') : this.style('bold', stats.phase);
-    const lines = [`${this.style('cyan', '●')} ${phase}  ${progressText(progress)}  ${this.style('dim', `${stats.eventsReceived} events`)}`];
+    const status = stats.status === 'failed' ? this.style(['bold', 'red'], 'failed') : stats.status === 'done' ? this.style(['bold', 'green'], 'done') : this.style('bold', stats.status);
+    const lines = [`${this.style('cyan', '●')} ${status}  ${progressText(progress)}  ${this.style('dim', `${stats.eventsReceived} events`)}`];
     if (this.sourceNote) lines.push(this.style('yellow', this.sourceNote));
     const type = s.conversation.type;
     const roles = [...s.conversation.roles].map((r) => `${r.speaker_label}=${r.name ?? r.participant_role_uuid ?? '?'}`);
@@ -196,8 +196,8 @@ export class TerminalView {
     row('sentiment', sentiments.join('  ') || '—');
     row('behaviors', behaviors.join('  ') || '—');
     row('summary', s.aggregates.summary ?? '—');
-    const phase = stats.phase === 'done' ? this.style('green', 'done') : stats.phase === 'error' ? this.style('red', 'failed') : stats.phase;
-    row('session', `${phase}, ${audioSummary(s, progress)} in ${clock(progress.elapsedMs)}${reconnectSummary(stats)}`);
+    const status = stats.status === 'done' ? this.style('green', 'done') : stats.status === 'failed' ? this.style('red', 'failed') : stats.status;
+    row('session', `${status}, ${audioSummary(s, progress)} in ${clock(progress.elapsedMs)}${reconnectSummary(stats)}`);
     if (this.sourceNote) row('source', this.style('yellow', this.sourceNote.replace(/^source: /, '')));
     else if (clips.length > 0 && clips.every((c) => !c.text)) {
       this.out.write(this.style('dim', 'No clip has text: the emulator does not transcribe. Give it a scenario file (--scenario) or use the real service.\n'));

@@ -1,21 +1,10 @@
 // Organizations, keys, model access and per-model concurrency for the emulator (§5, §8).
 // Limits are properties of the organization, fixed when a key is issued.
 import { randomUUID } from 'node:crypto';
+import { MODELS, type Model } from '../schema/endpoints.js';
 
-/** Model identifiers, one per path family; limits are counted per model. */
-export const MODELS = [
-  'conversation',
-  'audio-event',
-  'emotion',
-  'stt',
-  'stt-english-vfast',
-  'stt-multilingual-vfast',
-  'synthetic-voice-detection',
-  'pii-phi-redaction',
-  'batch',
-] as const;
-/** A model family of the emulator (one per path family, {@link MODELS}); access and limits are counted per model (§8). */
-export type Model = (typeof MODELS)[number];
+// The model identifiers are the contract's (src/schema/endpoints.ts): one list, re-exported.
+export { MODELS, type Model };
 
 /** How to create an emulated organization (§5.1 rule 1, §8): its keys, model access, concurrency, monthly quota, credit limit and balance. */
 export interface OrganizationSpec {

@@ -17,6 +17,7 @@ import { multipartBoundary, MultipartError, parseMultipart, type ParsedForm } fr
 import { PRESETS } from './presets.js';
 import { acceptBody, DEFAULT_EMULATOR_LIMITS, refuse, sendJson, type EmulatorContext, type HttpRoute } from './routes.js';
 import { describeByteLimit, MAX_UPLOAD_BYTES } from '../schema/limits.js';
+import { ENDPOINTS, pathAndModel } from '../schema/endpoints.js';
 
 /** The extensions of §2.1, in the order the service lists them. */
 export const BATCH_EXTENSIONS = ['.aac', '.aiff', '.flac', '.mp3', '.mp4', '.mov', '.ogg', '.opus', '.wav', '.webm'] as const;
@@ -43,7 +44,7 @@ export const BATCH_DETAILS = {
 type Fields = ReadonlyMap<string, string>;
 type Computed = { readonly status: number; readonly body: unknown };
 
-interface BatchEndpoint {
+interface BatchRoute {
   readonly path: string;
   readonly model: Model;
   /** Synthetic voice detection answers 403 for an invalid key and for every limit (§5.1 rule 4, §7.2 rule 2). */
@@ -76,21 +77,19 @@ const sttResult = (f: SignalFeatures, language: string | null): Computed => {
   return { status: 200, body: { text: '', language, duration_ms: f.durationMs, segments } };
 };
 
-/** Every batch endpoint, with the model its usage counts against. */
-export const BATCH_ENDPOINTS: readonly BatchEndpoint[] = [
-  { path: '/api/svc-2-audio-event-classifier', model: 'audio-event', compute: (f) => ({ status: 200, body: audioEventResult(f) }) },
+/** How the emulator answers each batch endpoint of the one table (which gives its path and model). */
+export const BATCH_ROUTES: readonly BatchRoute[] = [
+  { ...pathAndModel('audioEvents'), compute: (f) => ({ status: 200, body: audioEventResult(f) }) },
   {
-    path: '/api/svc-2-emotion-batch',
-    model: 'emotion',
+    ...pathAndModel('emotion'),
     validate: (fields) => [...booleanField('training_permitted')(fields), ...booleanField('use_ensemble')(fields)],
     compute: (f) => ({ status: 200, body: emotionResult(f) }),
   },
-  { path: '/api/svc-2-stt-batch', model: 'stt', compute: (f) => sttResult(f, 'en') },
-  { path: '/api/svc-2-stt-batch-english-vfast', model: 'stt-english-vfast', compute: (f) => sttResult(f, 'en') },
-  { path: '/api/svc-2-stt-batch-multilingual-vfast', model: 'stt-multilingual-vfast', compute: (f) => sttResult(f, null) },
+  { ...pathAndModel('stt'), compute: (f) => sttResult(f, 'en') },
+  { ...pathAndModel('sttEnglishVfast'), compute: (f) => sttResult(f, 'en') },
+  { ...pathAndModel('sttMultilingualVfast'), compute: (f) => sttResult(f, null) },
   {
-    path: '/api/svc-2-synthetic-voice-detection-batch',
-    model: 'synthetic-voice-detection',
+    ...pathAndModel('syntheticVoiceDetection'),
     everything403: true,
     compute: (f) => {
       if (f.durationMs < MIN_SYNTHETIC_VOICE_MS) return { status: 422, body: { detail: BATCH_DETAILS.tooShort } };
@@ -99,16 +98,14 @@ export const BATCH_ENDPOINTS: readonly BatchEndpoint[] = [
     },
   },
   {
-    path: '/api/svc-2-pii-phi-redaction-batch',
-    model: 'pii-phi-redaction',
+    ...pathAndModel('piiPhiRedaction'),
     compute: (f) => ({
       status: 200,
       body: { text: '', redacted_text: '', entities: [], segments: voiceSegments(f).map((s) => ({ ...s, text: '' })), duration_ms: f.durationMs },
     }),
   },
   {
-    path: '/api/svc-2-batch',
-    model: 'batch',
+    ...pathAndModel('conversation'),
     validate: (fields) => (fields.has('config') ? [] : [missing(['body', 'config'])]),
     compute: (f, fields) => {
       const config = conversationConfig(fields.get('config') ?? 'default');
@@ -159,7 +156,7 @@ function accessDenial(org: Organization, model: Model): string | undefined {
   return undefined;
 }
 
-async function handleBatch(endpoint: BatchEndpoint, req: IncomingMessage, res: ServerResponse, ctx: EmulatorContext): Promise<void> {
+async function handleBatch(endpoint: BatchRoute, req: IncomingMessage, res: ServerResponse, ctx: EmulatorContext): Promise<void> {
   // Authentication comes before a single byte of the body is read: an unauthenticated client
   // must not make the emulator buffer or spool anything (§5.1 rules 4 and 6, §7.1). The answer
   // goes out at once and the connection is closed without draining the body (`refuse`).
@@ -226,7 +223,7 @@ async function handleBatch(endpoint: BatchEndpoint, req: IncomingMessage, res: S
   }
 }
 
-async function analyse(endpoint: BatchEndpoint, path: string, fields: Fields, org: Organization, ctx: EmulatorContext): Promise<Computed> {
+async function analyse(endpoint: BatchRoute, path: string, fields: Fields, org: Organization, ctx: EmulatorContext): Promise<Computed> {
   let features: SignalFeatures;
   try {
     const audio = await decodeAudio(path);
@@ -278,15 +275,14 @@ function methodNotAllowed(path: string, allowed: string): HttpRoute[] {
   }));
 }
 
-const PRESET_PATHS = ['/api/svc-2-streaming/list-presets', '/api/svc-2-batch/list-presets'] as const;
+const PRESET_ENDPOINTS = [ENDPOINTS.streamingPresets, ENDPOINTS.batchPresets] as const;
 
 /** Routes of the batch endpoints. */
 export const batchRoutes: readonly HttpRoute[] = [
-  ...BATCH_ENDPOINTS.map((e): HttpRoute => ({ method: 'POST', path: e.path, authenticatesFirst: true, handler: (req, res, _url, ctx) => handleBatch(e, req, res, ctx) })),
-  presetsRoute(PRESET_PATHS[0], 'conversation'),
-  presetsRoute(PRESET_PATHS[1], 'batch'),
-  ...BATCH_ENDPOINTS.flatMap((e) => methodNotAllowed(e.path, 'POST')),
-  ...PRESET_PATHS.flatMap((p) => methodNotAllowed(p, 'GET')),
+  ...BATCH_ROUTES.map((e): HttpRoute => ({ method: 'POST', path: e.path, authenticatesFirst: true, handler: (req, res, _url, ctx) => handleBatch(e, req, res, ctx) })),
+  ...PRESET_ENDPOINTS.map((e) => presetsRoute(e.path, e.model)),
+  ...BATCH_ROUTES.flatMap((e) => methodNotAllowed(e.path, 'POST')),
+  ...PRESET_ENDPOINTS.flatMap((e) => methodNotAllowed(e.path, 'GET')),
 ];
 
 /** The extension check, shared with tests: whether a file name would pass §2.1. */

@@ -1,7 +1,9 @@
-// The emulator's streaming endpoints as data: path, the model each counts against, whether
-// a config frame is required, the engine that produces its events, and, in one pure
-// function, the close code each handshake refusal gets (§7.2, §7.3).
+// The emulator's streaming routes as data: for each streaming endpoint of the one table
+// (src/schema/endpoints.ts, which gives its path and model), whether a config frame is
+// required and the engine that produces its events; and, in one pure function, the close
+// code each handshake refusal gets (§7.2, §7.3).
 import type { BatchConfig } from '../schema/config.js';
+import { pathAndModel } from '../schema/endpoints.js';
 import type { LimitCause, Model } from './accounts.js';
 import { ConversationEngine } from './conversationEngine.js';
 import type { Engine, EngineOutput } from './engine.js';
@@ -11,7 +13,7 @@ import { SyntheticVoiceEngine } from './syntheticVoiceEngine.js';
 /** Why a handshake is refused. */
 export type RefusalCause = 'invalid_key' | 'no_access' | LimitCause;
 
-export interface StreamingEndpoint {
+export interface StreamingRoute {
   readonly path: string;
   readonly model: Model;
   /**
@@ -24,35 +26,31 @@ export interface StreamingEndpoint {
   engine(scenario: Scenario, config: 'default' | BatchConfig | undefined, out: EngineOutput): Engine;
 }
 
-export const STREAMING_ENDPOINTS: readonly StreamingEndpoint[] = [
+export const STREAMING_ROUTES: readonly StreamingRoute[] = [
   {
-    path: '/api/svc-2-streaming',
-    model: 'conversation',
+    ...pathAndModel('conversationStreaming'),
     configFrame: 'required',
     engine: (s, c, o) => new ConversationEngine(s, c, o, 'conversation'),
   },
   {
-    path: '/api/svc-2-stt-streaming',
-    model: 'stt',
+    ...pathAndModel('sttStreaming'),
     configFrame: 'optional',
     engine: (s, c, o) => new ConversationEngine(s, c, o, 'stt'),
   },
   {
-    path: '/api/svc-2-synthetic-voice-detection-streaming',
-    model: 'synthetic-voice-detection',
+    ...pathAndModel('syntheticVoiceDetectionStreaming'),
     configFrame: 'optional',
     engine: (s, _c, o) => new SyntheticVoiceEngine(s, o),
   },
   {
-    path: '/api/svc-2-pii-phi-redaction-streaming',
-    model: 'pii-phi-redaction',
+    ...pathAndModel('piiPhiRedactionStreaming'),
     configFrame: 'optional',
     engine: (s, c, o) => new ConversationEngine(s, c, o, 'pii'),
   },
 ];
 
-export function findStreamingEndpoint(path: string): StreamingEndpoint | undefined {
-  return STREAMING_ENDPOINTS.find((e) => e.path === path);
+export function findStreamingRoute(path: string): StreamingRoute | undefined {
+  return STREAMING_ROUTES.find((e) => e.path === path);
 }
 
 /**

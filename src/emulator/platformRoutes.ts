@@ -15,6 +15,7 @@ import {
   type PlatformBehavior,
 } from './jobs.js';
 import { acceptBody, refuse, sendJson, type EmulatorContext, type HttpRoute } from './routes.js';
+import { PLATFORM_PATHS } from '../schema/endpoints.js';
 
 /** Where the orchestration API is mounted on the emulator (`RunningEmulator.platformUrl`). */
 export const PLATFORM_PREFIX = '/platform';
@@ -171,7 +172,7 @@ async function submit(req: IncomingMessage, res: ServerResponse, book: JobBook):
 }
 
 function status(req: IncomingMessage, res: ServerResponse, url: URL, book: JobBook): void {
-  const prefix = `${PLATFORM_PREFIX}/api_service/job_status/`;
+  const prefix = `${PLATFORM_PREFIX}${PLATFORM_PATHS.jobStatus}`;
   let jobId: string;
   try {
     jobId = decodeURIComponent(url.pathname.slice(prefix.length));
@@ -223,8 +224,8 @@ export function createPlatformRoutes(behavior: PlatformBehavior = {}): HttpRoute
       }
     };
   return [
-    { method: 'POST', path: `${PLATFORM_PREFIX}/api_service`, authenticatesFirst: true, handler: guard((req, res, _url, book) => submit(req, res, book)) },
-    { method: 'GET', path: `${PLATFORM_PREFIX}/api_service/job_status/*`, authenticatesFirst: true, handler: guard(status) },
+    { method: 'POST', path: `${PLATFORM_PREFIX}${PLATFORM_PATHS.submit}`, authenticatesFirst: true, handler: guard((req, res, _url, book) => submit(req, res, book)) },
+    { method: 'GET', path: `${PLATFORM_PREFIX}${PLATFORM_PATHS.jobStatus}*`, authenticatesFirst: true, handler: guard(status) },
   ];
 }
 

@@ -3,21 +3,16 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { WebSocketServer } from 'ws';
-import { AccountBook, type Model, type OrganizationSpec } from './accounts.js';
+import { AccountBook, type OrganizationSpec } from './accounts.js';
 import { parseScenario, type Scenario, type ScenarioInput } from './scenario.js';
 import { GOING_AWAY_CLOSE_CODE, StreamingConnection, type ConnectionSummary } from './streaming.js';
-import { findStreamingEndpoint, STREAMING_ENDPOINTS } from './endpoints.js';
+import { findStreamingRoute } from './endpoints.js';
 import { batchRoutes } from './batchRoutes.js';
 import { platformRoutes } from './platformRoutes.js';
 import { DEFAULT_EMULATOR_LIMITS, matchRoute, refuse, type EmulatorContext, type EmulatorLimits, type HttpRoute } from './routes.js';
 
 /** The development key of the default organization, printed at start. */
 export const DEV_API_KEY = 'svc-emulator-dev-key';
-
-/** Streaming paths and the model each one counts against (see endpoints.ts). */
-export const STREAMING_MODELS: Readonly<Record<string, Model>> = Object.fromEntries(
-  STREAMING_ENDPOINTS.map((e) => [e.path, e.model]),
-);
 
 /** Options of {@link startEmulator}: listen address, organizations and keys, the scenario(s) to play, logging and extra routes. */
 export interface EmulatorOptions {
@@ -144,7 +139,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: limits.maxMessageBytesBeforeConfig });
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://emulator');
-    const endpoint = findStreamingEndpoint(url.pathname);
+    const endpoint = findStreamingRoute(url.pathname);
     log(`WS ${url.pathname}`);
     if (!endpoint) {
       socket.end('HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"detail":"Not Found"}');

@@ -1,5 +1,5 @@
-// One emulated streaming connection: the session phases of §3 (awaiting config, streaming,
-// finishing, closed), the close codes of §7.3, the analysis engine, scripted steps and faults.
+// One emulated streaming connection: the session states of §3 in the client's words
+// (connecting until the config frame, streaming, finishing, closed), the close codes of §7.3, the analysis engine, scripted steps and faults.
 import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
 import { AudioParamsSchema, RAW_FORMATS, CONTAINER_FORMATS, type AudioFormat, type RawAudioFormat } from '../schema/audio.js';
@@ -7,14 +7,28 @@ import { BatchConfigSchema, type BatchConfig } from '../schema/config.js';
 import type { AccountBook, Model, Organization } from './accounts.js';
 import type { Engine } from './engine.js';
 import type { DoneWireEvent, ErrorWireEvent } from './engineEvents.js';
-import { findStreamingEndpoint, handshakeCloseCode, type StreamingEndpoint } from './endpoints.js';
+import { findStreamingRoute, handshakeCloseCode, type StreamingRoute } from './endpoints.js';
 import { AudioIntake, IntakeError } from './intake.js';
 import type { PcmBlock } from './pcm.js';
 import { findPreset } from './presets.js';
 import { DEFAULT_EMULATOR_LIMITS, type EmulatorLimits } from './routes.js';
 import { analysisEnabled, type Fault, type Scenario, type ScenarioStep } from './scenario.js';
+import { ENDPOINTS } from '../schema/endpoints.js';
+import type { SessionStatus } from '../schema/sessionState.js';
 
-/** Phase of an emulated streaming session (§3): awaiting config, streaming, finishing, closed. */
+/**
+ * Where an emulated streaming connection is (§3), in the session's one vocabulary
+ * ({@link SessionStatus}): `connecting` until the config frame (or, where it is optional,
+ * the first frame) arrived, `streaming`, `finishing` (end of audio received), `closed`.
+ */
+export type ConnectionStatus = Extract<SessionStatus, 'connecting' | 'streaming' | 'finishing' | 'closed'>;
+
+/**
+ * The emulator's own phase names before sessions had one vocabulary.
+ *
+ * @deprecated Use {@link ConnectionStatus} (`ConnectionSummary.status`): `awaiting_config`
+ * is `connecting`, the other names are unchanged. Removed in the next release.
+ */
 export type StreamingPhase = 'awaiting_config' | 'streaming' | 'finishing' | 'closed';
 
 /** The exact texts the emulator sends in `error` events (wire reference examples). */
@@ -54,7 +68,7 @@ const CLOSE_GRACE_MS = 2_000;
 export interface StreamingContext {
   readonly accounts: AccountBook;
   /** The endpoint; defaults to the conversation endpoint of `model` (or conversation). */
-  readonly endpoint?: StreamingEndpoint | undefined;
+  readonly endpoint?: StreamingRoute | undefined;
   /** @deprecated pass `endpoint`; kept so older callers still work. */
   readonly model?: Model | undefined;
   readonly scenario: Scenario;
@@ -65,11 +79,14 @@ export interface StreamingContext {
   readonly limits?: EmulatorLimits | undefined;
 }
 
-/** What one finished emulated streaming connection saw: path, organization, last phase, config, audio received and charged, close code, events sent. */
+/** What one finished emulated streaming connection saw: path, organization, last status, config, audio received and charged, close code, events sent. */
 export interface ConnectionSummary {
   /** The streaming path. */
   readonly path: string;
   readonly organization: string | undefined;
+  /** The status the connection was in when it closed. */
+  readonly status: ConnectionStatus;
+  /** @deprecated Read {@link ConnectionSummary.status}; `awaiting_config` there is `connecting`. Removed in the next release. */
   readonly phase: StreamingPhase;
   readonly config: string | undefined;
   readonly bytesReceived: number;
@@ -123,12 +140,12 @@ export function parseConfigFrame(text: string): 'default' | BatchConfig | undefi
 
 /** Drives one connection from handshake to close. */
 export class StreamingConnection {
-  phase: StreamingPhase = 'awaiting_config';
+  status: ConnectionStatus = 'connecting';
   private org: Organization | undefined;
   private slotHeld = false;
   private configText: string | undefined;
   private readonly format: AudioFormat;
-  private readonly endpoint: StreamingEndpoint;
+  private readonly endpoint: StreamingRoute;
   private intake: AudioIntake | undefined;
   private engine: Engine | undefined;
   private nextStep = 0;
@@ -145,7 +162,7 @@ export class StreamingConnection {
     private readonly ctx: StreamingContext,
   ) {
     const url = new URL(req.url ?? '/', 'http://emulator');
-    this.endpoint = ctx.endpoint ?? findStreamingEndpoint(url.pathname) ?? findStreamingEndpoint('/api/svc-2-streaming')!;
+    this.endpoint = ctx.endpoint ?? findStreamingRoute(url.pathname) ?? findStreamingRoute(ENDPOINTS.conversationStreaming.path)!;
     this.format = formatFromQuery(url);
     this.faults = [...ctx.scenario.faults];
     this.limits = ctx.limits ?? DEFAULT_EMULATOR_LIMITS;
@@ -157,7 +174,7 @@ export class StreamingConnection {
 
     this.admit(url);
     // A refused connection has nothing more to send: any data frame ends it (ws then stops reading).
-    if (this.phase === 'closed') setMaxMessageBytes(ws, REFUSED_MAX_MESSAGE_BYTES);
+    if (this.status === 'closed') setMaxMessageBytes(ws, REFUSED_MAX_MESSAGE_BYTES);
     // Where the config frame is optional, the first frame may already be audio of any size.
     else if (this.endpoint.configFrame === 'optional') setMaxMessageBytes(ws, this.limits.maxMessageBytes);
   }
@@ -195,7 +212,7 @@ export class StreamingConnection {
     this.inactivity = setTimeout(() => {
       this.inactivity = undefined;
       // A scripted stall is the server hanging, not the client: it stays silent.
-      if (this.stalled || (this.phase !== 'awaiting_config' && this.phase !== 'streaming')) return;
+      if (this.stalled || (this.status !== 'connecting' && this.status !== 'streaming')) return;
       this.ctx.log(`no frame for ${ms} ms: closing`);
       this.reject(1003, STREAMING_ERRORS.inactive);
     }, ms);
@@ -213,7 +230,7 @@ export class StreamingConnection {
    */
   private onFrameError(err: Error & { code?: string }): void {
     const code = frameErrorCloseCode(err);
-    if (this.phase === 'closed') return; // refused or closing: the error was sent already
+    if (this.status === 'closed') return; // refused or closing: the error was sent already
     const text =
       err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH' ? STREAMING_ERRORS.messageTooLarge
       : err.code === 'WS_ERR_INVALID_UTF8' ? STREAMING_ERRORS.invalidUtf8
@@ -221,7 +238,7 @@ export class StreamingConnection {
     this.ctx.log(`frame refused (${err.code ?? 'unknown'}): closing with ${code}`);
     this.send(JSON.stringify({ type: 'error', error: text }));
     // ws sends the close frame itself; it reads nothing more, so the peer's answer never comes.
-    this.phase = 'closed';
+    this.status = 'closed';
     this.closeCode = code;
     this.stopInactivity();
     this.intake?.dispose();
@@ -229,13 +246,13 @@ export class StreamingConnection {
   }
 
   private onMessage(data: Buffer, isBinary: boolean): void {
-    if (this.stalled || this.phase === 'closed') return;
+    if (this.stalled || this.status === 'closed') return;
     this.inactivity?.refresh();
-    if (this.phase === 'awaiting_config') {
+    if (this.status === 'connecting') {
       if (isBinary) {
         if (this.endpoint.configFrame === 'required') return void this.reject(1003, STREAMING_ERRORS.audioBeforeConfig);
         this.startStreaming(undefined);
-        if ((this.phase as StreamingPhase) === 'streaming') this.onAudio(data);
+        if ((this.status as ConnectionStatus) === 'streaming') this.onAudio(data);
         return;
       }
       const text = data.toString('utf8');
@@ -245,7 +262,7 @@ export class StreamingConnection {
       this.startStreaming(config);
       return;
     }
-    if (this.phase === 'streaming') {
+    if (this.status === 'streaming') {
       if (isBinary) return this.onAudio(data);
       if (data.length === 0) return void this.onEndOfAudio();
       return void this.reject(1003, STREAMING_ERRORS.unexpectedText);
@@ -254,7 +271,7 @@ export class StreamingConnection {
   }
 
   private startStreaming(config: 'default' | BatchConfig | undefined): void {
-    this.phase = 'streaming';
+    this.status = 'streaming';
     setMaxMessageBytes(this.ws, this.limits.maxMessageBytes);
     const scenario = this.ctx.scenario;
     if (analysisEnabled(scenario)) {
@@ -270,10 +287,10 @@ export class StreamingConnection {
 
   /**
    * A planned shutdown or restart: an `error` event, then close {@link GOING_AWAY_CLOSE_CODE},
-   * whatever the phase (a connection already closing or closed is left alone).
+   * whatever the status (a connection already closing or closed is left alone).
    */
   goAway(): void {
-    if (this.phase === 'closed') return;
+    if (this.status === 'closed') return;
     this.ctx.log(`going away: closing with ${GOING_AWAY_CLOSE_CODE}`);
     this.stalled = false;
     this.reject(GOING_AWAY_CLOSE_CODE, STREAMING_ERRORS.restarting);
@@ -293,7 +310,7 @@ export class StreamingConnection {
   }
 
   private onPcm(block: PcmBlock): void {
-    if (this.phase === 'closed') return;
+    if (this.status === 'closed') return;
     try {
       this.engine?.push(block);
     } catch (err) {
@@ -306,7 +323,7 @@ export class StreamingConnection {
 
   private fail(err: unknown): void {
     // A stalled connection stays silent, whatever happens to its audio.
-    if (this.phase === 'closed' || this.stalled) return;
+    if (this.status === 'closed' || this.stalled) return;
     if (err instanceof IntakeError && err.kind === 'invalid_audio') {
       this.ctx.log(`invalid audio: ${err.message}`);
       return this.reject(4002, STREAMING_ERRORS.invalidAudio);
@@ -316,14 +333,14 @@ export class StreamingConnection {
   }
 
   private async onEndOfAudio(): Promise<void> {
-    this.phase = 'finishing';
+    this.status = 'finishing';
     this.stopInactivity();
     try {
       await this.intake!.end();
     } catch (err) {
       return this.fail(err);
     }
-    if (this.phase !== 'finishing') return;
+    if (this.status !== 'finishing') return;
     try {
       this.engine?.flush();
       this.play(() => true);
@@ -331,7 +348,7 @@ export class StreamingConnection {
     } catch (err) {
       return this.fail(err);
     }
-    if (this.phase !== 'finishing') return;
+    if (this.status !== 'finishing') return;
     if (this.strike('end')) return;
     if (!this.ctx.scenario.done) return;
     this.send(JSON.stringify({ type: 'done', duration_ms: Math.round(this.audioMs) } satisfies DoneWireEvent));
@@ -342,7 +359,7 @@ export class StreamingConnection {
   /** Emit the next scripted steps, in order, while `ready` allows (verbatim and untyped on purpose: see ScenarioStepSchema). */
   private play(ready: (s: ScenarioStep) => boolean): void {
     const steps = this.ctx.scenario.steps;
-    while (this.nextStep < steps.length && !this.stalled && this.phase !== 'closed') {
+    while (this.nextStep < steps.length && !this.stalled && this.status !== 'closed') {
       const step = steps[this.nextStep]!;
       if (!ready(step)) break;
       this.nextStep++;
@@ -353,7 +370,7 @@ export class StreamingConnection {
 
   /** Apply the first pending fault for this point; true when one struck. */
   private strike(point: Fault['at'], audioMs = 0, clip = 0): boolean {
-    if (this.phase === 'closed' || this.stalled) return false;
+    if (this.status === 'closed' || this.stalled) return false;
     const i = this.faults.findIndex(
       (f) => f.at === point && (point !== 'audio' || (f.at_ms ?? 0) <= audioMs) && (point !== 'clip' || (f.clip ?? 0) === clip),
     );
@@ -369,7 +386,7 @@ export class StreamingConnection {
         break;
       }
       case 'drop':
-        this.phase = 'closed';
+        this.status = 'closed';
         this.ws.terminate();
         break;
       case 'stall':
@@ -403,7 +420,7 @@ export class StreamingConnection {
   }
 
   private send(text: string): void {
-    if (this.stalled || this.phase === 'closed') return;
+    if (this.stalled || this.status === 'closed') return;
     if (this.ws.readyState === WebSocket.OPEN) {
       this.ws.send(text);
       this.eventsSent++;
@@ -412,14 +429,14 @@ export class StreamingConnection {
 
   /** Send an `error` event, then close with `code` (§6 rule 3: an error precedes every non-normal close). */
   private reject(code: number, error: string): void {
-    if (this.phase === 'closed') return;
+    if (this.status === 'closed') return;
     this.send(JSON.stringify({ type: 'error', error } satisfies ErrorWireEvent));
     this.close(code, '');
   }
 
   private close(code: number, reason: string): void {
-    if (this.phase === 'closed') return;
-    this.phase = 'closed';
+    if (this.status === 'closed') return;
+    this.status = 'closed';
     this.closeCode = code;
     this.stopInactivity();
     this.intake?.dispose();
@@ -445,14 +462,15 @@ export class StreamingConnection {
     const summary: ConnectionSummary = {
       path: this.endpoint.path,
       organization: this.org?.id,
-      phase: this.phase,
+      status: this.status,
+      phase: this.status === 'connecting' ? 'awaiting_config' : this.status,
       config: this.configText,
       bytesReceived: this.intake?.bytes ?? 0,
       durationMs,
       closeCode: this.closeCode ?? code,
       eventsSent: this.eventsSent,
     };
-    this.phase = 'closed';
+    this.status = 'closed';
     this.ctx.onEnd?.(summary);
   }
 }

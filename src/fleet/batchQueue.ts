@@ -8,6 +8,7 @@ import { detectAudioEvents, detectEmotion } from '../batch/calls.js';
 import type { BatchOptions } from '../batch/request.js';
 import type { RetryPolicy } from '../batch/retry.js';
 import { InputError, SvcError } from '../errors.js';
+import { modelsCredentials } from '../credentials.js';
 import { importOptional } from '../internal/optionalPackage.js';
 import { connectRedis, createRedisLimits, redactRedisUrl, redisError, resolveRedisUrl, type RedisLimits } from './redisLimiter.js';
 
@@ -270,9 +271,7 @@ const INFRASTRUCTURE: ReadonlySet<string> = new Set(['redis_unavailable', 'lease
  */
 export async function runBatchWorker(options: BatchWorkerOptions = {}): Promise<WorkerSummary> {
   const url = resolveRedisUrl(options.url);
-  const apiKey = options.apiKey ?? process.env['SVC_API_KEY'];
-  const baseUrl = options.baseUrl ?? process.env['SVC_BASE_URL'];
-  if (!apiKey || !baseUrl) throw new InputError('invalid_argument', 'a batch worker needs a base URL and a key: pass baseUrl and apiKey or set SVC_BASE_URL and SVC_API_KEY', { path: 'baseUrl' });
+  const { apiKey, baseUrl } = modelsCredentials(options);
   const orgConcurrency = options.organizationConcurrency ?? 3;
   const concurrency = options.concurrency ?? orgConcurrency;
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new InputError('invalid_argument', `concurrency must be a positive integer, got ${concurrency}`, { path: 'concurrency' });

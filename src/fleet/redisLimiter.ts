@@ -5,9 +5,9 @@ import type { Redis, RedisOptions } from 'ioredis';
 import type { Semaphore as RedisSemaphore } from 'redis-semaphore';
 import { Semaphore } from '../batch/semaphore.js';
 import { InputError, SvcError } from '../errors.js';
-import type { ConcurrencyLimiter, LimiterLease, LimiterSource, LimiterTarget } from '../internal/limiter.js';
+import type { ConcurrencyLimiter, LimiterLease, LimiterSource, LimiterTarget } from '../limiter.js';
 import { importOptional } from '../internal/optionalPackage.js';
-import { redact } from '../internal/redact.js';
+import { redact } from '../redact.js';
 
 /** The optional peer dependencies of {@link createRedisLimits}. */
 const FLEET_LIMIT_PACKAGES = ['ioredis', 'redis-semaphore'] as const;

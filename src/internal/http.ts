@@ -9,30 +9,7 @@ import { pipeline } from 'node:stream/promises';
 import { asyncScheduler, type SchedulerLike, type Subscription } from 'rxjs';
 import type { z } from 'zod';
 import { ContractError, errorFromHttp, InputError, SvcError, type ApiError } from '../errors.js';
-
-/** Limits on one HTTP exchange. Every batch call, the preset listing and the PlatformClient take them. */
-export interface HttpLimits {
-  /**
-   * Time from the end of the request (the last byte of an upload) to the response headers, in
-   * ms. Default 120 000: a batch call may take up to the service's 60 s processing limit. 0: no limit.
-   */
-  readonly headersTimeoutMs?: number | undefined;
-  /**
-   * Longest time in ms with no byte moving while an upload is sent or an answer's body is read.
-   * Default 10 000. 0: no limit.
-   */
-  readonly idleTimeoutMs?: number | undefined;
-  /** Largest response body accepted, in bytes. Default 8 MiB. */
-  readonly maxResponseBytes?: number | undefined;
-}
-
-/** The defaults of HttpLimits, and how many same-origin redirects are followed. */
-export const HTTP_DEFAULTS = {
-  headersTimeoutMs: 120_000,
-  idleTimeoutMs: 10_000,
-  maxResponseBytes: 8 << 20,
-  maxRedirects: 3,
-} as const;
+import { HTTP_DEFAULTS, type HttpLimits } from '../httpLimits.js';
 
 /** A request body, opened anew for each time it is sent (a followed 307/308 sends it again). */
 export interface HttpBody {

@@ -14,7 +14,7 @@ import { initialConversationSnapshot, snapshotReducer, type ConversationSnapshot
  * - Completes and errors with the source.
  *
  * Cold: each subscription folds its own state. Snapshots are immutable values; to share
- * one fold between many consumers use `deriveStreams`.
+ * one fold between many consumers use `splitSession` (its `snapshot$`) from `svc-stream`.
  *
  * ## Example
  * ```ts

@@ -3,11 +3,14 @@
 import { distinctUntilChanged, type Observable } from 'rxjs';
 import type { z } from 'zod';
 import { ContractError, InputError, SvcError, ApiError } from '../errors.js';
-import { jsonBody, requestJson, type HttpLimits } from '../internal/http.js';
-import { redact, rememberSecret } from '../internal/redact.js';
+import { jsonBody, requestJson } from '../internal/http.js';
+import type { HttpLimits } from '../httpLimits.js';
+import { redact } from '../redact.js';
 import { JobError, JobUploadError } from './errors.js';
 import { prepareFile, toBase64, SINGLE_FILE_MAX_BYTES, type AudioFileInput } from './files.js';
 import { describeByteLimit } from '../schema/limits.js';
+import { PLATFORM_PATHS } from '../schema/endpoints.js';
+import { platformCredentials } from '../credentials.js';
 import { poll, type PollOptions, type PollVerdict } from './poll.js';
 import {
   JOB_COMPLETED,
@@ -119,13 +122,7 @@ export class PlatformClient {
   readonly #limits: HttpLimits;
 
   constructor(options: PlatformClientOptions = {}) {
-    const env = options.env ?? process.env;
-    const baseUrl = options.baseUrl ?? env['SVC_PLATFORM_URL'];
-    const accountUuid = options.accountUuid ?? env['SVC_ACCOUNT_UUID'];
-    const apiKey = options.apiKey ?? env['SVC_PLATFORM_API_KEY'];
-    if (!baseUrl) throw new InputError('invalid_argument', 'no orchestration API URL: pass baseUrl or set SVC_PLATFORM_URL', { path: 'baseUrl' });
-    if (!accountUuid) throw new InputError('invalid_argument', 'no account identifier: pass accountUuid or set SVC_ACCOUNT_UUID', { path: 'accountUuid' });
-    if (!apiKey) throw new InputError('invalid_argument', 'no orchestration API key: pass apiKey or set SVC_PLATFORM_API_KEY', { path: 'apiKey' });
+    const { baseUrl, accountUuid, apiKey } = platformCredentials(options, options.env ?? process.env);
     try {
       new URL(baseUrl);
     } catch {
@@ -134,7 +131,6 @@ export class PlatformClient {
     this.baseUrl = baseUrl.replace(/\/+$/, '');
     this.accountUuid = accountUuid;
     this.#apiKey = apiKey;
-    rememberSecret(apiKey);
     this.#fetch = options.fetch;
     this.#limits = { headersTimeoutMs: options.headersTimeoutMs, idleTimeoutMs: options.idleTimeoutMs, maxResponseBytes: options.maxResponseBytes };
   }
@@ -142,7 +138,7 @@ export class PlatformClient {
   /** (a) A real-time job: no file; the reply's `realtime_url` is where the stream goes. */
   async submitRealtime(options: SubmitOptions = {}): Promise<RealtimeSubmissionReply> {
     const body = { submission_type: 'realtime_websocket', ...(options.flags ? { flags: options.flags } : {}) };
-    return this.#request('POST', '/api_service', body, options, RealtimeSubmissionReplySchema);
+    return this.#request('POST', PLATFORM_PATHS.submit, body, options, RealtimeSubmissionReplySchema);
   }
 
   /**
@@ -156,7 +152,7 @@ export class PlatformClient {
     if (f.size > SINGLE_FILE_MAX_BYTES) throw tooLarge(f.size);
     const bytes = await f.read();
     if (bytes.byteLength > SINGLE_FILE_MAX_BYTES) throw tooLarge(bytes.byteLength);
-    return this.#request('POST', '/api_service', this.#fileBody(f.filename, f.fileExtension, bytes, options.flags, {}), options, SubmissionReplySchema);
+    return this.#request('POST', PLATFORM_PATHS.submit, this.#fileBody(f.filename, f.fileExtension, bytes, options.flags, {}), options, SubmissionReplySchema);
   }
 
   /**
@@ -177,7 +173,7 @@ export class PlatformClient {
       try {
         const bytes = await f.read();
         const body = this.#fileBody(f.filename, f.fileExtension, bytes, options.flags, { ...(jobId !== undefined ? { job_id: jobId } : {}), finalize_job: last });
-        const reply = await this.#request('POST', '/api_service', body, options, SubmissionReplySchema);
+        const reply = await this.#request('POST', PLATFORM_PATHS.submit, body, options, SubmissionReplySchema);
         if (jobId !== undefined && reply.job_id !== jobId) {
           throw new ContractError('invalid_response', `the service answered upload ${i + 1} with job_id ${reply.job_id}, expected ${jobId}`, { retryable: false });
         }
@@ -194,7 +190,7 @@ export class PlatformClient {
   /** One status request. */
   async getJob(jobId: string, options: PlatformCallOptions = {}): Promise<JobStatus> {
     if (typeof jobId !== 'string' || jobId.length === 0) throw new InputError('invalid_argument', 'job id must be a non-empty string', { path: 'jobId' });
-    return this.#request('GET', `/api_service/job_status/${encodeURIComponent(jobId)}`, undefined, options, JobStatusSchema);
+    return this.#request('GET', `${PLATFORM_PATHS.jobStatus}${encodeURIComponent(jobId)}`, undefined, options, JobStatusSchema);
   }
 
   /**
@@ -219,10 +215,10 @@ export class PlatformClient {
       if (s === JOB_COMPLETED) return { kind: 'done' };
       if ((options.failedStates ?? []).includes(s)) {
         const why = failureText(job);
-        return { kind: 'failed', error: new JobError('job_failed', `job ${jobId} ended with status "${job.status}"${why ? `: ${redact(why, [this.#apiKey])}` : ''}`, { jobId, job, detail: why }) };
+        return { kind: 'failed', error: new JobError('job_failed', `job ${jobId} ended with status "${job.status}"${why ? `: ${redact(why, [this.#apiKey])}` : ''}`, { jobId, job, detail: why, secrets: [this.#apiKey] }) };
       }
       if (options.onUnknownState === 'error' && !(options.pendingStates ?? JOB_PENDING_STATES).includes(s)) {
-        return { kind: 'failed', error: new JobError('job_unknown_state', `job ${jobId} reached status "${job.status}", which is neither completed, a failed state nor a known pending state`, { jobId, job }) };
+        return { kind: 'failed', error: new JobError('job_unknown_state', `job ${jobId} reached status "${job.status}", which is neither completed, a failed state nor a known pending state`, { jobId, job, secrets: [this.#apiKey] }) };
       }
       return { kind: 'pending' };
     };
@@ -236,13 +232,14 @@ export class PlatformClient {
             jobId,
             job: last,
             retryable: true,
+            secrets: [this.#apiKey],
           }),
         transientLimitError: (err, count) => {
           const e = err as SvcError;
           const message = `polling job ${jobId} gave up after ${count} transient failures in a row; last: ${e.message}`;
           return e instanceof ApiError
-            ? new ApiError(e.code, message, { status: e.status, detail: e.detail, body: e.body, retryable: true, cause: e })
-            : new SvcError(e.code, message, { retryable: true, cause: e });
+            ? new ApiError(e.code, message, { status: e.status, detail: e.detail, body: e.body, retryable: true, cause: e, secrets: [this.#apiKey] })
+            : new SvcError(e.code, message, { retryable: true, cause: e, secrets: [this.#apiKey] });
         },
         abortedError: () => new JobError('aborted', `polling job ${jobId} was aborted`, { jobId }),
       },

@@ -5,7 +5,7 @@
 import type { AudioSourceMeta, AudioChunk } from '../audio/meta.js';
 import { sniffContainer, SNIFF_BYTES } from '../internal/sniffContainer.js';
 import type { AudioFormat } from '../schema/audio.js';
-import type { FlowControl } from '../internal/flow.js';
+import type { FlowControl } from '../audio/flow.js';
 import type { SessionStats } from './stats.js';
 
 /**

@@ -1,8 +1,8 @@
 // What a streaming session's end means: a refused handshake or a close before `done`, turned
 // into a typed error by pure functions of what the session saw (the one place to decide it).
 import type { IncomingMessage } from 'node:http';
-import { errorFromClose, errorFromHttp, SessionError, type AudioAccount, type SvcError } from '../errors.js';
-import { redact } from '../internal/redact.js';
+import { ContractError, errorFromClose, errorFromHttp, SessionError, type AudioAccount, type SvcError } from '../errors.js';
+import { redact } from '../redact.js';
 
 /** A handshake the server answered with an HTTP response instead of `101`: its status and body (JSON when it parses). */
 export interface HandshakeRefusal {
@@ -58,9 +58,9 @@ export function readRefusal(res: IncomingMessage, done: (refusal: HandshakeRefus
 /** The error a refused handshake means: the HTTP error's code (`handshake_rejected` when it has none of its own). */
 export function refusalError(refusal: HandshakeRefusal, audio: AudioAccount, apiKey: string): SessionError {
   const { status } = refusal;
-  const http = errorFromHttp(status, refusal.body, 'the WebSocket handshake');
+  const http = errorFromHttp(status, refusal.body, 'the WebSocket handshake', [apiKey]);
   const code = http.code === 'http_error' ? 'handshake_rejected' : http.code;
-  return new SessionError(code, redact(http.message, [apiKey]), { status, detail: http.detail, retryable: http.retryable, audio });
+  return new SessionError(code, http.message, { status, detail: http.detail, retryable: http.retryable, audio, secrets: [apiKey] });
 }
 
 /** The error a close before `done` means. */
@@ -75,12 +75,12 @@ export function closeError(f: CloseFacts): SvcError {
   const wsCode = (socketError as { code?: string } | undefined)?.code;
   if (socketError && errorText === undefined && wsCode?.startsWith('WS_ERR_')) {
     const what = wsCode === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH' ? `a frame larger than maxServerFrameBytes` : 'an invalid frame';
-    return new SessionError('malformed_frame', `the server sent ${what}: ${redact(socketError.message, [f.apiKey])}`, { closeCode: code, retryable: false, audio });
+    return new ContractError('malformed_frame', `the server sent ${what}: ${redact(socketError.message, [f.apiKey])}`, { closeCode: code, retryable: false, audio });
   }
   if (code === 1000 && errorText === undefined) {
     return new SessionError('missing_done', `the server closed normally before sending done${f.audioEnded ? '' : ' (audio was still being sent)'}`, { closeCode: code, retryable: true, audio });
   }
-  return errorFromClose(code, redact(f.reason, [f.apiKey]), errorText, audio);
+  return errorFromClose(code, f.reason, errorText, audio, [f.apiKey]);
 }
 
 /** The connection was lost mid-send and no close came within `limitMs`: judged as a 1006 close. */

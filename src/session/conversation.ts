@@ -2,8 +2,8 @@
 // users pipe audio into.
 import { defer, throwError, type Observable, type OperatorFunction } from 'rxjs';
 import type { AudioChunk } from '../audio/meta.js';
-import { InputError } from '../errors.js';
-import { BatchConfigSchema, type SessionConfig } from '../schema/config.js';
+import type { SessionConfig } from '../schema/config.js';
+import { configText } from './configText.js';
 import { parseServerEvent, type ServerEvent } from '../schema/events.js';
 import { createSessionStats, reportWarnings, type SessionStats, type ToleranceOptions } from './stats.js';
 import { resolveReconnect, type ReconnectOptions } from './reconnect.js';
@@ -11,7 +11,7 @@ import { resilientSession } from './resilientSession.js';
 import type { SessionEvent } from './segments.js';
 import { streamingSession, type Decoded, type StreamingOptions, type StreamProtocol } from './streamingSession.js';
 import { CONVERSATION_STREAMING_PATH } from './url.js';
-import type { LimiterSource } from '../internal/limiter.js';
+import type { LimiterSource } from '../limiter.js';
 import { underSessionSlot } from './sessionLimiter.js';
 
 export interface ConversationOptions extends StreamingOptions, ToleranceOptions {
@@ -39,14 +39,7 @@ export interface ConversationOptions extends StreamingOptions, ToleranceOptions 
  * the offending path, e.g. `stt.custom_terms.3.term: term must not be empty`.
  */
 export function configFrame(config: SessionConfig | undefined): string {
-  if (config === undefined || config === 'default') return 'default';
-  const parsed = BatchConfigSchema.safeParse(config);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const path = issue.path.join('.');
-    throw new InputError('invalid_config', `invalid config at ${path || '(root)'}: ${issue.message}`, { path, detail: parsed.error.issues });
-  }
-  return JSON.stringify(parsed.data);
+  return configText(config);
 }
 
 /**
@@ -87,7 +80,7 @@ function protocolOf(frame: string, path: string, tolerance: ToleranceOptions, st
  * validated.
  *
  * - Cold: each subscription opens one WebSocket to `/api/svc-2-streaming` and subscribes to
- *   the audio once. Share the result (see `deriveStreams`) to feed several consumers.
+ *   the audio once. Share the result (see {@link splitSession}) to feed several consumers.
  * - Sends exactly one config frame before any audio, the audio in binary frames (each chunk
  *   at once on an idle socket; chunks read while a frame is being written coalesced into one
  *   frame of up to 64 KiB), and an empty text frame when the audio completes.

@@ -8,7 +8,7 @@ import type { EventWarning } from '../schema/events.js';
 import { createSessionStats, reportWarnings, type SessionStats, type ToleranceOptions } from './stats.js';
 import { streamingSession, type Decoded, type StreamingOptions } from './streamingSession.js';
 import { STREAMING_PATHS } from './url.js';
-import type { LimiterSource } from '../internal/limiter.js';
+import type { LimiterSource } from '../limiter.js';
 import { underSessionSlot } from './sessionLimiter.js';
 
 /** Any JSON object frame; `type` when present. */

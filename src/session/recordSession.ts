@@ -3,7 +3,7 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
 import { SvcError } from '../errors.js';
-import { redactDeep, rememberedSecrets } from '../internal/redact.js';
+import { redactDeep } from '../redact.js';
 import type { ServerEvent } from '../schema/events.js';
 
 /** The first line of every recording: what the file is, and its version. */
@@ -42,9 +42,9 @@ function eventAudioMs(e: ServerEvent): number | undefined {
   return undefined;
 }
 
-/** A URL-free, key-free copy of a frame: every key the process knows and `secrets` masked, every URL masked. */
+/** A URL-free, key-free copy of a frame: `secrets` masked (the session masked its own key already), every URL masked. */
 function scrub(frame: Record<string, unknown>, secrets: readonly (string | undefined)[]): Record<string, unknown> {
-  const masked = redactDeep(frame, [...secrets, ...rememberedSecrets()]);
+  const masked = redactDeep(frame, secrets);
   const text = JSON.stringify(masked);
   return /(?:https?|wss?):\/\//i.test(text) ? (JSON.parse(text.replace(URL_PATTERN, '***')) as Record<string, unknown>) : masked;
 }
@@ -58,8 +58,8 @@ function scrub(frame: Record<string, unknown>, secrets: readonly (string | undef
  * - Passes every event through unchanged; cold, one file per subscription.
  * - The first line is {@link RECORDING_HEADER}; then one {@link RecordedEvent} per event,
  *   in order. `done` is not recorded: the replaying emulator sends its own for the audio it gets.
- * - No key and no URL enters the file: every key the process was given, `secrets`, and every
- *   `http(s)://`/`ws(s)://` URL are masked (`***`), the header holds neither.
+ * - No key and no URL enters the file: the session masked its own key in every frame, and
+ *   `secrets` and every `http(s)://`/`ws(s)://` URL are masked (`***`); the header holds neither.
  * - The file is written synchronously per event (lines are small), and closed when the stream
  *   ends, errors or is unsubscribed. A file that cannot be opened errors the stream with
  *   `SvcError('invalid_argument')` before anything is subscribed.

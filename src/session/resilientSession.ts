@@ -7,12 +7,12 @@ import { audioMetaOf, withAudioMeta, type AudioChunk } from '../audio/meta.js';
 import { parseWavHeader } from '../audio/wavHeader.js';
 import { bytesPerFrame, bytesPerSecond, isRawFormat, type AudioFormat, type RawAudioFormat } from '../schema/audio.js';
 import type { ServerEvent } from '../schema/events.js';
-import { FlowControl } from '../internal/flow.js';
+import { FlowControl } from '../audio/flow.js';
 import { AudioCheck, type AudioWarningOptions } from './audioCheck.js';
 import { reconnectable } from './closeErrors.js';
 import { backoffMs, type ReconnectPolicy } from './reconnect.js';
 import { SegmentClock, type SessionEvent } from './segments.js';
-import type { SessionStats } from './stats.js';
+import { enterStatus, type SessionStats } from './stats.js';
 import type { SessionState, StreamingOptions } from './streamingSession.js';
 
 /** Opens one streaming session over `audio$` with these options on top of the caller's. */
@@ -176,7 +176,7 @@ class ResilientSession {
     this.retry?.unsubscribe();
     // Unsubscribed while waiting to reconnect: no session reports it, so the stream does.
     if (between && this.lastState.status === 'reconnecting') {
-      this.stats.phase = 'closed';
+      enterStatus(this.stats, 'closed');
       this.report(this.lastState, { status: 'closed' });
     }
     this.inner?.unsubscribe();
@@ -331,7 +331,7 @@ class ResilientSession {
       this.gate?.hold('outage');
     }
     this.attempt++;
-    this.stats.phase = 'reconnecting';
+    enterStatus(this.stats, 'reconnecting');
     this.report(this.lastState, { status: 'reconnecting', attempt: this.attempt, error: err });
     const wait = backoffMs(this.policy, this.attempt, (this.options.random ?? Math.random)());
     const deadlineLeft = this.policy.deadlineMs - (this.scheduler.now() - this.outageSince);
@@ -391,7 +391,7 @@ class ResilientSession {
     this.heldError = undefined;
     if (held) this.subscriber.next(held);
     if (this.lastState.status !== 'failed') this.report(this.lastState, { status: 'failed', error: err });
-    this.stats.phase = 'error';
+    enterStatus(this.stats, 'failed');
     this.stop();
     this.subscriber.error(err);
   }

@@ -1,15 +1,9 @@
 // A streaming session under a shared concurrency slot: the slot is taken before the socket
 // opens and given back when the session ends, whichever way it ends.
 import { defer, type Observable } from 'rxjs';
-import { underLimiter, type LimiterSource } from '../internal/limiter.js';
-
-/** The model each streaming path counts against (§8, the emulator's endpoint table). */
-const STREAMING_MODELS: Readonly<Record<string, string>> = {
-  '/api/svc-2-streaming': 'conversation',
-  '/api/svc-2-stt-streaming': 'stt',
-  '/api/svc-2-synthetic-voice-detection-streaming': 'synthetic-voice-detection',
-  '/api/svc-2-pii-phi-redaction-streaming': 'pii-phi-redaction',
-};
+import { underLimiter, type LimiterSource } from '../limiter.js';
+import { modelOfPath } from '../schema/endpoints.js';
+import { readModelsCredentials } from '../credentials.js';
 
 /**
  * `session$` under a slot of `source` for its organization and model; `session$` itself when
@@ -24,10 +18,9 @@ export function underSessionSlot<T>(
 ): Observable<T> {
   if (!source) return session$;
   return defer(() => {
-    const apiKey = options.apiKey ?? process.env['SVC_API_KEY'];
-    const baseUrl = options.baseUrl ?? process.env['SVC_BASE_URL'];
-    if (!apiKey || !baseUrl) return session$;
-    const model = STREAMING_MODELS[path] ?? path;
+    const { apiKey, baseUrl } = readModelsCredentials(options);
+    if (apiKey === undefined || baseUrl === undefined) return session$;
+    const model = modelOfPath(path) ?? path;
     return underLimiter(source.limiterFor({ model, baseUrl, apiKey }), session$);
   });
 }

@@ -2,6 +2,7 @@
 // source is either sent (flushed to the socket) or reported unsent when the session ends,
 // and every out-of-contract value the session tolerated is counted and reported.
 import type { EventWarning } from '../schema/events.js';
+import type { SessionStatus } from '../schema/sessionState.js';
 import type { AudioWarning } from './audioCheck.js';
 
 /** How a session treats out-of-contract values inside well-formed events (docs/tolerance.md). */
@@ -21,9 +22,11 @@ export interface ToleranceOptions {
 }
 
 /**
- * Where a streaming session is (§3, client side): `connecting` (handshake), `streaming`
- * (socket open, config sent, audio flowing), `finishing` (end of audio sent, waiting for
- * `done`), then `done`, `error`, or `closed` (unsubscribed before the end).
+ * The coarse life-cycle names `stats.phase` used before sessions had one vocabulary.
+ *
+ * @deprecated Use {@link SessionStatus} (`stats.status`, `onStateChange`): `phase` is
+ * `status` with `paused` read as `streaming`, `closing` as the status it came from and
+ * `failed` as `error`. Removed in the next release.
  */
 export type SessionPhase = 'connecting' | 'streaming' | 'finishing' | 'reconnecting' | 'done' | 'error' | 'closed';
 
@@ -32,6 +35,12 @@ export type SessionPhase = 'connecting' | 'streaming' | 'finishing' | 'reconnect
  * `stats` option and read it at any time. Every byte read is sent or reported unsent.
  */
 export interface SessionStats {
+  /** The session's state now, in the one vocabulary of `onStateChange` ({@link SessionStatus}). */
+  status: SessionStatus;
+  /**
+   * @deprecated Read {@link SessionStats.status}; `phase` is kept, updated with it, for one
+   * release (`paused` reads `streaming`, `closing` keeps the phase before it, `failed` reads `error`).
+   */
   phase: SessionPhase;
   /** Bytes received from the audio source. */
   bytesRead: number;
@@ -68,9 +77,10 @@ export interface SessionStats {
   segment: number;
 }
 
-/** A fresh {@link SessionStats}: phase `connecting`, every counter at zero. */
+/** A fresh {@link SessionStats}: status `connecting`, every counter at zero. */
 export function createSessionStats(): SessionStats {
   return {
+    status: 'connecting',
     phase: 'connecting',
     bytesRead: 0,
     bytesSent: 0,
@@ -90,6 +100,26 @@ export function createSessionStats(): SessionStats {
     bytesDropped: 0,
     segment: 0,
   };
+}
+
+const PHASES: Record<SessionStatus, SessionPhase | undefined> = {
+  connecting: 'connecting',
+  streaming: 'streaming',
+  paused: 'streaming',
+  finishing: 'finishing',
+  // A close awaited keeps the phase the session was in.
+  closing: undefined,
+  reconnecting: 'reconnecting',
+  done: 'done',
+  failed: 'error',
+  closed: 'closed',
+};
+
+/** Record a move of the session in `stats`: `status`, and the deprecated `phase` derived from it. */
+export function enterStatus(stats: SessionStats, status: SessionStatus): void {
+  stats.status = status;
+  const phase = PHASES[status];
+  if (phase !== undefined) stats.phase = phase;
 }
 
 /** Count each warning in `stats` and hand it to `onWarning`; used by the decoders. */

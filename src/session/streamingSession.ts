@@ -9,46 +9,22 @@ import type { IncomingMessage } from 'node:http';
 import { audioMetaOf, type AudioChunk } from '../audio/meta.js';
 import { connectFlow } from '../audio/audioInternals.js';
 import { AudioCheck, type AudioWarningOptions } from './audioCheck.js';
-import { InputError, SessionError, type AudioAccount } from '../errors.js';
-import { redact, redactUrl } from '../internal/redact.js';
+import { ContractError, InputError, SessionError, type AudioAccount } from '../errors.js';
+import { modelsCredentials } from '../credentials.js';
+import { redact, redactUrl } from '../redact.js';
 import type { AudioFormat } from '../schema/audio.js';
-import { FlowControl } from '../internal/flow.js';
+import { FlowControl } from '../audio/flow.js';
 import { AudioSender } from './audioSender.js';
 import { closeError, errorWithoutCloseError, lostWithoutCloseError, readRefusal, type HandshakeRefusal } from './closeErrors.js';
-import { createSessionStats, type SessionPhase, type SessionStats } from './stats.js';
+import { createSessionStats, enterStatus, type SessionStats } from './stats.js';
+import { isTerminalStatus, type SessionState } from '../schema/sessionState.js';
 import { Heartbeat, resolveHeartbeat, type HeartbeatOptions } from './heartbeat.js';
 import { checkAudioParams, streamingUrl } from './url.js';
 
 /** Creates the socket; injectable so tests and proxies can wrap the edge. */
 export type WebSocketFactory = (url: string, options: ClientOptions) => WebSocket;
 
-/**
- * The states of one session, keyed by `status` (see docs/streaming-session.md):
- * - `connecting`: the handshake is under way; audio read meanwhile is queued.
- * - `streaming`: open; the config frame went first, each chunk goes as it arrives (held and
- *   coalesced with the next ones only while an earlier frame is still being written).
- * - `paused`: open, a pull-capable source paused until the socket drains below half the high-water mark.
- * - `finishing`: the audio ended and the end-of-audio frame went; waiting for `done`.
- * - `closing`: no more audio is read; waiting for the server's close after `done` (`reason: 'done'`),
- *   after an `error` event (`'error'`), or after the connection was lost mid-send (`'lost'`).
- * - `reconnecting`: (with `reconnect`, on by default) a session failed in a way a new one can
- *   cure; `attempt` is the next attempt (1, 2, …), `error` the failure. Reported by the
- *   reconnecting layer above one session (docs/resilience.md), followed by `connecting`.
- * - `done` (completed), `failed` (errored with `error`), `closed` (unsubscribed): terminal.
- */
-export type SessionState =
-  | { readonly status: 'connecting' }
-  | { readonly status: 'streaming' }
-  | { readonly status: 'paused' }
-  | { readonly status: 'finishing' }
-  | { readonly status: 'closing'; readonly reason: 'done' | 'error' | 'lost' }
-  | { readonly status: 'reconnecting'; readonly attempt: number; readonly error: unknown }
-  | { readonly status: 'done' }
-  | { readonly status: 'failed'; readonly error: unknown }
-  | { readonly status: 'closed' };
-
-/** The name of a session state: `connecting`, `streaming`, `paused`, `finishing`, `closing`, `reconnecting`, `done`, `failed` or `closed`. */
-export type SessionStatus = SessionState['status'];
+export type { SessionState, SessionStatus } from '../schema/sessionState.js';
 
 /** Options shared by every streaming session. */
 export interface StreamingOptions extends AudioWarningOptions {
@@ -117,33 +93,7 @@ const DEFAULTS = {
   shutTimeoutMs: 2_000,
 } as const;
 
-const PHASES: Record<SessionStatus, SessionPhase | undefined> = {
-  connecting: 'connecting',
-  streaming: 'streaming',
-  paused: 'streaming',
-  finishing: 'finishing',
-  // A close awaited keeps the phase the session was in.
-  closing: undefined,
-  reconnecting: 'reconnecting',
-  done: 'done',
-  failed: 'error',
-  closed: 'closed',
-};
-
-const isTerminal = (s: SessionState): boolean => s.status === 'done' || s.status === 'failed' || s.status === 'closed';
-
-/** Resolve key and base URL from options and environment; InputError when missing. */
-export function resolveEndpoint(options: StreamingOptions): { apiKey: string; baseUrl: string } {
-  const apiKey = options.apiKey ?? process.env['SVC_API_KEY'];
-  const baseUrl = options.baseUrl ?? process.env['SVC_BASE_URL'];
-  if (!baseUrl) {
-    throw new InputError('invalid_argument', 'no base URL: pass baseUrl or set SVC_BASE_URL (`svc-stream emulator` prints one)', { path: 'baseUrl' });
-  }
-  if (!apiKey) {
-    throw new InputError('invalid_argument', 'no API key: pass apiKey or set SVC_API_KEY', { path: 'apiKey' });
-  }
-  return { apiKey, baseUrl };
-}
+const isTerminal = (s: SessionState): boolean => isTerminalStatus(s.status);
 
 /**
  * Stream `audio$` to one streaming endpoint and emit its decoded frames.
@@ -246,8 +196,7 @@ class StreamingSession<T> {
       this.flow.pause();
     }
     this.current = next;
-    const phase = PHASES[next.status];
-    if (phase !== undefined) this.stats.phase = phase;
+    enterStatus(this.stats, next.status);
     if (isTerminal(next)) {
       this.heartbeat?.stop();
       this.flow.release();
@@ -299,7 +248,7 @@ class StreamingSession<T> {
   start(): void {
     let url: URL;
     try {
-      const ep = resolveEndpoint(this.options);
+      const ep = modelsCredentials(this.options);
       this.apiKey = ep.apiKey;
       const query = checkAudioParams(this.options.format ?? this.meta?.format);
       resolveHeartbeat(this.options.heartbeat); // a bad option fails before connecting
@@ -434,14 +383,14 @@ class StreamingSession<T> {
     // is ignored, as a drop, a stall or any close code after `done` is.
     if (state.status === 'closing' && state.reason === 'done') return;
     if (isBinary) {
-      this.fail(new SessionError('malformed_frame', 'the server sent a binary frame where JSON events were expected', { retryable: false, audio: this.account() }));
+      this.fail(new ContractError('malformed_frame', 'the server sent a binary frame where JSON events were expected', { retryable: false, audio: this.account() }));
       return;
     }
     // A server that echoes the key gets it masked here, before any event, snapshot or page shows it.
     const text = this.clean(Buffer.isBuffer(data) ? data.toString('utf8') : Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data).toString('utf8'));
     const decoded = this.protocol.decode(text);
     if (!decoded.ok) {
-      this.fail(new SessionError('malformed_frame', `the server sent a frame outside the contract: ${decoded.reason}`, { retryable: false, detail: text.slice(0, 500), audio: this.account() }));
+      this.fail(new ContractError('malformed_frame', `the server sent a frame outside the contract: ${decoded.reason}`, { retryable: false, detail: text.slice(0, 500), audio: this.account() }));
       return;
     }
     this.subscriber.next(decoded.value);

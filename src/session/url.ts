@@ -2,16 +2,17 @@
 // handshake) and nowhere else: what a user sees is always the redacted form.
 import { InputError } from '../errors.js';
 import { AudioParamsSchema, type AudioFormat } from '../schema/audio.js';
+import { ENDPOINTS } from '../schema/endpoints.js';
 
 /** The conversation-analysis streaming path (wire reference). */
-export const CONVERSATION_STREAMING_PATH = '/api/svc-2-streaming';
+export const CONVERSATION_STREAMING_PATH: string = ENDPOINTS.conversationStreaming.path;
 
-/** The other streaming paths of §4.4, whose event shapes are not shown. */
+/** The streaming paths of §4.3 and §4.4 by name (from the one endpoints table); only conversation's event shapes are shown. */
 export const STREAMING_PATHS = {
-  conversation: CONVERSATION_STREAMING_PATH,
-  stt: '/api/svc-2-stt-streaming',
-  syntheticVoiceDetection: '/api/svc-2-synthetic-voice-detection-streaming',
-  piiPhiRedaction: '/api/svc-2-pii-phi-redaction-streaming',
+  conversation: ENDPOINTS.conversationStreaming.path,
+  stt: ENDPOINTS.sttStreaming.path,
+  syntheticVoiceDetection: ENDPOINTS.syntheticVoiceDetectionStreaming.path,
+  piiPhiRedaction: ENDPOINTS.piiPhiRedactionStreaming.path,
 } as const;
 
 /** Check the audio query parameters locally (§4.3); throws InputError naming the parameter. */

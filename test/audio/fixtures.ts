@@ -115,7 +115,7 @@ export async function eventually(check: () => boolean | Promise<boolean>, ms = 5
 
 /** A subscription to a pull-capable source whose flow is paused once `pauseAfter` bytes were emitted. */
 export interface PausedRead {
-  readonly flow: import('../../src/internal/flow.js').FlowControl;
+  readonly flow: import('../../src/audio/flow.js').FlowControl;
   readonly emitted: () => number;
   readonly done: () => boolean;
   readonly unsubscribe: () => void;
@@ -123,7 +123,7 @@ export interface PausedRead {
 
 /** Subscribe as a session does (flow control left in the slot first) and pause after `pauseAfter` bytes. */
 export async function readPausingAfter(source: import('svc-stream').AudioObservable, pauseAfter: number): Promise<PausedRead> {
-  const { FlowControl } = await import('../../src/internal/flow.js');
+  const { FlowControl } = await import('../../src/audio/flow.js');
   const { audioMetaOf } = await import('svc-stream');
   const flow = new FlowControl();
   audioMetaOf(source)!.flow!.current = flow;

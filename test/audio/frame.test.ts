@@ -2,7 +2,7 @@ import { from, lastValueFrom, Observable, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { InputError } from '../../src/errors.js';
 import { bytesPerFrame, RAW_FORMATS, type RawAudioFormat } from '../../src/schema/audio.js';
-import { FlowControl } from '../../src/internal/flow.js';
+import { FlowControl } from '../../src/audio/flow.js';
 import { audioMetaOf, frame, frameBytes, fromAsyncIterable, withAudioMeta } from 'svc-stream';
 
 const counting = (n: number, offset = 0): Uint8Array => Uint8Array.from({ length: n }, (_, i) => (i + offset) & 0xff);

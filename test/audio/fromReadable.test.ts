@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AudioSourceError } from '../../src/errors.js';
-import { FlowControl } from '../../src/internal/flow.js';
+import { FlowControl } from '../../src/audio/flow.js';
 import { audioMetaOf, fromReadable } from 'svc-stream';
 import { byteCount, collect, eventually, readPausingAfter } from './fixtures.js';
 

@@ -381,7 +381,7 @@ describe('refused and unconfigured WebSocket connections cost nothing', () => {
       expect(raw.texts.map((t) => JSON.parse(t))).toEqual([{ type: 'error', error: STREAMING_ERRORS.messageTooLarge }]);
       raw.socket.destroy();
       await connectionsEnded(emu, 1);
-      expect(emu.connections[0]).toMatchObject({ closeCode: 1009, phase: 'closed' });
+      expect(emu.connections[0]).toMatchObject({ closeCode: 1009, status: 'closed' });
       expect(emu.accounts.find(emu.apiKey)!.inFlight['conversation']).toBe(0);
     });
   });

@@ -10,7 +10,7 @@
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { Observable } from 'rxjs';
-import { analyzeConversation, createSessionStats, SessionError, SvcError, type ErrorCode, type ServerEvent, type SessionStats } from 'svc-stream';
+import { analyzeConversation, ContractError, createSessionStats, SessionError, SvcError, type ErrorCode, type ServerEvent, type SessionStats } from 'svc-stream';
 import { startEmulator, type Fault, type RunningEmulator } from 'svc-stream/emulator';
 
 const KEY = 'sk-fault-matrix-0001';
@@ -243,8 +243,9 @@ async function check(r: Run, expected: Expect): Promise<void> {
     expect(r.events.some((e) => e.type === 'done')).toBe(true);
   } else {
     expect(r.completed, `expected ${expected.code}, completed`).toBe(false);
-    expect(r.error, String(r.error)).toBeInstanceOf(SessionError);
-    const err = r.error as SessionError;
+    // A frame outside the contract is a ContractError over the socket as over HTTP; every other failure is the session's.
+    expect(r.error, String(r.error)).toBeInstanceOf(expected.code === 'malformed_frame' ? ContractError : SessionError);
+    const err = r.error as SvcError;
     expect(err.code, err.message).toBe(expected.code);
     if (expected.closeCode !== undefined) expect(err.closeCode).toBe(expected.closeCode);
     if (expected.errorEvent !== undefined) {

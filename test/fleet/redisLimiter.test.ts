@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { firstValueFrom, lastValueFrom, NEVER, Observable, of, throwError, toArray } from 'rxjs';
 import { SvcError } from '../../src/errors.js';
 import { createRedisLimits, type RedisLimits } from '../../src/fleet/redisLimiter.js';
-import { underLimiter, type LimiterLease } from '../../src/internal/limiter.js';
+import { underLimiter, type LimiterLease } from '../../src/limiter.js';
 import { Semaphore } from '../../src/batch/semaphore.js';
 import { cuttableProxy, startRedis, type RunningRedis } from './redisServer.js';
 

@@ -21,7 +21,7 @@ import { PlatformClient } from 'svc-stream/platform';
 import { batchCommands } from '../../src/cli/commands/batch.js';
 import { startDashboard } from '../../src/dashboard/server.js';
 import type { CliIo } from '../../src/cli/command.js';
-import { redact, redactDeep } from '../../src/internal/redact.js';
+import { redact, redactDeep, redactUrl } from '../../src/redact.js';
 import { json, loopback, tinyWav, type Handler, type Loopback } from './loopback.js';
 
 const KEY = 'sk-live-ECHOED-5b1f0c9e7d';
@@ -50,6 +50,13 @@ async function failure(p: Promise<unknown>): Promise<unknown> {
 }
 
 describe('redact', () => {
+  it('remembers nothing: redactUrl masks its URL only, and an error masks only the keys it is given', () => {
+    expect(redactUrl(`ws://h/p?api_key=${KEY}&x=1`)).toBe('ws://h/p?api_key=***&x=1');
+    // Another session's key does not leak into this error's masking, nor this one's into the next.
+    expect(new SvcError('internal_error', `echo ${KEY}`).message).toBe(`echo ${KEY}`);
+    expect(new SvcError('internal_error', `echo ${KEY}`, { secrets: [KEY] }).message).toBe('echo ***');
+  });
+
   it('masks a key anywhere, URL-encoded too; a short one only as a whole token', () => {
     expect(redact(`x${KEY}y and ${encodeURIComponent('a key/with+signs')}`, [KEY, 'a key/with+signs'])).toBe('x***y and ***');
     expect(redact('Invalid API key. (k) api_key=k&x=1', ['k'])).toBe('Invalid API key. (***) api_key=***&x=1');

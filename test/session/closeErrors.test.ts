@@ -2,7 +2,7 @@
 // src/session/closeErrors.ts see it: one fact changed at a time. The same paths over real
 // sockets are in streamingSession.test.ts and test/faults/matrix.test.ts.
 import { describe, expect, it } from 'vitest';
-import { SessionError } from 'svc-stream';
+import { ContractError, SessionError } from 'svc-stream';
 import { closeError, errorWithoutCloseError, lostWithoutCloseError, refusalError, type CloseFacts } from '../../src/session/closeErrors.js';
 
 const KEY = 'sk-close-errors-0001';
@@ -51,9 +51,11 @@ describe('closeError', () => {
     expect(e.message).not.toContain(KEY);
   });
 
-  it('a WS_ERR_ socket error after open is malformed_frame; an oversized frame says so', () => {
+  it('a WS_ERR_ socket error after open is malformed_frame, a ContractError as over HTTP; an oversized frame says so', () => {
     const err = Object.assign(new Error('Max payload size exceeded'), { code: 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH' });
-    const e = asSession(closeError(facts({ code: 1009, socketError: err })));
+    const e = closeError(facts({ code: 1009, socketError: err }));
+    expect(e).toBeInstanceOf(ContractError);
+    expect(e).not.toBeInstanceOf(SessionError);
     expect(e.code).toBe('malformed_frame');
     expect(e.retryable).toBe(false);
     expect(e.closeCode).toBe(1009);

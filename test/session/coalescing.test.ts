@@ -144,7 +144,7 @@ describe('coalescing small chunks', () => {
     // Wait for the socket to open so every chunk meets an idle socket, not the connect queue.
     const opened = new Observable<Uint8Array>((subscriber) => {
       const wait = setInterval(() => {
-        if (stats.phase === 'streaming') {
+        if (stats.status === 'streaming') {
           clearInterval(wait);
           audio$.subscribe(subscriber);
         }

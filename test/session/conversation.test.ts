@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { firstValueFrom, from, lastValueFrom, Observable, Subject, throwError, concat, toArray, take, filter, timer, mergeMap, VirtualTimeScheduler } from 'rxjs';
 import WebSocket from 'ws';
-import { analyzeConversation, createSessionStats, FlowControl, InputError, SessionError, SvcError, withAudioMeta, type ServerEvent } from 'svc-stream';
+import { analyzeConversation, ContractError, createSessionStats, FlowControl, InputError, SessionError, SvcError, withAudioMeta, type ServerEvent } from 'svc-stream';
 import { startEmulator, type RunningEmulator, type ScenarioInput, type OrganizationSpec } from 'svc-stream/emulator';
 
 const KEY = 'sk-test-7f3a9c1e-secret';
@@ -80,7 +80,7 @@ describe('analyzeConversation: the happy path (§3 streaming → finishing → d
     expect(done).toEqual({ type: 'done', duration_ms: 38507 });
     expect(stats.bytesSent).toBe(CALL.length);
     expect(stats.bytesRead).toBe(CALL.length);
-    expect(stats.phase).toBe('done');
+    expect(stats.status).toBe('done');
     await waitFor(() => emu.connections.length === 1);
     expect(emu.connections[0]).toMatchObject({ config: 'default', bytesReceived: CALL.length, closeCode: 1000 });
   });
@@ -313,10 +313,12 @@ describe('analyzeConversation: faults mid-session never hang', () => {
     expect(r.error.code).toBe('invalid_audio');
   });
 
-  it('a malformed frame is malformed_frame', async () => {
+  it('a malformed frame is malformed_frame, a ContractError (as a bad HTTP body is) with the audio account', async () => {
     const emu = await emulator({ faults: [{ at: 'config', action: 'malformed' }] });
     const r = await failure(from(pcm(3)).pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, format: RAW })));
     expect(r.error.code).toBe('malformed_frame');
+    expect(r.error).toBeInstanceOf(ContractError);
+    expect(r.error.audio).toMatchObject({ read: expect.any(Number) });
   });
 
   it('with strict, a frame that breaks the contract is malformed_frame naming the field', async () => {

@@ -94,6 +94,8 @@ describe('the session as a state machine', () => {
     const r = run(from(pcm(5)), { apiKey: KEY, baseUrl: emu.baseUrl, format: RAW, stats });
     expect(await r.ended).toEqual({});
     expect(statuses(r)).toEqual(['connecting', 'streaming', 'finishing', 'closing:done', 'done']);
+    // stats speak the states' vocabulary; the deprecated phase follows for one release.
+    expect(stats.status).toBe('done');
     expect(stats.phase).toBe('done');
     expect(r.events.at(-1)).toMatchObject({ type: 'done' });
   });
@@ -198,6 +200,7 @@ describe('the session as a state machine', () => {
         .subscribe({ error: resolve, complete: () => resolve('completed') });
     });
     expect(error).toBe(boom);
+    expect(stats.status).toBe('failed');
     expect(stats.phase).toBe('error');
   });
 });

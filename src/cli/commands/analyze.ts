@@ -17,7 +17,7 @@ import { fleetLimits, REDIS_HELP, REDIS_OPTION } from '../redisFlag.js';
 import { createSessionStats } from '../../session/stats.js';
 import { initialConversationSnapshot, snapshotReducer, type ConversationSnapshot } from '../../state/snapshot.js';
 import { configFlag, printError, readJsonFile, type CliIo, type Command } from '../command.js';
-import { resolveEndpoint } from '../endpoint.js';
+import { openEndpoint } from '../endpoint.js';
 import { resultSource, resultSourceNote } from '../resultSource.js';
 import { recordSession } from '../../session/recordSession.js';
 import { eventLine } from '../liveView.js';
@@ -121,7 +121,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     audio = fileAudio(file, values, rate, (header) => (transcodedDurationMs = header.durationMs));
   }
 
-  const endpoint = await resolveEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
+  const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
   const source = resultSource(endpoint.emulator !== undefined, scenario !== undefined);
   if (endpoint.emulator && scenarioPath) io.stderr.write(`svc-stream: the emulator plays ${scenarioPath}\n`);
   const fleet = await fleetLimits(values.redis, io.env);
@@ -171,7 +171,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       ? session$.pipe(
           recordSession(values.record, {
             ...(rate !== undefined ? { positionMs: () => progress().positionMs } : {}),
-            audioEnded: () => stats.phase === 'finishing' || stats.phase === 'done',
+            audioEnded: () => stats.status === 'finishing' || stats.status === 'closing' || stats.status === 'done',
             secrets: [endpoint.apiKey, endpoint.baseUrl],
           }),
         )

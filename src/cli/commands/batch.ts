@@ -9,7 +9,7 @@ import { MAX_BATCH_CONCURRENCY } from '../../batch/semaphore.js';
 import { InputError } from '../../errors.js';
 import { describeByteLimit, MAX_UPLOAD_BYTES } from '../../schema/limits.js';
 import { printError, type CliIo, type Command } from '../command.js';
-import { resolveEndpoint, type ModelsEndpoint } from '../endpoint.js';
+import { openEndpoint, type ModelsEndpoint } from '../endpoint.js';
 import { argsErrorMessage, usageHint } from '../usage.js';
 import { AUDIO_HELP, AUDIO_OPTIONS, prepareUpload } from '../audioFlags.js';
 import { BATCH_FILE_EXTENSIONS } from '../../batch/files.js';
@@ -61,7 +61,7 @@ function usageError(io: CliIo, message: string, name: string): number {
 /** The endpoint from flags and environment; undefined (after printing why) when it cannot be had. */
 async function endpointOrUsage(values: { 'base-url'?: string | undefined; 'api-key'?: string | undefined }, io: CliIo): Promise<ModelsEndpoint | undefined> {
   try {
-    return await resolveEndpoint({ baseUrl: values['base-url'], apiKey: values['api-key'] }, io);
+    return await openEndpoint({ baseUrl: values['base-url'], apiKey: values['api-key'] }, io);
   } catch (err) {
     printError(io, err);
     return undefined;

@@ -12,7 +12,7 @@ import { InputError } from '../../errors.js';
 import { configFrame, conversationSession } from '../../session/conversation.js';
 import { createSessionStats } from '../../session/stats.js';
 import { configFlag, readJsonFile, type CliIo, type Command } from '../command.js';
-import { resolveEndpoint } from '../endpoint.js';
+import { openEndpoint } from '../endpoint.js';
 import { fleetLimits, REDIS_HELP, REDIS_OPTION } from '../redisFlag.js';
 import { reconnectLine, scenarioFor } from './analyze.js';
 
@@ -86,7 +86,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const scenarioPath = values.scenario ?? scenarioFor(file);
   const scenario = scenarioPath ? readJsonFile(scenarioPath, 'scenario') : undefined;
 
-  const endpoint = await resolveEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
+  const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
   let final: DashboardView | undefined;
   const fleet = await fleetLimits(values.redis, io.env);
   try {

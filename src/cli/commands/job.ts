@@ -8,7 +8,8 @@ import { SUBMISSION_EXTENSIONS } from '../../platform/files.js';
 import { PlatformClient } from '../../platform/PlatformClient.js';
 import type { PollJobOptions } from '../../platform/PlatformClient.js';
 import { printError, type CliIo, type Command } from '../command.js';
-import { resolveEndpoint, type ModelsEndpoint } from '../endpoint.js';
+import { openEndpoint, type ModelsEndpoint } from '../endpoint.js';
+import { readPlatformCredentials } from '../../credentials.js';
 
 const USAGE = `Usage:
   svc-stream job submit FILE... [--wait] [--emotion] [--demographics]
@@ -72,13 +73,11 @@ interface PlatformEndpoint {
   close(): Promise<void>;
 }
 
-/** Fully configured (flag or environment): use it; otherwise resolveEndpoint, which may embed an emulator. */
+/** Fully configured (flag or environment): use it; otherwise openEndpoint, which may embed an emulator. */
 async function platformEndpoint(platformUrl: string | undefined, io: CliIo): Promise<PlatformEndpoint> {
-  const baseUrl = platformUrl ?? io.env['SVC_PLATFORM_URL'];
-  const accountUuid = io.env['SVC_ACCOUNT_UUID'];
-  const apiKey = io.env['SVC_PLATFORM_API_KEY'];
+  const { baseUrl, accountUuid, apiKey } = readPlatformCredentials({ baseUrl: platformUrl }, io.env);
   if (baseUrl && accountUuid && apiKey) return { client: new PlatformClient({ baseUrl, accountUuid, apiKey, env: io.env }), close: async () => undefined };
-  const ep: ModelsEndpoint = await resolveEndpoint({ platformUrl }, io);
+  const ep: ModelsEndpoint = await openEndpoint({ platformUrl }, io);
   try {
     if (!ep.platformUrl || !ep.accountUuid || !ep.platformApiKey) {
       throw new InputError('invalid_argument', 'the orchestration API is not configured: set SVC_PLATFORM_URL, SVC_ACCOUNT_UUID and SVC_PLATFORM_API_KEY');

@@ -8,7 +8,7 @@ import type { MediaStreamAuth } from '../../telephony/mediaStreamAuth.js';
 import { createMediaStreamServerStats, mediaStreamServer } from '../../telephony/mediaStreamServer.js';
 import { showCalls } from '../callView.js';
 import { configFlag, printError, readJsonFile, type CliIo, type Command } from '../command.js';
-import { resolveEndpoint } from '../endpoint.js';
+import { openEndpoint } from '../endpoint.js';
 import { playMediaStreamDemo } from '../mediaStreamDemo.js';
 import { fleetLimits, REDIS_HELP, REDIS_OPTION } from '../redisFlag.js';
 import { resultSource, resultSourceNote } from '../resultSource.js';
@@ -119,7 +119,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const scenarioPath = values.scenario ?? (demo ? samplePath('call.scenario.json') : undefined);
   const scenario = scenarioPath ? readJsonFile(scenarioPath, 'scenario') : undefined;
 
-  const endpoint = await resolveEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
+  const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
   const source = resultSource(endpoint.emulator !== undefined, scenario !== undefined);
   const fleet = await fleetLimits(values.redis, io.env);
   const serverStats = createMediaStreamServerStats();

@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { MAX_BATCH_CONCURRENCY } from '../../batch/semaphore.js';
 import { InputError } from '../../errors.js';
 import { printError, type CliIo, type Command } from '../command.js';
-import { resolveEndpoint } from '../endpoint.js';
+import { openEndpoint } from '../endpoint.js';
 
 const USAGE = `Usage: svc-stream queue <add|work|results|status> --redis URL [options]
 
@@ -131,7 +131,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       return 0;
     }
     if (sub === 'work') {
-      const endpoint = await resolveEndpoint({ baseUrl: values['base-url'], apiKey: values['api-key'] }, io);
+      const endpoint = await openEndpoint({ baseUrl: values['base-url'], apiKey: values['api-key'] }, io);
       const tty = io.stderr.isTTY === true;
       try {
         const summary = await fleet.runBatchWorker({

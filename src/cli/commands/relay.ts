@@ -11,7 +11,7 @@ import { createRelay } from '../../relay/server.js';
 import type { RelayEnd } from '../../relay/protocol.js';
 import { configFrame, conversationSession } from '../../session/conversation.js';
 import { configFlag, readJsonFile, type CliIo, type Command } from '../command.js';
-import { resolveEndpoint } from '../endpoint.js';
+import { openEndpoint } from '../endpoint.js';
 import { scenarioFor } from './analyze.js';
 
 const USAGE = `Usage: svc-stream relay FILE... [options]
@@ -88,7 +88,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   // Checked before the emulator starts: a bad origin or id throws here.
   const relay = createRelay({ token: token!, origins: values.origin ?? [], historyEvents: history });
 
-  const endpoint = await resolveEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
+  const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
   const ends: Promise<RelayEnd>[] = [];
   try {
     if (endpoint.emulator && scenarioPath) io.stderr.write(`svc-stream: the emulator plays ${scenarioPath}\n`);

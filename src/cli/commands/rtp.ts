@@ -6,7 +6,7 @@ import { fleetLimits, REDIS_HELP, REDIS_OPTION } from '../redisFlag.js';
 import { parsePayloadTypeArg, type PayloadTypeSpec } from '../../telephony/payloadTypes.js';
 import { createRtpSourceStats, rtpSource } from '../../telephony/rtpSource.js';
 import { configFlag, printError, readJsonFile, type CliIo, type Command } from '../command.js';
-import { resolveEndpoint } from '../endpoint.js';
+import { openEndpoint } from '../endpoint.js';
 import { showCalls } from '../callView.js';
 
 const USAGE = `Usage: svc-stream rtp [options]
@@ -85,7 +85,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const config = configFlag(values.config);
   const scenario = values.scenario ? readJsonFile(values.scenario, 'scenario') : undefined;
 
-  const endpoint = await resolveEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
+  const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
   const fleet = await fleetLimits(values.redis, io.env);
   const sourceStats = createRtpSourceStats();
   const callStats = createAnalyzeCallsStats();

@@ -1,8 +1,8 @@
 import { PassThrough, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { CliIo } from '../../src/cli/command.js';
-import { main } from '../../src/cli/main.js';
-import { sendRtpCall } from './helpers.js';
+import type { CliIo } from '../../../src/cli/command.js';
+import { main } from '../../../src/cli/main.js';
+import { sendRtpCall } from '../../telephony/helpers.js';
 
 function capture(onWrite?: (text: string) => void): Writable & { text: () => string } {
   let text = '';

@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { dashboardCommand } from '../../src/cli/commands/dashboard.js';
-import type { CliIo } from '../../src/cli/command.js';
-import { connectSse } from './sseClient.js';
+import { dashboardCommand } from '../../../src/cli/commands/dashboard.js';
+import type { CliIo } from '../../../src/cli/command.js';
+import { connectSse } from '../../dashboard/sseClient.js';
 
 function capture(): Writable & { text: () => string } {
   let text = '';

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { samplePath } from 'svc-stream';
 import { twilioSignature } from 'svc-stream/telephony';
-import { main } from '../../src/cli/main.js';
+import { main } from '../../../src/cli/main.js';
 
 interface Running {
   /** Resolves with the port once listening. */

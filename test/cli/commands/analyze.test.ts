@@ -8,10 +8,10 @@ import { PassThrough, Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from 'svc-stream/emulator';
-import { main } from '../../src/cli/main.js';
-import { runCli } from './runCli.js';
+import { main } from '../../../src/cli/main.js';
+import { runCli } from '../runCli.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
+const root = fileURLToPath(new URL('../../../', import.meta.url));
 const sample = (name: string): string => join(root, 'samples', name);
 
 const run = runCli;

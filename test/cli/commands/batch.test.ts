@@ -1,9 +1,9 @@
 // `svc-stream events|emotion|presets` run in-process with captured I/O.
 import { PassThrough, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { batchCommands } from '../../src/cli/commands/batch.js';
-import type { CliIo } from '../../src/cli/command.js';
-import { audioDir, loggedEmulator, type AudioDir, type LoggedEmulator } from './fixtures.js';
+import { batchCommands } from '../../../src/cli/commands/batch.js';
+import type { CliIo } from '../../../src/cli/command.js';
+import { audioDir, loggedEmulator, type AudioDir, type LoggedEmulator } from '../../batch/fixtures.js';
 
 function capture(isTTY = false): Writable & { text: () => string; isTTY?: boolean } {
   let text = '';

@@ -2,11 +2,11 @@
 // embedded one.
 import { PassThrough, Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { CliIo } from '../../src/cli/command.js';
-import { jobCommand, jobCommands } from '../../src/cli/commands/job.js';
-import { harness, type Harness } from './helpers.js';
+import type { CliIo } from '../../../src/cli/command.js';
+import { jobCommand, jobCommands } from '../../../src/cli/commands/job.js';
+import { harness, type Harness } from '../../platform/helpers.js';
 
-const CALL = new URL('../../samples/call.wav', import.meta.url).pathname;
+const CALL = new URL('../../../samples/call.wav', import.meta.url).pathname;
 
 function io(env: NodeJS.ProcessEnv): CliIo & { out(): string; err(): string } {
   const stdout = new PassThrough();

@@ -1,30 +1,9 @@
 // Keeps secrets out of anything a user can see: messages, details, bodies, URLs, logs.
-// Owns the rule for masking one text and the short list of keys this process was given.
+// Owns the rule for masking one text. It remembers nothing: each call, session or client
+// passes the keys it was given to every error it builds (SvcErrorOptions.secrets).
 
 /** Secrets at least this long are masked wherever they occur; shorter ones only as a whole token. */
 const MASK_ANYWHERE_FROM = 8;
-/** How many distinct keys the process remembers (the most recent ones). */
-const REMEMBERED_LIMIT = 32;
-
-const remembered: string[] = [];
-
-/**
- * Remember `secret` as a key of this process: every SvcError built from now on masks it in its
- * message, detail and body, whoever builds it. The library calls this for each key it is given
- * (models API key, orchestration key); the most recent 32 are kept.
- */
-export function rememberSecret(secret: string | undefined): void {
-  if (!secret) return;
-  const i = remembered.indexOf(secret);
-  if (i >= 0) remembered.splice(i, 1);
-  remembered.push(secret);
-  if (remembered.length > REMEMBERED_LIMIT) remembered.shift();
-}
-
-/** The keys this process was given, most recent last. */
-export function rememberedSecrets(): readonly string[] {
-  return remembered;
-}
 
 function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -86,15 +65,12 @@ export function redactDeep<T>(value: T, secrets: readonly (string | undefined)[]
 }
 
 /**
- * A URL with its `api_key` query value masked, safe to show or log. The key it masks is
- * remembered (see rememberSecret), so errors built later mask it too.
+ * A URL with its `api_key` query value and its password masked, safe to show or log. Pure:
+ * nothing is remembered; errors mask the keys their caller passes them.
  */
 export function redactUrl(url: string | URL): string {
   const u = new URL(url.toString());
-  if (u.searchParams.has('api_key')) {
-    rememberSecret(u.searchParams.get('api_key') ?? undefined);
-    u.searchParams.set('api_key', '***');
-  }
+  if (u.searchParams.has('api_key')) u.searchParams.set('api_key', '***');
   if (u.password) u.password = '***';
   return u.toString().replace('api_key=%2A%2A%2A', 'api_key=***');
 }
