@@ -31,7 +31,7 @@ async function endpoint(): Promise<{ apiKey: string; baseUrl: string; close: () 
 }
 
 const { apiKey, baseUrl, close } = await endpoint();
-// The session's state changes go to the dashboard (onStateChange), so the page shows every phase.
+// The session's state changes go to the dashboard (onStateChange), so the page shows every status.
 const stats = createSessionStats();
 const dashboard = await startDashboard({
   events$: ({ onStateChange }) => fileSource(file, { realtime: Number(values.speed) }).pipe(analyzeConversation({ apiKey, baseUrl, config, stats, onStateChange })),
@@ -40,7 +40,7 @@ const dashboard = await startDashboard({
 });
 console.log(`Dashboard: ${dashboard.url}`);
 
-void dashboard.session.ended.then((view) => console.log(`session ${view.phase}${view.error ? `: ${view.error.code}` : ''}`));
+void dashboard.session.ended.then((view) => console.log(`session ${view.status}${view.error ? `: ${view.error.code}` : ''}`));
 await new Promise<unknown>((resolve) => {
   process.once('SIGINT', resolve);
   if (values['exit-when-done']) void dashboard.finalServed.then(resolve);

@@ -2,7 +2,8 @@
 // (splitSession) for the final view and `/state`, kept subscribed whoever watches.
 import { Subject, type Observable, type Subscription } from 'rxjs';
 import type { ServerEvent } from '../schema/events.js';
-import type { SessionPhase, SessionStats } from '../session/stats.js';
+import { isTerminalStatus, type SessionStatus } from '../schema/sessionState.js';
+import type { SessionStats } from '../session/stats.js';
 import { initialConversationSnapshot, type ConversationSnapshot } from '../state/snapshot.js';
 import { splitSession } from '../state/splitSession.js';
 import { dashboardView, type DashboardError, type DashboardView } from './view.js';
@@ -22,21 +23,23 @@ export interface DashboardSession {
   /** Subscribe to the session (once; later calls do nothing). */
   start(): void;
   /**
-   * Say where the session is (any string: `connecting`, `streaming`, `finishing`,
-   * `reconnecting` …), e.g. from the session's `onStateChange`. Ignored once it ended.
+   * Say where the session is (`connecting`, `streaming`, `paused`, `finishing`, `closing`,
+   * `reconnecting`): pass `newState.status` from the session's `onStateChange`. A terminal
+   * status (`done`, `failed`, `closed`) is ignored: the end comes from `events$` itself, which
+   * carries the failure. Ignored once it ended.
    */
-  setStatus(status: string): void;
+  setStatus(status: SessionStatus): void;
   /** The current view; computed at most once per version. */
   view(): DashboardView;
   /**
    * Hot: emits (nothing) whenever the view changed; completes after the last change, once
-   * the session ended (done or error). Late subscribers get later changes only: read
+   * the session ended (`done` or `failed`). Late subscribers get later changes only: read
    * `view()` for the current state.
    */
   readonly changes$: Observable<void>;
-  /** Resolves with the final view once the session ended (done, error, or stopped). */
+  /** Resolves with the final view once the session ended: `done`, `failed`, or `closed` (stopped). */
   readonly ended: Promise<DashboardView>;
-  /** Unsubscribe from the session if it is still running (phase `closed`). */
+  /** Unsubscribe from the session if it is still running (status `closed`). */
   stop(): void;
 }
 
@@ -52,8 +55,9 @@ function asDashboardError(err: unknown): DashboardError {
  *
  * - Lazy until `start()`; then subscribes to `events$` exactly once and keeps that
  *   subscription until the session ends or `stop()`, whoever is watching (pages come and go).
- * - The phase is the last status given to `setStatus` (the session's `onStateChange`), else
- *   `connecting` until the first event and `streaming` after; `done`, `error` or `closed` at the end.
+ * - The view's `status` is the last one given to `setStatus` (the session's `onStateChange`),
+ *   else `connecting` until the first event and `streaming` after; `done` (`events$`
+ *   completed), `failed` (it errored, with `error`) or `closed` (`stop()`) at the end.
  * - The state is the `snapshot$` of `splitSession(events$)`: every §3 ordering rule applied.
  * - `changes$` is hot and completes when the session ends; `view()` always answers at once
  *   with the current state, which is what a late page is sent first.
@@ -66,16 +70,16 @@ export function dashboardSession(options: DashboardSessionOptions): DashboardSes
   let started = false;
   let snapshot: ConversationSnapshot = initialConversationSnapshot;
   let eventsSeen = 0;
-  let terminal: { phase: SessionPhase; error: DashboardError | null } | undefined;
-  let status: string | undefined;
+  let terminal: { status: 'done' | 'failed' | 'closed'; error: DashboardError | null } | undefined;
+  let status: SessionStatus | undefined;
   let version = 0;
   let cached: DashboardView | undefined;
   let sessionSub: Subscription | undefined;
   let resolveEnded!: (view: DashboardView) => void;
   const ended = new Promise<DashboardView>((resolve) => (resolveEnded = resolve));
 
-  const phase = (): string => {
-    if (terminal) return terminal.phase;
+  const current = (): SessionStatus => {
+    if (terminal) return terminal.status;
     if (status !== undefined) return status;
     return eventsSeen > 0 ? 'streaming' : 'connecting';
   };
@@ -85,7 +89,7 @@ export function dashboardSession(options: DashboardSessionOptions): DashboardSes
       cached = dashboardView(snapshot, {
         version,
         started,
-        phase: phase(),
+        status: current(),
         error: terminal?.error ?? null,
         title,
         bytesSent: stats?.bytesSent ?? 0,
@@ -100,9 +104,9 @@ export function dashboardSession(options: DashboardSessionOptions): DashboardSes
     changes.next();
   };
 
-  const end = (phaseAtEnd: SessionPhase, error: DashboardError | null): void => {
+  const end = (statusAtEnd: 'done' | 'failed' | 'closed', error: DashboardError | null): void => {
     if (terminal) return;
-    terminal = { phase: phaseAtEnd, error };
+    terminal = { status: statusAtEnd, error };
     changed();
     changes.complete();
     resolveEnded(view());
@@ -121,7 +125,7 @@ export function dashboardSession(options: DashboardSessionOptions): DashboardSes
         snapshot = s;
         changed();
       },
-      error: (err: unknown) => end('error', asDashboardError(err)),
+      error: (err: unknown) => end('failed', asDashboardError(err)),
       complete: () => end('done', null),
     });
     sessionSub.add(counted);
@@ -134,8 +138,8 @@ export function dashboardSession(options: DashboardSessionOptions): DashboardSes
     end('closed', null);
   };
 
-  const setStatus = (next: string): void => {
-    if (terminal || next === status) return;
+  const setStatus = (next: SessionStatus): void => {
+    if (terminal || isTerminalStatus(next) || next === status) return;
     status = next;
     changed();
   };

@@ -11,13 +11,13 @@ export const PAGE_HTML = `<!doctype html>
 <link rel="stylesheet" href="/app.css">
 <script src="/app.js" defer></script>
 </head>
-<body data-phase="loading" data-states="0">
+<body data-status="loading" data-states="0">
 <header class="top">
   <div class="brand"><span class="logo" aria-hidden="true"></span><span>svc-stream</span><span class="sub">live analysis</span></div>
   <div class="title" id="title"></div>
   <div class="meta"><span id="audio-pos">0:00.0</span> audio<span class="sep">·</span><span id="event-count">0</span> events</div>
   <span id="conn" class="conn" data-state="connecting">connecting</span>
-  <span id="phase" class="phase" data-phase="connecting">connecting</span>
+  <span id="status" class="session-status" data-status="connecting">connecting</span>
 </header>
 <div id="error" class="error" role="alert" hidden></div>
 <div id="note" class="note" role="status" hidden></div>
@@ -75,11 +75,12 @@ body { margin: 0; background: var(--bg); font-size: 14px; line-height: 1.45; }
 .conn::before { content: ""; display: inline-block; width: 7px; height: 7px; border-radius: 50%; background: #64748b; margin-right: 6px; vertical-align: 1px; }
 .conn[data-state="live"]::before { background: #22c55e; }
 .conn[data-state="reconnecting"]::before { background: #f59e0b; }
-.phase { text-transform: uppercase; letter-spacing: .06em; font-size: 11px; font-weight: 700; padding: 4px 10px; border-radius: 999px; background: #334155; color: #e2e8f0; white-space: nowrap; }
-.phase[data-phase="streaming"] { background: #1d4ed8; color: #fff; }
-.phase[data-phase="finishing"] { background: #b45309; color: #fff; }
-.phase[data-phase="done"] { background: #15803d; color: #fff; }
-.phase[data-phase="error"] { background: #b91c1c; color: #fff; }
+.session-status { text-transform: uppercase; letter-spacing: .06em; font-size: 11px; font-weight: 700; padding: 4px 10px; border-radius: 999px; background: #334155; color: #e2e8f0; white-space: nowrap; }
+.session-status[data-status="streaming"] { background: #1d4ed8; color: #fff; }
+.session-status[data-status="paused"], .session-status[data-status="reconnecting"] { background: #a16207; color: #fff; }
+.session-status[data-status="finishing"], .session-status[data-status="closing"] { background: #b45309; color: #fff; }
+.session-status[data-status="done"] { background: #15803d; color: #fff; }
+.session-status[data-status="failed"] { background: #b91c1c; color: #fff; }
 .error { margin: 16px 24px 0; padding: 10px 14px; border: 1px solid #fecaca; background: #fef2f2; color: #991b1b; border-radius: 10px; }
 .error .code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-weight: 600; margin-right: 8px; }
 .grid { display: grid; grid-template-columns: minmax(0, 1.65fr) minmax(340px, 1fr); gap: 16px; padding: 16px 24px 24px; align-items: start; }

@@ -14,7 +14,7 @@ import type { DashboardView } from './view.js';
 
 /** What {@link DashboardOptions.events$} may be given to build the session with: the hook its life cycle goes to. */
 export interface DashboardHooks {
-  /** Pass as the session's `onStateChange`: the page shows each state (`connecting`, `streaming`, `finishing` …). */
+  /** Pass as the session's `onStateChange`: the page shows each status (`connecting`, `streaming`, `paused`, `finishing`, `closing`, `reconnecting`…). */
   readonly onStateChange: (oldState: SessionState, newState: SessionState) => void;
 }
 
@@ -106,7 +106,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
   const hooks: DashboardHooks = {
     onStateChange: (old, next) => {
       live.onStateChange(old, next);
-      if (next.status !== 'done' && next.status !== 'failed' && next.status !== 'closed') session?.setStatus(next.status);
+      session?.setStatus(next.status);
     },
   };
   const source$ = typeof options.events$ === 'function' ? options.events$(hooks) : options.events$;
@@ -124,7 +124,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
     sourceSub = source$.subscribe(hub);
   };
   const finalServed = running.ended.then(async (view) => {
-    if (view.phase === 'closed') live.close();
+    if (view.status === 'closed') live.close();
     await live.ended;
     return view;
   });

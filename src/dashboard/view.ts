@@ -1,11 +1,11 @@
 // What the dashboard page is sent: the whole derived state (stateJson), the live transcript
 // with its partials, and where the session is. One pure function, so it is tested without I/O.
-import type { SessionPhase } from '../session/stats.js';
+import { isTerminalStatus, type SessionStatus } from '../schema/sessionState.js';
 import type { TranscriptEntry } from '../state/clips.js';
 import type { ConversationSnapshot } from '../state/snapshot.js';
 import { stateJson, type StateJson } from '../state/stateJson.js';
 
-/** Why the session ended in `error`: the SvcError's stable code and its first line. */
+/** Why the session `failed`: the SvcError's stable code and its first line. */
 export interface DashboardError {
   readonly code: string;
   readonly message: string;
@@ -17,9 +17,18 @@ export interface DashboardStatus {
   readonly version: number;
   /** False until the session has been started (on the first page load by default). */
   readonly started: boolean;
-  /** Any status string (`connecting`, `streaming`, `finishing`, `reconnecting` …) or a terminal {@link SessionPhase}. */
-  readonly phase: string;
-  /** Set when `phase` is `error`. */
+  /**
+   * Where the session is, in the session's own vocabulary ({@link SessionStatus}: `connecting`,
+   * `streaming`, `paused`, `finishing`, `closing`, `reconnecting`, then `done`, `failed` or `closed`).
+   * Read `phase` when it is missing (until the next release, when it is required).
+   */
+  readonly status?: SessionStatus | undefined;
+  /**
+   * @deprecated Give {@link DashboardStatus.status}; read only when `status` is missing, for one
+   * release (its old `error` reads as `failed`).
+   */
+  readonly phase?: string | undefined;
+  /** Set when the session `failed` (or when the page lost events: `relay_gap`). */
   readonly error: DashboardError | null;
   /** What is being analysed, for the page's header (a file name, a call id). */
   readonly title: string;
@@ -31,6 +40,12 @@ export interface DashboardStatus {
 export interface DashboardView extends StateJson {
   readonly version: number;
   readonly started: boolean;
+  /** Where the session is ({@link SessionStatus}); `done`, `failed` and `closed` are terminal ({@link isTerminalStatus}). */
+  readonly status: SessionStatus;
+  /**
+   * @deprecated Read {@link DashboardView.status}; kept for one release: `status`, with `failed`
+   * read as the old `error`.
+   */
   readonly phase: string;
   readonly error: DashboardError | null;
   readonly title: string;
@@ -42,18 +57,32 @@ export interface DashboardView extends StateJson {
   readonly events_received: number;
 }
 
-/** True for the phases after which nothing changes any more. */
-export function isTerminalPhase(phase: SessionPhase | string): boolean {
-  return phase === 'done' || phase === 'error' || phase === 'closed';
+/**
+ * True for the phases after which nothing changes any more (`done`, `error`, `closed`).
+ *
+ * @deprecated Use `isTerminalStatus` (from `svc-stream`) on {@link DashboardView.status}; kept
+ * for one release, it also answers for the new `failed`.
+ */
+export function isTerminalPhase(phase: string): boolean {
+  return phase === 'error' || isTerminalStatus(phase as SessionStatus);
+}
+
+// The status a (possibly old-style) DashboardStatus names: `status`, else the deprecated `phase`.
+function statusOf(status: DashboardStatus): SessionStatus {
+  if (status.status !== undefined) return status.status;
+  if (status.phase === undefined) return 'connecting';
+  return (status.phase === 'error' ? 'failed' : status.phase) as SessionStatus;
 }
 
 /** The page's whole view of one moment of the session. Pure. */
 export function dashboardView(snapshot: ConversationSnapshot, status: DashboardStatus): DashboardView {
+  const current = statusOf(status);
   return {
     ...stateJson(snapshot),
     version: status.version,
     started: status.started,
-    phase: status.phase,
+    status: current,
+    phase: current === 'failed' ? 'error' : current,
     error: status.error,
     title: status.title,
     transcript: snapshot.clips.transcript.toArray(),

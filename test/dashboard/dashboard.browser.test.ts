@@ -71,24 +71,24 @@ describe.skipIf(skip !== undefined)('dashboard in Chromium', () => {
 
       // Reload mid-session: the first message brings the whole state back at once.
       const before = await page.locator('#transcript .line').count();
-      const phaseBefore = await page.locator('body').getAttribute('data-phase');
-      expect(phaseBefore).not.toBe('done');
+      const statusBefore = await page.locator('body').getAttribute('data-status');
+      expect(statusBefore).not.toBe('done');
       await page.reload({ waitUntil: 'domcontentloaded' });
       await page.waitForFunction(() => Number(document.body.dataset.states) >= 1, undefined, { timeout: 1_000 });
       const afterReload = await page.evaluate(() => ({
         lines: document.querySelectorAll('#transcript .line').length as number,
-        phase: document.body.dataset.phase as string,
+        status: document.body.dataset.status as string,
         first: document.querySelector('#transcript .line .text')?.textContent as string,
       }));
       expect(afterReload.lines).toBeGreaterThanOrEqual(before);
-      expect(['streaming', 'finishing']).toContain(afterReload.phase);
+      expect(['streaming', 'paused', 'finishing']).toContain(afterReload.status);
       expect(afterReload.first).toBe('Northwind Bank support, this is Sam. How can I help?');
 
       // To the end.
-      await page.locator('#phase[data-phase="done"]').waitFor({ timeout: 15_000 });
+      await page.locator('#status[data-status="done"]').waitFor({ timeout: 15_000 });
       await expect.poll(() => page.locator('#transcript .line.final').count()).toBe(10);
       expect(await page.locator('#transcript .line.partial').count()).toBe(0);
-      expect(await page.locator('#phase').textContent()).toBe('done');
+      expect(await page.locator('#status').textContent()).toBe('done');
       expect(await page.locator('#conv-type').textContent()).toBe('Billing dispute');
       expect(await page.locator('#roles li[data-speaker="1"] .name').textContent()).toBe('Agent');
       expect(await page.locator('#roles li[data-speaker="2"] .name').textContent()).toBe('Customer');
@@ -127,7 +127,7 @@ describe.skipIf(skip !== undefined)('dashboard in Chromium', () => {
     try {
       const url = await until('the URL', () => /svc-stream dashboard: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(stdout.text())?.[1]);
       await page.goto(url);
-      await page.locator('#phase[data-phase="done"]').waitFor({ timeout: 15_000 });
+      await page.locator('#status[data-status="done"]').waitFor({ timeout: 15_000 });
       const finals = await page.locator('#transcript .line.final').count();
       expect(finals).toBeGreaterThan(0);
       // No '…' (the mark of a line in progress) on a finished line: it says it has no transcript.
@@ -169,10 +169,10 @@ describe.skipIf(skip !== undefined)('dashboard in Chromium', () => {
       await page.waitForFunction(() => Number(document.body.dataset.states) >= 1);
       // Any status the session's life cycle reports is shown; a resilient session's `reconnecting` reads as such.
       onStateChange!({ status: 'connecting' }, { status: 'streaming' });
-      await page.locator('#phase[data-phase="streaming"]').waitFor();
-      onStateChange!({ status: 'streaming' }, { status: 'reconnecting' } as unknown as SessionState);
-      await page.locator('#phase[data-phase="reconnecting"]').waitFor();
-      expect(await page.locator('#phase').textContent()).toBe('reconnecting…');
+      await page.locator('#status[data-status="streaming"]').waitFor();
+      onStateChange!({ status: 'streaming' }, { status: 'reconnecting', attempt: 1, error: new SvcError('connection_lost', 'lost') });
+      await page.locator('#status[data-status="reconnecting"]').waitFor();
+      expect(await page.locator('#status').textContent()).toBe('reconnecting…');
       const evil = '<img src=x onerror="document.body.dataset.pwned=1"><b>bold</b> & "quotes"';
       subject.next({ type: 'clip', clip: { clip_uuid: 'c1', speaker_label: '<s>1</s>', text: evil, start_ms: 0, duration_ms: 800, emotion: '<u>Happy</u>' } });
       // The type first: a first type after role picks would discard them (rule 3).
@@ -184,8 +184,8 @@ describe.skipIf(skip !== undefined)('dashboard in Chromium', () => {
       subject.next({ type: 'summary', text: '<a href="javascript:alert(1)">sum</a>' });
       subject.error(new SvcError('connection_lost', 'the connection dropped <b>mid-stream</b>'));
 
-      await page.locator('#phase[data-phase="error"]').waitFor({ timeout: 5_000 });
-      expect(await page.locator('#phase').textContent()).toBe('error · connection_lost');
+      await page.locator('#status[data-status="failed"]').waitFor({ timeout: 5_000 });
+      expect(await page.locator('#status').textContent()).toBe('failed · connection_lost');
       expect(await page.locator('#error').textContent()).toBe('connection_lostthe connection dropped <b>mid-stream</b>');
       expect(await page.locator('#transcript .line .text').textContent()).toBe(evil);
       expect(await page.locator('#title').textContent()).toBe('<i>t</i>');

@@ -77,7 +77,7 @@ describe('the event stream (the relay)', () => {
 
     // Nothing runs until a page connects.
     const before = JSON.parse((await getRaw(`${dashboard.url}state`)).body);
-    expect(before).toMatchObject({ type: 'state', started: false, phase: 'connecting', transcript: [] });
+    expect(before).toMatchObject({ type: 'state', started: false, status: 'connecting', transcript: [] });
     expect(src.counts.subscribed).toBe(0);
 
     const first = await connect(events);
@@ -103,7 +103,7 @@ describe('the event stream (the relay)', () => {
     expect(eventsOf(late.messages)).toEqual(sent);
     // The Node side folds the same events, for /state.
     expect(JSON.parse((await getRaw(`${dashboard.url}state`)).body)).toMatchObject({
-      phase: 'streaming',
+      status: 'streaming',
       roles: { '1': { name: 'Agent' } },
       topics: ['Refund'],
       transcript: [
@@ -124,7 +124,7 @@ describe('the event stream (the relay)', () => {
     expect(late.messages.at(-1)).toMatchObject({ event: 'end', data: { status: 'done' } });
     expect(eventsOf(late.messages)).toHaveLength(7);
     const served = await dashboard.finalServed;
-    expect(served).toMatchObject({ phase: 'done', duration_ms: 4000 });
+    expect(served).toMatchObject({ status: 'done', duration_ms: 4000 });
 
     // After the end, a page still gets the whole session, then end, and the stream closes.
     const after = await connect(events);
@@ -134,7 +134,7 @@ describe('the event stream (the relay)', () => {
     expect(src.counts.subscribed).toBe(1);
   });
 
-  it('follows the session through onStateChange: every state a status message, any string', async () => {
+  it('follows the session through onStateChange: every state a status message, in the session vocabulary', async () => {
     const src = manualSource();
     let hook: ((o: SessionState, n: SessionState) => void) | undefined;
     dashboard = await startDashboard({
@@ -145,11 +145,24 @@ describe('the event stream (the relay)', () => {
       start: 'now',
     });
     const page = await connect(`${dashboard.url}${EVENTS}`);
-    for (const status of ['streaming', 'finishing'] as const) hook!({ status: 'connecting' }, { status });
-    dashboard.session.setStatus('reconnecting');
-    await page.waitFor((m) => m.filter((x) => x.event === 'status').length >= 3);
-    expect(page.messages.filter((m) => m.event === 'status').map((m) => m.data.status)).toEqual(['connecting', 'streaming', 'finishing']);
-    expect(dashboard.session.view().phase).toBe('reconnecting');
+    const states: SessionState[] = [
+      { status: 'streaming' },
+      { status: 'paused' },
+      { status: 'reconnecting', attempt: 1, error: new SvcError('connection_lost', 'lost') },
+      { status: 'finishing' },
+      { status: 'closing', reason: 'done' },
+    ];
+    let old: SessionState = { status: 'connecting' };
+    for (const next of states) {
+      hook!(old, next);
+      expect(dashboard.session.view().status).toBe(next.status);
+      old = next;
+    }
+    // A terminal state waits for the events to end (they carry the failure).
+    hook!(old, { status: 'failed', error: new SvcError('connection_lost', 'lost') });
+    expect(dashboard.session.view().status).toBe('closing');
+    await page.waitFor((m) => m.filter((x) => x.event === 'status').length >= 6);
+    expect(page.messages.filter((m) => m.event === 'status').map((m) => m.data.status)).toEqual(['connecting', 'streaming', 'paused', 'reconnecting', 'finishing', 'closing']);
   });
 
   it('sends each event once, never the state: bytes grow with the events', async () => {
@@ -169,7 +182,7 @@ describe('the event stream (the relay)', () => {
     expect(page.bytes()).toBeLessThan(ndjson * 2);
   });
 
-  it('ends in error with the stable code and message', async () => {
+  it('ends failed with the stable code and message', async () => {
     const src = manualSource();
     dashboard = await startDashboard({ events$: src.events$, start: 'now' });
     expect(src.counts.subscribed).toBe(1);
@@ -180,7 +193,7 @@ describe('the event stream (the relay)', () => {
     await page.closed;
     expect(page.messages.map((m) => m.event)).toEqual(['event', 'event', 'end']);
     expect(page.messages.at(-1)!.data).toEqual({ status: 'failed', error: { code: 'internal_error', message: 'the service reported an error: transcription backend failed' } });
-    expect(JSON.parse((await getRaw(`${dashboard.url}state`)).body)).toMatchObject({ phase: 'error', server_error: 'transcription backend failed', clips: [{ clip_uuid: 'c1' }] });
+    expect(JSON.parse((await getRaw(`${dashboard.url}state`)).body)).toMatchObject({ status: 'failed', phase: 'error', server_error: 'transcription backend failed', clips: [{ clip_uuid: 'c1' }] });
   });
 
   it('--exit-when-done semantics: finalServed resolves at the end with no page connected', async () => {
@@ -188,7 +201,7 @@ describe('the event stream (the relay)', () => {
     dashboard = await startDashboard({ events$: src.events$, start: 'now' });
     src.subject.next({ type: 'done', duration_ms: 10 });
     src.subject.complete();
-    expect((await dashboard.finalServed).phase).toBe('done');
+    expect((await dashboard.finalServed).status).toBe('done');
   });
 
   it('close() stops a running session and ends every page stream', async () => {

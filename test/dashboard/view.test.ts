@@ -4,7 +4,7 @@ import { initialConversationSnapshot, snapshotReducer, type ServerEvent } from '
 import { dashboardView, isTerminalPhase, type DashboardStatus } from '../../src/dashboard/view.js';
 import { stateJson } from '../../src/state/stateJson.js';
 
-const status: DashboardStatus = { version: 3, started: true, phase: 'streaming', error: null, title: 'call.wav', bytesSent: 100, eventsReceived: 4 };
+const status: DashboardStatus = { version: 3, started: true, status: 'streaming', error: null, title: 'call.wav', bytesSent: 100, eventsReceived: 4 };
 
 describe('dashboardView', () => {
   it('is stateJson of the snapshot plus the transcript with its partials and the status', () => {
@@ -20,6 +20,7 @@ describe('dashboardView', () => {
       ...stateJson(snapshot),
       version: 3,
       started: true,
+      status: 'streaming',
       phase: 'streaming',
       error: null,
       title: 'call.wav',
@@ -35,7 +36,23 @@ describe('dashboardView', () => {
     expect(JSON.parse(JSON.stringify(view))).toEqual(view);
   });
 
-  it('names the terminal phases', () => {
-    expect(['connecting', 'streaming', 'finishing', 'done', 'error', 'closed'].filter((p) => isTerminalPhase(p as never))).toEqual(['done', 'error', 'closed']);
+  it('speaks the session vocabulary: failed is terminal, paused, closing and reconnecting are states of their own', () => {
+    for (const s of ['connecting', 'streaming', 'paused', 'finishing', 'closing', 'reconnecting', 'done', 'failed', 'closed'] as const) {
+      const view = dashboardView(initialConversationSnapshot, { ...status, status: s });
+      expect(view.status).toBe(s);
+      // The deprecated phase is the status, with failed read as the old `error`.
+      expect(view.phase).toBe(s === 'failed' ? 'error' : s);
+    }
+  });
+
+  it('still reads the deprecated phase when no status is given (old error as failed)', () => {
+    const { status: _status, ...old } = status;
+    expect(dashboardView(initialConversationSnapshot, { ...old, phase: 'finishing' })).toMatchObject({ status: 'finishing', phase: 'finishing' });
+    expect(dashboardView(initialConversationSnapshot, { ...old, phase: 'error' })).toMatchObject({ status: 'failed', phase: 'error' });
+    expect(dashboardView(initialConversationSnapshot, old)).toMatchObject({ status: 'connecting' });
+  });
+
+  it('names the terminal phases (deprecated isTerminalPhase, which knows failed too)', () => {
+    expect(['connecting', 'streaming', 'paused', 'finishing', 'closing', 'reconnecting', 'done', 'error', 'failed', 'closed'].filter((p) => isTerminalPhase(p))).toEqual(['done', 'error', 'failed', 'closed']);
   });
 });

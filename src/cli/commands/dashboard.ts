@@ -21,7 +21,7 @@ const USAGE = `Usage: svc-stream dashboard [FILE] [options]
 Serve a live dashboard of one conversation-analysis session on 127.0.0.1 and open it in
 the browser: the transcript growing with its in-progress lines, speaker roles, the
 conversation type, topics, per-speaker topic sentiment, behaviors as they fire, the summary
-and the session's phase. The session starts when the page first loads (or at once with
+and the session's status. The session starts when the page first loads (or at once with
 --start-now) and runs once: reloading the page shows the current state at once.
 Without FILE, the sample call shipped with the package (samples/call.wav) is played with
 its config (samples/call.config.json: behaviors and emotions on). FILE is any audio file:
@@ -122,8 +122,8 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       }
       void dashboard.session.ended.then((view) => {
         final = view;
-        if (view.phase === 'error') io.stderr.write(`svc-stream: ${view.error?.code ?? 'error'}: ${view.error?.message ?? 'session failed'}\n`);
-        else if (view.phase === 'done') io.stderr.write(`svc-stream: session done (${((view.duration_ms ?? 0) / 1000).toFixed(1)} s of audio)\n`);
+        if (view.status === 'failed') io.stderr.write(`svc-stream: ${view.error?.code ?? 'error'}: ${view.error?.message ?? 'session failed'}\n`);
+        else if (view.status === 'done') io.stderr.write(`svc-stream: session done (${((view.duration_ms ?? 0) / 1000).toFixed(1)} s of audio)\n`);
       });
       await Promise.race([aborted(io.signal), values['exit-when-done'] ? dashboard.finalServed : new Promise<never>(() => undefined)]);
     } finally {
@@ -133,7 +133,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     await fleet.close();
     await endpoint.close();
   }
-  return final?.phase === 'error' ? 1 : 0;
+  return final?.status === 'failed' ? 1 : 0;
 }
 
 export const dashboardCommand: Command = {

@@ -4,6 +4,7 @@
 import { asyncScheduler, Subject } from 'rxjs';
 import { relayMessages } from '../../relay/client.js';
 import type { ServerEvent } from '../../schema/events.js';
+import type { SessionStatus } from '../../schema/sessionState.js';
 import { initialConversationSnapshot } from '../../state/snapshot.js';
 import { splitSession } from '../../state/splitSession.js';
 import { dashboardView, type DashboardError } from '../view.js';
@@ -11,7 +12,7 @@ import { connection, render } from './render.js';
 import { DASHBOARD_SESSION_ID } from '../sessionId.js';
 
 let snapshot = initialConversationSnapshot;
-let status = 'connecting';
+let status: SessionStatus = 'connecting';
 let title = '';
 let events = 0;
 let error: DashboardError | null = null;
@@ -20,7 +21,7 @@ let drawing = false;
 
 const draw = (): void => {
   drawing = false;
-  render(dashboardView(snapshot, { version, started: true, phase: status, error, title, bytesSent: 0, eventsReceived: events }));
+  render(dashboardView(snapshot, { version, started: true, status, error, title, bytesSent: 0, eventsReceived: events }));
 };
 const changed = (): void => {
   version++;
@@ -54,7 +55,8 @@ relayMessages(`/sessions/${DASHBOARD_SESSION_ID}/events`, { maxRetries: 60 }).su
         return;
       case 'status':
         if (m.title) title = m.title;
-        status = m.status;
+        // The relay forwards the statuses the session's onStateChange reported, then its end.
+        status = m.status as SessionStatus;
         changed();
         return;
       case 'gap':
@@ -70,7 +72,7 @@ relayMessages(`/sessions/${DASHBOARD_SESSION_ID}/events`, { maxRetries: 60 }).su
   },
   error: (err: unknown) => {
     error = firstLine(err);
-    status = 'error';
+    status = 'failed';
     events$.complete();
     connection('ended', 'session ended');
     changed();

@@ -44,10 +44,10 @@ function percent(x) { return typeof x === 'number' ? Math.round(x * 100) + '%' :
 function renderHeader(view) {
   document.title = (view.title ? view.title + ' — ' : '') + 'svc-stream dashboard';
   byId('title').textContent = view.title || '';
-  var phase = byId('phase');
-  phase.dataset.phase = view.phase;
-  phase.textContent = view.phase === 'error' && view.error ? 'error · ' + view.error.code : view.phase === 'reconnecting' ? 'reconnecting…' : view.phase;
-  document.body.dataset.phase = view.phase;
+  var status = byId('status');
+  status.dataset.status = view.status;
+  status.textContent = view.status === 'failed' && view.error ? 'failed · ' + view.error.code : view.status === 'reconnecting' ? 'reconnecting…' : view.status;
+  document.body.dataset.status = view.status;
   var pos = view.duration_ms;
   if (typeof pos !== 'number') {
     pos = 0;
@@ -60,7 +60,7 @@ function renderHeader(view) {
   byId('audio-pos').textContent = clock(pos);
   byId('event-count').textContent = String(view.events_received);
   var box = byId('error');
-  if (view.phase === 'error' || view.server_error || view.error) {
+  if (view.status === 'failed' || view.server_error || view.error) {
     clear(box);
     box.appendChild(el('span', 'code', view.error ? view.error.code : 'server error'));
     box.appendChild(document.createTextNode((view.error && view.error.message) || view.server_error || ''));
@@ -231,7 +231,7 @@ function renderSummary(view) {
 }
 
 function ended(view) {
-  return view.phase === 'done' || view.phase === 'error' || view.phase === 'closed';
+  return view.status === 'done' || view.status === 'failed' || view.status === 'closed';
 }
 
 // Why the fields are empty, once the session is done: a server that does not transcribe
@@ -240,7 +240,7 @@ function renderNote(view) {
   var note = byId('note');
   var finals = view.clips.length;
   var silent = finals > 0 && view.clips.every(function (c) { return !c.text; });
-  if (view.phase === 'done') {
+  if (view.status === 'done') {
     note.textContent = 'The session is done: ' + finals + (finals === 1 ? ' clip' : ' clips') + (typeof view.duration_ms === 'number' ? ' in ' + clock(view.duration_ms) + ' of audio' : '') + '.' +
       (silent ? ' No clip has text and nothing was inferred from it: the local emulator does not transcribe your audio. Give it a scenario file (--scenario) for a scripted conversation, or set SVC_BASE_URL and SVC_API_KEY for the real service.' : '');
     note.hidden = false;

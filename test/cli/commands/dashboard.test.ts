@@ -70,7 +70,7 @@ describe('svc-stream dashboard', () => {
     const exit = dashboardCommand.run(['--no-open'], t.io);
     const url = await urlOf(t.stdout);
     const state = await getJson(`${url}state`);
-    expect(state).toMatchObject({ title: 'call.wav', started: false, phase: 'connecting' });
+    expect(state).toMatchObject({ title: 'call.wav', started: false, status: 'connecting' });
     expect(t.stderr.text()).toMatch(/the emulator plays .*samples\/call\.scenario\.json/);
     expect(t.stderr.text()).toContain('the session starts when the page loads (1x live pace); Ctrl-C to stop');
     t.controller.abort();
