@@ -79,6 +79,9 @@ class SessionFlow extends FlowControl {
   }
 }
 
+/** What a pull source may read while it is being subscribed, before a session can push back (the session's default high-water mark). */
+const EARLY_BYTES = 1 << 20;
+
 interface Stored {
   /** Stream byte position of the chunk's first byte. */
   readonly at: number;
@@ -93,6 +96,7 @@ class ResilientSession {
   private gate: Gate | undefined;
   /** Chunks read while the source is being subscribed, before the first session exists. */
   private early: Uint8Array[] | undefined;
+  private earlyBytes = 0;
   private readonly declared: AudioFormat | undefined;
   /** The raw layout of the stream once known: raw at once, WAV after its header; undefined: not resumable. */
   private layout: { format: RawAudioFormat; dataOffset: number; frame: number; perMs: number } | undefined;
@@ -168,6 +172,7 @@ class ResilientSession {
       this.gate = undefined;
     }
     if (!this.ended) this.openSegment(early, this.declared);
+    this.gate?.free('start');
   }
 
   stop(): void {
@@ -198,7 +203,13 @@ class ResilientSession {
       this.trim();
     }
     if (this.feed) this.feed.next(chunk);
-    else if (this.early) this.early.push(new Uint8Array(chunk));
+    else if (this.early) {
+      // A source that reads synchronously when subscribed is held at the session's default
+      // high-water mark until the first session exists and takes over the pressure.
+      this.early.push(new Uint8Array(chunk));
+      this.earlyBytes += chunk.byteLength;
+      if (this.earlyBytes > EARLY_BYTES) this.gate?.hold('start');
+    }
     // No session takes it now (an outage): the stream counts it; the next session, replaying it, does not again.
     else this.stats.bytesRead += chunk.byteLength;
   }
