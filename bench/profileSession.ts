@@ -2,6 +2,7 @@
 // streams 64 MB in frames of `bytes` (default 3200) through analyzeConversation into a loopback
 // sink in a child process (so its unmasking is not in the profile). `source` is pull (the bench
 // pull source, default), iterable (fromAsyncIterable), readable (fromReadable) or file (fileSource).
+// `--no-reconnect` runs one plain session (reconnect: false) instead of the resilient default.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
@@ -31,11 +32,11 @@ async function main(): Promise<void> {
     const file = kind === 'file' ? benchFile(count, size) : undefined;
     const src = makeSource(kind, count, size, file?.file);
     const stats = createSessionStats();
-    await lastValueFrom(src.audio$.pipe(analyzeConversation({ apiKey: KEY, baseUrl, stats, format: { audio_format: 's16le', sample_rate: 16000, num_channels: 1 }, ...(src.flow ? { flow: src.flow } : {}) })));
+    await lastValueFrom(src.audio$.pipe(analyzeConversation({ apiKey: KEY, baseUrl, stats, ...(process.argv.includes('--no-reconnect') ? { reconnect: false as const } : {}), format: { audio_format: 's16le', sample_rate: 16000, num_channels: 1 }, ...(src.flow ? { flow: src.flow } : {}) })));
     const secs = (performance.now() - t0) / 1000;
     const c = process.cpuUsage(c0);
     file?.remove();
-    console.log(`${kind} ${size} B: ${(stats.bytesSent / MB / secs).toFixed(1)} MB/s, CPU ${((c.user + c.system) / 1000).toFixed(0)} ms, ${stats.framesSent} frames for ${count} chunks`);
+    console.log(`${kind} ${size} B: ${(stats.bytesSent / MB / secs).toFixed(1)} MB/s, CPU ${((c.user + c.system) / 1000).toFixed(0)} ms, ${stats.framesSent} frames for ${count} chunks, peak ${(stats.peakBufferedBytes / MB).toFixed(1)} MB buffered`);
   }
   child.stdin.end();
 }
