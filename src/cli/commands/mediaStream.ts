@@ -10,6 +10,7 @@ import { showCalls } from '../callView.js';
 import { configFlag, printError, readJsonFile, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
 import { playMediaStreamDemo } from '../mediaStreamDemo.js';
+import { minFlag } from '../numberFlag.js';
 import { fleetLimits, REDIS_HELP, REDIS_OPTION } from '../redisFlag.js';
 import { resultSource, resultSourceNote } from '../resultSource.js';
 import { samplePath } from '../../samples.js';
@@ -33,6 +34,9 @@ Options:
   --public-url URL      the stream URL as in the TwiML <Stream url> (what Twilio signs; default
                         wss:// + Host + path)
   --max-calls N         sessions at once (default 3)
+  --max-connections N   provider connections at once; more are refused with 1013 (default 100)
+  --frame-ms MS         group each call's 20 ms media into frames of up to MS ms before sending
+                        (fewer writes per call, up to MS - 20 ms more partial latency; default 0)
   --when-full P         queue (default) or reject calls beyond --max-calls
   --exit-after N        exit once N calls have ended (--demo: default 1)
   --demo                play a provider: stream the sample call (8 kHz mu-law) as a Twilio
@@ -49,12 +53,6 @@ ${REDIS_HELP}
 Environment: SVC_API_KEY, SVC_BASE_URL, SVC_BRIDGE_TOKEN, TWILIO_AUTH_TOKEN.
 Exit status: 0 after --exit-after calls (or Ctrl-C); 1 when it cannot listen or the demo fails.`;
 
-function numberFlag(value: string | undefined, name: string, fallback: number, min: number, integer = true): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isFinite(n) || n < min || (integer && !Number.isInteger(n))) throw new InputError('invalid_argument', `--${name} expects ${integer ? 'an integer' : 'a number'} ≥ ${min}, got '${value}'`, { path: name });
-  return n;
-}
 
 function oneOf<T extends string>(value: string | undefined, name: string, allowed: readonly T[], fallback: T): T {
   if (value === undefined) return fallback;
@@ -77,6 +75,8 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       'twilio-auth-token': { type: 'string' },
       'public-url': { type: 'string' },
       'max-calls': { type: 'string' },
+      'max-connections': { type: 'string' },
+      'frame-ms': { type: 'string' },
       'when-full': { type: 'string' },
       'exit-after': { type: 'string' },
       demo: { type: 'boolean' },
@@ -95,14 +95,18 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     return 0;
   }
   const host = values.host ?? '127.0.0.1';
-  const port = numberFlag(values.port, 'port', 8080, 0);
+  const port = minFlag(values.port, 'port', 8080, 0);
+  const limits = {
+    ...(values['max-connections'] !== undefined ? { maxConnections: minFlag(values['max-connections'], 'max-connections', 100, 1) } : {}),
+    ...(values['frame-ms'] !== undefined ? { frameMs: minFlag(values['frame-ms'], 'frame-ms', 0, 0) } : {}),
+  };
   const preset = oneOf(values.preset, 'preset', ['twilio', 'telnyx', 'auto'] as const, 'auto');
   const trackMode = oneOf(values.tracks, 'tracks', ['separate', 'interleaved'] as const, 'separate');
   const whenFull = oneOf(values['when-full'], 'when-full', ['queue', 'reject'] as const, 'queue');
   const demo = values.demo === true;
-  const exitAfter = values['exit-after'] !== undefined ? numberFlag(values['exit-after'], 'exit-after', 1, 1) : demo ? 1 : undefined;
-  const speed = numberFlag(values.speed, 'speed', 1, 0.01, false);
-  const seconds = numberFlag(values.seconds, 'seconds', 38.6, 0.02, false);
+  const exitAfter = values['exit-after'] !== undefined ? minFlag(values['exit-after'], 'exit-after', 1, 1) : demo ? 1 : undefined;
+  const speed = minFlag(values.speed, 'speed', 1, 0.01, false);
+  const seconds = minFlag(values.seconds, 'seconds', 38.6, 0.02, false);
   const twilioAuthToken = values['twilio-auth-token'] ?? io.env['TWILIO_AUTH_TOKEN'];
   // The demo brings a token of its own when none is set, so its bridge is never open.
   const token = values.token ?? io.env['SVC_BRIDGE_TOKEN'] ?? (demo && !twilioAuthToken ? randomBytes(18).toString('base64url') : undefined);
@@ -144,6 +148,8 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
             ...(token !== undefined || twilioAuthToken !== undefined ? { authenticate } : {}),
             onRefused: (reason, req) => io.stderr.write(`svc-stream: refused a connection from ${req.socket.remoteAddress ?? '?'}: ${reason}\n`),
             onMalformed: (reason) => io.stderr.write(`svc-stream: malformed message: ${reason}\n`),
+            ...limits,
+            onWarning: (w) => io.stderr.write(`svc-stream: ${w.message.replace('Raise maxConnections', 'Raise --max-connections')}\n`),
             onListening: (a) => {
               const path = values.path ?? '/';
               io.stderr.write(`svc-stream: media streams on ws://${a.address}:${a.port}${path}\n`);
@@ -164,7 +170,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
             apiKey: endpoint.apiKey,
             baseUrl: endpoint.baseUrl,
             config,
-            maxConcurrent: numberFlag(values['max-calls'], 'max-calls', 3, 1),
+            maxConcurrent: minFlag(values['max-calls'], 'max-calls', 3, 1),
             whenFull,
             callStats,
             limiter: fleet.limiter,

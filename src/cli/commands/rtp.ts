@@ -8,6 +8,7 @@ import { createRtpSourceStats, rtpSource } from '../../telephony/rtpSource.js';
 import { configFlag, printError, readJsonFile, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
 import { showCalls } from '../callView.js';
+import { minFlag } from '../numberFlag.js';
 
 const USAGE = `Usage: svc-stream rtp [options]
 
@@ -39,13 +40,6 @@ ${REDIS_HELP}
 
 Environment: SVC_API_KEY, SVC_BASE_URL. With neither set, an embedded emulator is started.
 Exit status: 0 after --exit-after calls (or Ctrl-C); 1 on failure to listen.`;
-
-function intFlag(value: string | undefined, name: string, fallback: number, min = 0): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < min) throw new InputError('invalid_argument', `--${name} expects an integer ≥ ${min}, got '${value}'`, { path: name });
-  return n;
-}
 
 async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const { values } = parseArgs({
@@ -80,8 +74,8 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   }
   const whenFull = values['when-full'] ?? 'queue';
   if (whenFull !== 'queue' && whenFull !== 'reject') throw new InputError('invalid_argument', `--when-full expects queue or reject, got '${whenFull}'`, { path: 'when-full' });
-  const port = intFlag(values.port, 'port', 5004);
-  const exitAfter = values['exit-after'] !== undefined ? intFlag(values['exit-after'], 'exit-after', 1, 1) : undefined;
+  const port = minFlag(values.port, 'port', 5004, 0);
+  const exitAfter = values['exit-after'] !== undefined ? minFlag(values['exit-after'], 'exit-after', 1, 1) : undefined;
   const config = configFlag(values.config);
   const scenario = values.scenario ? readJsonFile(values.scenario, 'scenario') : undefined;
 
@@ -103,10 +97,10 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
             port,
             payloadTypes,
             stats: sourceStats,
-            ...(values.jitter !== undefined ? { playoutDelayMs: intFlag(values.jitter, 'jitter', 60) } : {}),
-            ...(values['idle-timeout'] !== undefined ? { idleTimeoutMs: intFlag(values['idle-timeout'], 'idle-timeout', 5000, 1) } : {}),
-            ...(values['max-legs'] !== undefined ? { maxLegs: intFlag(values['max-legs'], 'max-legs', 64, 1) } : {}),
-            ...(values['frame-ms'] !== undefined ? { frameMs: intFlag(values['frame-ms'], 'frame-ms', 0) } : {}),
+            ...(values.jitter !== undefined ? { playoutDelayMs: minFlag(values.jitter, 'jitter', 60, 0) } : {}),
+            ...(values['idle-timeout'] !== undefined ? { idleTimeoutMs: minFlag(values['idle-timeout'], 'idle-timeout', 5000, 1) } : {}),
+            ...(values['max-legs'] !== undefined ? { maxLegs: minFlag(values['max-legs'], 'max-legs', 64, 1) } : {}),
+            ...(values['frame-ms'] !== undefined ? { frameMs: minFlag(values['frame-ms'], 'frame-ms', 0, 0) } : {}),
             onListening: (a) => io.stderr.write(`svc-stream: listening for RTP on ${a.address}:${a.port}\n`),
             onWarning: (w) => io.stderr.write(`svc-stream: ${w.message.replace('Raise maxLegs', 'Raise --max-legs')}\n`),
           }),
@@ -114,7 +108,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
             apiKey: endpoint.apiKey,
             baseUrl: endpoint.baseUrl,
             config,
-            maxConcurrent: intFlag(values['max-calls'], 'max-calls', 3, 1),
+            maxConcurrent: minFlag(values['max-calls'], 'max-calls', 3, 1),
             whenFull,
             callStats,
             limiter: fleet.limiter,

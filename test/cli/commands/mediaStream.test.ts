@@ -143,6 +143,35 @@ describe('svc-stream media-stream', () => {
     expect(ends.sort()).toEqual(['done', 'rejected']);
   }, 60_000);
 
+  it('--max-connections refuses a provider connection over the limit with 1013, says once which flag raises it, and the admitted call goes on', async () => {
+    const r = start(['--token', 't0ken-t0ken', '--max-connections', '1', '--frame-ms', '100', '--exit-after', '1', '--json']);
+    const port = await r.port;
+    const url = `ws://127.0.0.1:${port}/`;
+    const auth = { authorization: 'Bearer t0ken-t0ken' };
+    const refused = (): Promise<number> =>
+      new Promise((resolve) => {
+        const extra = new WebSocket(url, { headers: auth });
+        extra.on('close', (code) => resolve(code));
+        extra.on('error', () => undefined);
+      });
+    // The admitted provider holds its connection open while two more try to connect.
+    const held = new WebSocket(url, { headers: auth });
+    await new Promise((resolve, reject) => held.once('open', resolve).once('error', reject));
+    expect(await Promise.all([refused(), refused()]), r.stderr()).toEqual([1013, 1013]);
+    held.close();
+    await new Promise((resolve) => held.once('close', resolve));
+    await twilioCall(url, auth, 'MZcap', 2000);
+    expect(await r.exit).toBe(0);
+    expect(r.stderr().match(/Raise --max-connections/g)).toHaveLength(1);
+    expect(ndjson(r.stdout()).find((l) => l['type'] === 'call_end')).toMatchObject({ id: 'MZcap:inbound', status: 'done' });
+  }, 30_000);
+
+  it('a bad --frame-ms is a usage error naming the bound', async () => {
+    const r = start(['--frame-ms', 'soon']);
+    expect(await r.exit).toBe(2);
+    expect(r.stderr()).toMatch(/--frame-ms expects an integer ≥ 0, got 'soon'/);
+  });
+
   it('will not listen beyond loopback without a token or Twilio auth', async () => {
     const r = start(['--host', '0.0.0.0']);
     expect(await r.exit).toBe(2);
