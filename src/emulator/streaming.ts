@@ -15,6 +15,7 @@ import { DEFAULT_EMULATOR_LIMITS, type EmulatorLimits } from './routes.js';
 import { analysisEnabled, type Fault, type Scenario, type ScenarioStep } from './scenario.js';
 import { ENDPOINTS } from '../schema/endpoints.js';
 import type { SessionStatus } from '../schema/sessionState.js';
+import { rawDataBuffer } from '../internal/wsData.js';
 
 /**
  * Where an emulated streaming connection is (§3), in the session's one vocabulary
@@ -195,7 +196,7 @@ export class StreamingConnection {
     this.slotHeld = true;
     const paramsError = audioParamsError(url);
     if (paramsError) return this.reject(1003, paramsError);
-    this.ws.on('message', (data, isBinary) => this.onMessage(toBuffer(data), isBinary));
+    this.ws.on('message', (data, isBinary) => this.onMessage(rawDataBuffer(data), isBinary));
     this.watchInactivity();
     this.strike('handshake');
   }
@@ -475,11 +476,6 @@ export class StreamingConnection {
   }
 }
 
-function toBuffer(data: WebSocket.RawData): Buffer {
-  if (Buffer.isBuffer(data)) return data;
-  if (Array.isArray(data)) return Buffer.concat(data);
-  return Buffer.from(data);
-}
 
 // ws (8.x) offers no public way to change one connection's message limit, nor to act before it
 // closes on a frame it refuses; both live on its Receiver. Fail loudly if that ever changes.

@@ -7,6 +7,7 @@ import { sniffContainer, SNIFF_BYTES } from '../internal/sniffContainer.js';
 import type { AudioFormat } from '../schema/audio.js';
 import type { FlowControl } from '../audio/flow.js';
 import type { SessionStats } from './stats.js';
+import { callUser } from '../internal/userCallback.js';
 
 /**
  * What a session says about its audio when the audio does not say enough (one code each):
@@ -107,14 +108,6 @@ export class AudioCheck {
     const warning: AudioWarning = { code, message };
     this.stats.audioWarnings++;
     this.stats.lastAudioWarning = warning;
-    const report = this.options.onAudioWarning;
-    if (report === undefined) return;
-    try {
-      report(warning);
-    } catch (err) {
-      queueMicrotask(() => {
-        throw err;
-      });
-    }
+    callUser(this.options.onAudioWarning, warning);
   }
 }

@@ -4,6 +4,7 @@
 import type { EventWarning } from '../schema/events.js';
 import type { SessionStatus } from '../schema/sessionState.js';
 import type { AudioWarning } from './audioCheck.js';
+import { callUser } from '../internal/userCallback.js';
 
 /** How a session treats out-of-contract values inside well-formed events (docs/tolerance.md). */
 export interface ToleranceOptions {
@@ -130,14 +131,6 @@ export function reportWarnings(warnings: readonly EventWarning[] | undefined, st
       stats.warnings++;
       stats.lastWarning = w;
     }
-    if (options.onWarning) {
-      try {
-        options.onWarning(w);
-      } catch (err) {
-        queueMicrotask(() => {
-          throw err;
-        });
-      }
-    }
+    callUser(options.onWarning, w);
   }
 }

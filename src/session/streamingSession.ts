@@ -3,7 +3,7 @@
 // until `done`. What differs per endpoint (path, config frame, decoding) is a StreamProtocol.
 // The bytes going out are an AudioSender's (audioSender.ts); what a refusal or a close means is
 // closeErrors.ts's. This file keeps the states and the moves between them.
-import { asyncScheduler, config, Observable, Subscription, timer, type SchedulerLike, type Subscriber } from 'rxjs';
+import { asyncScheduler, Observable, Subscription, timer, type SchedulerLike, type Subscriber } from 'rxjs';
 import WebSocket, { type ClientOptions } from 'ws';
 import type { IncomingMessage } from 'node:http';
 import { audioMetaOf, type AudioChunk } from '../audio/meta.js';
@@ -12,6 +12,8 @@ import { AudioCheck, type AudioWarningOptions } from './audioCheck.js';
 import { ContractError, InputError, SessionError, type AudioAccount } from '../errors.js';
 import { modelsCredentials } from '../credentials.js';
 import { redact, redactUrl } from '../redact.js';
+import { reportUnhandled } from '../internal/userCallback.js';
+import { rawDataText } from '../internal/wsData.js';
 import type { AudioFormat } from '../schema/audio.js';
 import { FlowControl } from '../audio/flow.js';
 import { AudioSender } from './audioSender.js';
@@ -387,7 +389,7 @@ class StreamingSession<T> {
       return;
     }
     // A server that echoes the key gets it masked here, before any event, snapshot or page shows it.
-    const text = this.clean(Buffer.isBuffer(data) ? data.toString('utf8') : Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data).toString('utf8'));
+    const text = this.clean(rawDataText(data));
     const decoded = this.protocol.decode(text);
     if (!decoded.ok) {
       this.fail(new ContractError('malformed_frame', `the server sent a frame outside the contract: ${decoded.reason}`, { retryable: false, detail: text.slice(0, 500), audio: this.account() }));
@@ -490,11 +492,3 @@ class StreamingSession<T> {
   }
 }
 
-/** As RxJS reports an error no subscriber can take: to `config.onUnhandledError`, or thrown on its own stack. */
-function reportUnhandled(err: unknown): void {
-  setTimeout(() => {
-    const { onUnhandledError } = config;
-    if (onUnhandledError) onUnhandledError(err);
-    else throw err;
-  });
-}

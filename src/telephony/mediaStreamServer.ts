@@ -3,7 +3,8 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { asyncScheduler, Observable, type SchedulerLike } from 'rxjs';
-import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { rawDataText } from '../internal/wsData.js';
 import type { AudioObservable } from '../audio/meta.js';
 import { AudioSourceError, InputError } from '../errors.js';
 import { RAW_FORMAT_DESCRIPTORS, type RawAudioFormat } from '../schema/audio.js';
@@ -146,9 +147,6 @@ interface TrackState {
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
-function rawText(data: RawData): string {
-  return Buffer.isBuffer(data) ? data.toString('utf8') : Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data).toString('utf8');
-}
 
 /**
  * Accept media-stream WebSocket connections and emit one {@link MediaStreamCall} per stream
@@ -387,7 +385,7 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
 
       ws.on('message', (data, isBinary) => {
         stats.messages++;
-        const raw = isBinary ? '' : rawText(data);
+        const raw = isBinary ? '' : rawDataText(data);
         try {
           if (isBinary) return malformed('binary frame', '(binary)');
           // The providers' media message in their exact layout: read without JSON.parse.
