@@ -4,51 +4,15 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { asyncScheduler, Observable, type SchedulerLike } from 'rxjs';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { rawDataText } from '../internal/wsData.js';
-import type { AudioObservable } from '../audio/meta.js';
 import { AudioSourceError, InputError } from '../errors.js';
-import { RAW_FORMAT_DESCRIPTORS, type RawAudioFormat } from '../schema/audio.js';
-import { LiveAudio } from './liveAudio.js';
-import { checkUpgrade, type MediaStreamAuth, type MediaStreamRefusal } from './mediaStreamAuth.js';
-import {
-  detectPreset,
-  encodingLaw,
-  MEDIA_STREAM_PRESETS,
-  normalizeTrack,
-  readField,
-  readNumber,
-  type MediaStreamPreset,
-  type MediaStreamPresetName,
-} from './mediaStreamPresets.js';
-import { resolvePayloadType } from './payloadTypes.js';
-import { PlayoutStream, type StreamStats } from './playoutStream.js';
+import { callUser } from '../internal/userCallback.js';
 import { FrameClock } from './frameClock.js';
-import { TrackInterleaver } from './trackInterleaver.js';
-import { hasFastMediaPath, matchMediaMessage } from './mediaMessage.js';
 import { warnOnce, type TelephonyWarningHandler } from './limitWarning.js';
+import { checkUpgrade, type MediaStreamAuth, type MediaStreamRefusal } from './mediaStreamAuth.js';
+import { MediaStreamConnection, type ConnectionContext, type MediaStreamCall, type MediaTrack } from './mediaStreamConnection.js';
+import { MEDIA_STREAM_PRESETS, type MediaStreamPreset, type MediaStreamPresetName } from './mediaStreamPresets.js';
 
-/** A media-stream track: the caller's audio (`inbound`) or the audio sent to the caller (`outbound`). */
-export type MediaTrack = 'inbound' | 'outbound';
-
-/** One call (or one track of it) from a media stream. */
-export interface MediaStreamCall {
-  /** `<streamId>` (interleaved) or `<streamId>:<track>`. */
-  readonly id: string;
-  readonly streamId: string;
-  /** The provider's call identifier (`callSid`, `call_control_id`), when the start message has one. */
-  readonly callId: string | undefined;
-  readonly preset: MediaStreamPresetName;
-  /** The track, or `both` when interleaved (channel 1 inbound, channel 2 outbound). */
-  readonly track: MediaTrack | 'both';
-  /** mulaw (or alaw) at 8000 Hz, 1 channel, or 2 when interleaved. */
-  readonly format: RawAudioFormat;
-  readonly audio$: AudioObservable;
-  /** Counters per track (the jitter buffer's, on chunk numbers). */
-  readonly stats: Readonly<Partial<Record<MediaTrack, StreamStats>>>;
-  readonly customParameters: unknown;
-  /** The start message as received. */
-  readonly start: unknown;
-}
+export type { MediaStreamCall, MediaTrack } from './mediaStreamConnection.js';
 
 /** Counters of the server, updated in place. */
 export interface MediaStreamServerStats {
@@ -139,15 +103,6 @@ export interface MediaStreamServerOptions {
   readonly frameMs?: number | undefined;
 }
 
-interface TrackState {
-  readonly stream: PlayoutStream;
-  samples: number;
-  chunks: number;
-}
-
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-
-
 /**
  * Accept media-stream WebSocket connections and emit one {@link MediaStreamCall} per stream
  * and track (or per stream, tracks interleaved as two channels).
@@ -188,9 +143,8 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
     const scheduler = options.scheduler ?? asyncScheduler;
     const frameClock = frameMs > 0 ? new FrameClock(frameMs, scheduler) : undefined;
     const grouping = frameClock ? { clock: frameClock, scheduler } : undefined;
-    // Every payload is decoded here first (messages are handled one at a time).
     let scratch = Buffer.allocUnsafe(1024);
-    const enders = new Set<() => void>();
+    const connections = new Set<MediaStreamConnection>();
     const maxConnections = options.maxConnections ?? DEFAULT_MEDIA_STREAM_MAX_CONNECTIONS;
     const warnOverCapacity = warnOnce(
       {
@@ -226,11 +180,7 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
         if (closing || socket.destroyed) return void socket.destroy();
         if (refusal) {
           stats.unauthorized++;
-          try {
-            options.onRefused?.(refusal, req);
-          } catch {
-            /* a failing reporter must not take the server down */
-          }
+          callUser(options.onRefused, refusal, req);
           return answer(socket, '401 Unauthorized');
         }
         wss.handleUpgrade(req, socket, head, (ws) => {
@@ -251,169 +201,30 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
 
     const malformed = (reason: string, raw: string): void => {
       stats.malformed++;
-      try {
-        options.onMalformed?.(reason, raw.slice(0, 500));
-      } catch {
-        /* a failing reporter must not take the server down */
-      }
+      callUser(options.onMalformed, reason, raw.slice(0, 500));
     };
-
-    const onConnection = (ws: WebSocket): void => {
-      stats.connections++;
-      let preset = fixedPreset;
-      let streamId: string | undefined;
-      let law: 'mulaw' | 'alaw' = 'mulaw';
-      let startMsg: unknown;
-      const tracks = new Map<MediaTrack, TrackState>();
-      let mixed: { live: LiveAudio; mixer: TrackInterleaver; ended: Set<MediaTrack> } | undefined;
-      let ended = false;
-
-      const format = (channels: number): RawAudioFormat => ({ audio_format: law, sample_rate: 8000, num_channels: channels });
-      const emitCall = (track: MediaTrack | 'both', audio$: AudioObservable, trackStats: Partial<Record<MediaTrack, StreamStats>>, channels: number): void => {
-        stats.calls++;
-        subscriber.next({
-          id: track === 'both' ? streamId! : `${streamId!}:${track}`,
-          streamId: streamId!,
-          callId: readField(startMsg, preset!.callId) as string | undefined,
-          preset: preset!.name,
-          track,
-          format: format(channels),
-          audio$,
-          stats: trackStats,
-          customParameters: readField(startMsg, preset!.customParameters),
-          start: startMsg,
-        });
-      };
-
-      const trackState = (track: MediaTrack): TrackState => {
-        let t = tracks.get(track);
-        if (t) return t;
-        const stream = new PlayoutStream(resolvePayloadType(law === 'mulaw' ? 0 : 8)!, {
-          scheduler,
-          idleTimeoutMs: 0,
-          ...(options.playoutDelayMs !== undefined ? { playoutDelayMs: options.playoutDelayMs } : {}),
-          // Interleaved, the two-channel stream is grouped, not the tracks that feed it.
-          ...(grouping && !mixed ? { grouping } : {}),
-        });
-        t = { stream, samples: 0, chunks: 0 };
-        tracks.set(track, t);
-        if (mixed) {
-          const m = mixed;
-          const index = track === 'inbound' ? 0 : 1;
-          stream.live.audio$.subscribe({
-            next: (bytes) => m.live.push(m.mixer.push(index, bytes)),
-            complete: () => {
-              m.ended.add(track);
-              if (m.ended.size === tracks.size) {
-                m.live.push(m.mixer.end());
-                m.live.end();
-              }
-            },
-          });
-        } else {
-          emitCall(track, stream.live.audio$, { [track]: stream.stats }, 1);
-        }
-        return t;
-      };
-
-      const endAll = (): void => {
-        if (ended) return;
-        ended = true;
-        enders.delete(endAll);
-        for (const t of tracks.values()) t.stream.end();
-        if (mixed && tracks.size === 0) mixed.live.end();
-      };
-      enders.add(endAll);
-
-      const onStart = (msg: unknown, raw: string): void => {
-        preset = fixedPreset ?? detectPreset(msg);
-        if (!preset) return malformed('start message names no stream (no streamSid / stream_id)', raw);
-        const id = readField(msg, preset.streamId);
-        if (typeof id !== 'string' || id === '') return malformed(`start message without ${preset.streamId.join(' or ')}`, raw);
-        const l = encodingLaw(readField(msg, preset.encoding));
-        const rate = readNumber(msg, preset.sampleRate);
-        const channels = readNumber(msg, preset.channels);
-        if (!l || (rate !== undefined && rate !== 8000) || (channels !== undefined && channels !== 1)) {
-          return malformed(`unsupported media format ${JSON.stringify(readField(msg, preset.encoding))}/${String(rate)}/${String(channels)} (G.711 8000 Hz mono only)`, raw);
-        }
-        if (streamId !== undefined) return malformed('a second start message on one connection', raw);
-        streamId = id;
-        law = l;
-        startMsg = msg;
-        if (interleaved) {
-          const live = new LiveAudio(format(2), grouping);
-          const skew = Math.round(((options.maxSkewMs ?? 500) * 8000) / 1000);
-          mixed = { live, mixer: new TrackInterleaver(RAW_FORMAT_DESCRIPTORS[law].silence[0]!, skew), ended: new Set() };
-          const trackStats: Partial<Record<MediaTrack, StreamStats>> = {};
-          emitCall('both', live.audio$, trackStats, 2);
-          for (const t of wanted) trackStats[t] = trackState(t).stream.stats;
-        }
-      };
-
-      const onMedia = (msg: unknown, raw: string): void => {
-        if (!preset || streamId === undefined) return malformed('media before start', raw);
-        takeMedia(readField(msg, preset.track), readField(msg, preset.payload), readNumber(msg, preset.chunk), readNumber(msg, preset.timestamp), raw);
-      };
-
-      /** One media message's fields, however they were read. */
-      const takeMedia = (trackField: unknown, payload: unknown, chunk: number | undefined, ms: number | undefined, raw: string): void => {
-        const track = normalizeTrack(trackField);
-        if (!track) return malformed(`unknown track ${JSON.stringify(trackField)}`, raw);
-        if (!wanted.has(track)) {
-          stats.ignored++;
-          return;
-        }
-        if (typeof payload !== 'string' || payload.length % 4 !== 0 || !BASE64.test(payload)) return malformed('media without a base64 payload', raw);
-        // Decoded into the server's scratch buffer, then copied once into a buffer of its own
-        // (Buffer.from would take a slice of a shared pool that the session then holds).
+    const context: ConnectionContext = {
+      fixedPreset,
+      wanted,
+      interleaved,
+      maxSkewMs: options.maxSkewMs ?? 500,
+      playoutDelayMs: options.playoutDelayMs,
+      scheduler,
+      grouping,
+      stats,
+      malformed,
+      decode: (payload) => {
+        // Every payload is decoded here first (messages are handled one at a time).
         const need = (payload.length / 4) * 3;
         if (need > scratch.length) scratch = Buffer.allocUnsafe(Math.max(need, scratch.length * 2));
-        const n = scratch.write(payload, 'base64');
-        if (n === 0) return malformed('media with an empty payload', raw);
-        const bytes = new Uint8Array(n);
-        bytes.set(scratch.subarray(0, n));
-        const t = trackState(track);
-        t.chunks++;
-        t.stream.push({
-          seq: chunk ?? t.chunks,
-          timestamp: (ms !== undefined ? Math.round(ms * 8) : t.samples) >>> 0,
-          payload: bytes,
-          samples: bytes.byteLength,
-        });
-        t.samples += bytes.byteLength;
-      };
-
-      ws.on('message', (data, isBinary) => {
-        stats.messages++;
-        const raw = isBinary ? '' : rawDataText(data);
-        try {
-          if (isBinary) return malformed('binary frame', '(binary)');
-          // The providers' media message in their exact layout: read without JSON.parse.
-          if (streamId !== undefined && hasFastMediaPath(preset)) {
-            const fast = matchMediaMessage(raw);
-            if (fast) return takeMedia(fast.track, fast.payload, Number(fast.chunk), Number(fast.timestamp), raw);
-          }
-          let msg: unknown;
-          try {
-            msg = JSON.parse(raw);
-          } catch {
-            return malformed('not JSON', raw);
-          }
-          const event = readField(msg, (preset ?? MEDIA_STREAM_PRESETS.twilio).event);
-          if (typeof event !== 'string') return malformed('no event field', raw);
-          if (event === 'start') onStart(msg, raw);
-          else if (event === 'media') onMedia(msg, raw);
-          else if (event === 'stop') endAll();
-          else stats.ignored++;
-        } catch (err) {
-          malformed(`could not handle the message: ${(err as Error).message}`, raw);
-        }
-      });
-      ws.on('close', endAll);
-      ws.on('error', (err: Error & { code?: string }) => {
-        if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') stats.oversized++;
-        endAll();
-      });
+        return scratch.subarray(0, scratch.write(payload, 'base64'));
+      },
+      emit: (call) => subscriber.next(call),
+    };
+    const onConnection = (ws: WebSocket): void => {
+      stats.connections++;
+      const connection: MediaStreamConnection = new MediaStreamConnection(ws, context, () => connections.delete(connection));
+      connections.add(connection);
     };
 
     http.on('error', (err) => subscriber.error(new AudioSourceError('source_error', `media-stream server failed: ${err.message}`, { cause: err })));
@@ -421,7 +232,7 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
 
     return () => {
       closing = true;
-      for (const end of [...enders]) end();
+      for (const c of [...connections]) c.end();
       frameClock?.stop();
       for (const client of wss.clients) client.terminate();
       wss.close();
