@@ -3,13 +3,20 @@
 import { Observable, type SchedulerLike, type Subscriber } from 'rxjs';
 import { withAudioMeta, type AudioChunk, type AudioObservable } from '../audio/meta.js';
 import { bytesPerSecond, isRawFormat, type AudioFormat } from '../schema/audio.js';
-import type { FrameClock } from './frameClock.js';
+import { TimerWheel, WHEEL_RESOLUTION_MS, type WheelTarget } from './timerWheel.js';
 
-/** How a live stream groups its chunks: into frames of `clock.frameMs` of audio, flushed by `clock`. */
+/** How a live stream groups its chunks: into frames of `frameMs` of audio, on the process's timer wheel of `scheduler`. */
 export interface LiveGrouping {
-  readonly clock: FrameClock;
+  readonly frameMs: number;
   readonly scheduler: SchedulerLike;
 }
+
+/**
+ * The frames of a live call by default, ms: 100 ms of audio per WebSocket frame, five 20 ms
+ * packets. At most 100 ms more before the service hears a packet's audio (about 50 ms on
+ * average), for a fifth of the sends; `frameMs: 20` gives the lowest latency.
+ */
+export const DEFAULT_LIVE_FRAME_MS = 100;
 
 /** Bytes in `frameMs` of a raw format, a whole number of sample frames; 0 (no grouping) for a container. */
 export function frameBytesOf(format: AudioFormat, frameMs: number): number {
@@ -29,10 +36,10 @@ export function frameBytesOf(format: AudioFormat, frameMs: number): number {
  *   gets the end at once (the first one after the kept audio).
  * - Nothing pauses the network: backpressure cannot reach a UDP sender.
  * - With a grouping (`frameMs` on the source), chunks are joined into one chunk of `frameMs` of
- *   audio before they go on; a frame that is not full goes when its oldest chunk has waited
- *   `frameMs` (the source's shared clock), and at the end.
+ *   audio before they go on; a frame that is not full goes before its oldest chunk has waited
+ *   `frameMs` (from the process's one timer wheel, no timer per call), and at the end.
  */
-export class LiveAudio {
+export class LiveAudio implements WheelTarget {
   readonly audio$: AudioObservable;
   private kept: AudioChunk[] | undefined = [];
   private readonly subscribers = new Set<Subscriber<AudioChunk>>();
@@ -42,14 +49,16 @@ export class LiveAudio {
   private readonly frameBytes: number;
   private held: Uint8Array | undefined;
   private heldBytes = 0;
-  private heldSince = 0;
+  /** Counts frames begun: a deadline on the wheel for an earlier frame is stale. */
+  private frameNo = 0;
+  private readonly wheel: TimerWheel | undefined;
 
   constructor(
     format: AudioFormat,
     private readonly grouping?: LiveGrouping | undefined,
   ) {
-    this.frameBytes = grouping ? frameBytesOf(format, grouping.clock.frameMs) : 0;
-    if (this.frameBytes > 0) grouping!.clock.add(this);
+    this.frameBytes = grouping ? frameBytesOf(format, grouping.frameMs) : 0;
+    this.wheel = this.frameBytes > 0 ? TimerWheel.of(grouping!.scheduler) : undefined;
     const source = new Observable<AudioChunk>((subscriber) => {
       const kept = this.kept;
       this.kept = undefined;
@@ -66,29 +75,44 @@ export class LiveAudio {
   }
 
   push(chunk: AudioChunk): void {
-    if (this.ended || chunk.byteLength === 0) return;
-    this.bytes += chunk.byteLength;
-    if (this.frameBytes === 0) return this.deliver(chunk);
     const len = chunk.byteLength;
-    if (this.heldBytes + len > this.frameBytes) this.flush();
-    if (len >= this.frameBytes) return this.deliver(chunk);
-    if (this.heldBytes === 0) {
-      this.held = new Uint8Array(this.frameBytes);
-      this.heldSince = this.grouping!.scheduler.now();
+    if (this.ended || len === 0) return;
+    const F = this.frameBytes;
+    if (F === 0) {
+      this.bytes += len;
+      return this.deliver(chunk);
     }
-    this.held!.set(chunk, this.heldBytes);
-    this.heldBytes += len;
-    if (this.heldBytes === this.frameBytes) this.flush();
+    // Frames are windows of the stream: frame k is bytes [k·F, (k+1)·F), so a frame that went
+    // early (a gap, a pause) is followed by the rest of its window, and every byte keeps its place.
+    for (let off = 0; off < len; ) {
+      const inWindow = this.bytes % F;
+      const take = Math.min(F - inWindow, len - off);
+      if (this.heldBytes === 0 && take === F) {
+        // A whole window in one piece: on as it is, no copy.
+        this.deliver(off === 0 && take === len ? chunk : chunk.subarray(off, off + take));
+      } else {
+        if (this.heldBytes === 0) {
+          this.held = new Uint8Array(F - inWindow);
+          // Due one wheel slot early, so that the frame goes within frameMs of its first chunk.
+          this.wheel!.at(this.grouping!.scheduler.now() + this.grouping!.frameMs - WHEEL_RESOLUTION_MS, this, ++this.frameNo);
+        }
+        this.held!.set(off === 0 && take === len ? chunk : chunk.subarray(off, off + take), this.heldBytes);
+        this.heldBytes += take;
+      }
+      off += take;
+      this.bytes += take;
+      if (this.heldBytes > 0 && this.bytes % F === 0) this.flush();
+    }
   }
 
-  /** Let a partial frame go when its oldest chunk arrived at or before `since` (the shared clock). */
-  flushOlderThan(since: number): void {
-    if (this.heldBytes > 0 && this.heldSince <= since) this.flush();
+  /** The wheel: the frame begun as `frameNo` has waited its time; let it go if it is still held. */
+  onDeadline(frameNo: number): void {
+    if (frameNo === this.frameNo && this.heldBytes > 0) this.flush();
   }
 
   private flush(): void {
     if (this.heldBytes === 0) return;
-    const frame = this.heldBytes === this.frameBytes ? this.held! : this.held!.subarray(0, this.heldBytes);
+    const frame = this.heldBytes === this.held!.byteLength ? this.held! : this.held!.subarray(0, this.heldBytes);
     this.held = undefined;
     this.heldBytes = 0;
     this.deliver(frame);
@@ -103,6 +127,7 @@ export class LiveAudio {
     if (this.ended) return;
     this.flush();
     this.ended = {};
+    this.wheel?.remove(this);
     for (const s of [...this.subscribers]) s.complete();
     this.subscribers.clear();
   }
@@ -110,6 +135,7 @@ export class LiveAudio {
   fail(error: unknown): void {
     if (this.ended) return;
     this.ended = { error };
+    this.wheel?.remove(this);
     for (const s of [...this.subscribers]) s.error(error);
     this.subscribers.clear();
   }

@@ -6,7 +6,7 @@ import { asyncScheduler, Observable, type SchedulerLike } from 'rxjs';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { AudioSourceError, InputError } from '../errors.js';
 import { callUser } from '../internal/userCallback.js';
-import { FrameClock } from './frameClock.js';
+import { DEFAULT_LIVE_FRAME_MS } from './liveAudio.js';
 import { warnOnce, type TelephonyWarningHandler } from './limitWarning.js';
 import { checkUpgrade, type MediaStreamAuth, type MediaStreamRefusal } from './mediaStreamAuth.js';
 import { MediaStreamConnection, type ConnectionContext, type MediaStreamCall, type MediaTrack } from './mediaStreamConnection.js';
@@ -94,11 +94,13 @@ export interface MediaStreamServerOptions {
   /** Told about every refused upgrade (they are also counted in `stats.unauthorized`). */
   readonly onRefused?: ((reason: MediaStreamRefusal, req: IncomingMessage) => void) | undefined;
   /**
-   * A latency budget, ms (default 0: each media message's audio goes on as it is released).
-   * Above 0, a call's 20 ms chunks are joined into frames of up to `frameMs` of audio before the
-   * session sends them: five times fewer frames (sends, masks, syscalls) at 100 ms, for up to
-   * `frameMs − 20` ms more latency per chunk (a frame that is not full goes once its oldest
-   * chunk has waited `frameMs`, from one clock per server).
+   * Frames of audio, ms (default 100): a call's 20 ms media
+   * chunks are joined into frames of `frameMs` before the session sends them, five times fewer
+   * frames (sends, masks, syscalls) than one per message. The cost is latency: a chunk reaches
+   * the service at most `frameMs` later than it would alone (about half that on average; a
+   * frame that is not full goes within `frameMs` of its first chunk, from the process's one
+   * timer wheel, and at the end of the call). `20` (or 0: each chunk as it is released) gives
+   * the lowest latency.
    */
   readonly frameMs?: number | undefined;
 }
@@ -136,13 +138,12 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
   const fixedPreset = typeof options.preset === 'object' ? options.preset : options.preset && options.preset !== 'auto' ? MEDIA_STREAM_PRESETS[options.preset] : undefined;
   const wanted = new Set<MediaTrack>(options.tracks ?? ['inbound', 'outbound']);
   const interleaved = options.trackMode === 'interleaved';
-  const frameMs = options.frameMs ?? 0;
+  const frameMs = options.frameMs ?? DEFAULT_LIVE_FRAME_MS;
   if (!(frameMs >= 0) || !Number.isFinite(frameMs)) throw new InputError('invalid_argument', `mediaStreamServer: frameMs must be 0 or more, got ${frameMs}`);
   return new Observable<MediaStreamCall>((subscriber) => {
     const stats = options.stats ?? createMediaStreamServerStats();
     const scheduler = options.scheduler ?? asyncScheduler;
-    const frameClock = frameMs > 0 ? new FrameClock(frameMs, scheduler) : undefined;
-    const grouping = frameClock ? { clock: frameClock, scheduler } : undefined;
+    const grouping = frameMs > 0 ? { frameMs, scheduler } : undefined;
     let scratch = Buffer.allocUnsafe(1024);
     const connections = new Set<MediaStreamConnection>();
     const maxConnections = options.maxConnections ?? DEFAULT_MEDIA_STREAM_MAX_CONNECTIONS;
@@ -233,7 +234,6 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
     return () => {
       closing = true;
       for (const c of [...connections]) c.end();
-      frameClock?.stop();
       for (const client of wss.clients) client.terminate();
       wss.close();
       http.close();

@@ -9,8 +9,8 @@ import { withAudioMeta, type AudioObservable } from '../audio/meta.js';
 import { AudioSourceError, InputError } from '../errors.js';
 import type { AudioFormat } from '../schema/audio.js';
 import { resolvePayloadType, routeFormat, type PayloadTypeSpec, type RtpCodec } from './payloadTypes.js';
+import { DEFAULT_LIVE_FRAME_MS } from './liveAudio.js';
 import { PlayoutStream, type StreamStats } from './playoutStream.js';
-import { FrameClock } from './frameClock.js';
 import { parseRtpHeader } from './rtpHeader.js';
 import { SequenceExtender } from './rtpSequence.js';
 import { warnOnce, type TelephonyWarningHandler } from './limitWarning.js';
@@ -105,12 +105,13 @@ export interface RtpSourceOptions {
    */
   readonly onWarning?: TelephonyWarningHandler | undefined;
   /**
-   * A latency budget, ms (default 0: each packet's audio goes on as it is released). Above 0, a
-   * leg's 20 ms packets are joined into frames of up to `frameMs` of audio before the session
-   * sends them: five times fewer frames (sends, masks, syscalls) at 100 ms, for up to
-   * `frameMs − 20` ms more latency per chunk (a frame that is not full goes once its oldest
-   * chunk has waited `frameMs`, from one clock per source). Raw codecs only (G.711, L16); Opus
-   * and ffmpeg-decoded legs are not grouped.
+   * Frames of audio, ms (default 100): a leg's 20 ms packets are
+   * joined into frames of `frameMs` before the session sends them, five times fewer frames
+   * (sends, masks, syscalls) than one per packet. The cost is latency: a packet's audio reaches
+   * the service at most `frameMs` later than it would alone (about half that on average; a
+   * frame that is not full goes within `frameMs` of its first packet, from the process's one
+   * timer wheel, and at the end of the call). `20` (or 0: each packet as it is released) gives
+   * the lowest latency. Raw codecs only (G.711, L16); Opus and ffmpeg-decoded legs are not grouped.
    */
   readonly frameMs?: number | undefined;
   /**
@@ -196,12 +197,11 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
   const maxLegs = options.maxLegs ?? DEFAULT_MAX_LEGS;
   if (!Number.isInteger(maxLegs) || maxLegs < 1) throw new InputError('invalid_argument', `rtpSource: maxLegs must be a positive integer, got ${maxLegs}`);
   const allowed = sourceFilter(options.allowedSources);
-  const frameMs = options.frameMs ?? 0;
+  const frameMs = options.frameMs ?? DEFAULT_LIVE_FRAME_MS;
   if (!(frameMs >= 0) || !Number.isFinite(frameMs)) throw new InputError('invalid_argument', `rtpSource: frameMs must be 0 or more, got ${frameMs}`);
   return new Observable<CallLeg>((subscriber) => {
     const stats = options.stats ?? createRtpSourceStats();
     const scheduler = options.scheduler ?? asyncScheduler;
-    const frameClock = frameMs > 0 ? new FrameClock(frameMs, scheduler) : undefined;
     const legs = new Map<number, { stream: PlayoutStream; ext: SequenceExtender; payloadType: number }>();
     const socket = options.socketFactory?.() ?? dgram.createSocket('udp4');
     const warnRefused = warnOnce(
@@ -223,7 +223,7 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
         ...(options.playoutDelayMs !== undefined ? { playoutDelayMs: options.playoutDelayMs } : {}),
         ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
         ...(options.maxHeldPackets !== undefined ? { maxHeldPackets: options.maxHeldPackets } : {}),
-        ...(frameClock ? { grouping: { clock: frameClock, scheduler } } : {}),
+        ...(frameMs > 0 ? { grouping: { frameMs, scheduler } } : {}),
         // A new packet of this SSRC after the end is a new leg (a new call reusing the SSRC).
         onEnd: () => {
           if (legs.get(ssrc)?.stream === stream) legs.delete(ssrc);
@@ -347,7 +347,6 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
       closed = true;
       for (const l of [...legs.values()]) l.stream.stop();
       legs.clear();
-      frameClock?.stop();
       try {
         socket.close();
       } catch {

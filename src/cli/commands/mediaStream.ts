@@ -35,8 +35,8 @@ Options:
                         wss:// + Host + path)
   --max-calls N         sessions at once (default 3)
   --max-connections N   provider connections at once; more are refused with 1013 (default 100)
-  --frame-ms MS         group each call's 20 ms media into frames of up to MS ms before sending
-                        (fewer writes per call, up to MS - 20 ms more partial latency; default 0)
+  --frame-ms MS         send each call's audio in frames of MS ms (default 100: a fifth of the sends
+                        of one per message, audio at most 100 ms later; 20 for the lowest latency)
   --when-full P         queue (default) or reject calls beyond --max-calls
   --exit-after N        exit once N calls have ended (--demo: default 1)
   --demo                play a provider: stream the sample call (8 kHz mu-law) as a Twilio
@@ -98,7 +98,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const port = minFlag(values.port, 'port', 8080, 0);
   const limits = {
     ...(values['max-connections'] !== undefined ? { maxConnections: minFlag(values['max-connections'], 'max-connections', 100, 1) } : {}),
-    ...(values['frame-ms'] !== undefined ? { frameMs: minFlag(values['frame-ms'], 'frame-ms', 0, 0) } : {}),
+    ...(values['frame-ms'] !== undefined ? { frameMs: minFlag(values['frame-ms'], 'frame-ms', 100, 0) } : {}),
   };
   const preset = oneOf(values.preset, 'preset', ['twilio', 'telnyx', 'auto'] as const, 'auto');
   const trackMode = oneOf(values.tracks, 'tracks', ['separate', 'interleaved'] as const, 'separate');

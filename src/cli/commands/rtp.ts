@@ -27,8 +27,8 @@ Options:
   --idle-timeout MS     a call ends after this long without packets (default 5000)
   --max-calls N         sessions at once (default 3)
   --max-legs N          call legs (SSRCs) at once; packets of more are dropped and counted (default 64)
-  --frame-ms MS         group each call's 20 ms packets into frames of up to MS ms before sending
-                        (default 0: each packet as it comes; 100 sends five times fewer frames, ≤ 80 ms later)
+  --frame-ms MS         send each call's audio in frames of MS ms (default 100: a fifth of the sends
+                        of one per packet, audio at most 100 ms later; 20 for the lowest latency)
   --when-full P         queue (default) or reject calls beyond --max-calls
   --exit-after N        exit once N calls have ended
   --config FILE         BatchConfig JSON file, or 'default' (the default)
@@ -100,7 +100,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
             ...(values.jitter !== undefined ? { playoutDelayMs: minFlag(values.jitter, 'jitter', 60, 0) } : {}),
             ...(values['idle-timeout'] !== undefined ? { idleTimeoutMs: minFlag(values['idle-timeout'], 'idle-timeout', 5000, 1) } : {}),
             ...(values['max-legs'] !== undefined ? { maxLegs: minFlag(values['max-legs'], 'max-legs', 64, 1) } : {}),
-            ...(values['frame-ms'] !== undefined ? { frameMs: minFlag(values['frame-ms'], 'frame-ms', 0, 0) } : {}),
+            ...(values['frame-ms'] !== undefined ? { frameMs: minFlag(values['frame-ms'], 'frame-ms', 100, 0) } : {}),
             onListening: (a) => io.stderr.write(`svc-stream: listening for RTP on ${a.address}:${a.port}\n`),
             onWarning: (w) => io.stderr.write(`svc-stream: ${w.message.replace('Raise maxLegs', 'Raise --max-legs')}\n`),
           }),
