@@ -11,10 +11,10 @@
 // See telephonyBench.ts for the processes and figures.
 import { readFileSync } from 'node:fs';
 import WebSocket, { WebSocketServer } from 'ws';
-import { analyzeCalls, createMediaStreamServerStats, mediaStreamServer } from '../src/telephony/index.js';
-import { benchMain, callUrl, CHUNK, keyOf, mono, sendLast, type Counters, type Listening, type PathContext } from './telephonyBench.js';
+import { benchMain, telephony, callUrl, CHUNK, keyOf, mono, sendLast, type Counters, type Listening, type PathContext } from './telephonyBench.js';
 
 const SCRIPT = new URL(import.meta.url).pathname;
+const { analyzeCalls, createMediaStreamServerStats, mediaStreamServer } = await telephony();
 
 const streamSid = (c: number): string => `MZ${c.toString(16).padStart(32, '0')}`;
 const callIndex = (sid: string): number => parseInt(sid.slice(2), 16);

@@ -11,10 +11,10 @@
 import dgram from 'node:dgram';
 import { readFileSync } from 'node:fs';
 import WebSocket from 'ws';
-import { analyzeCalls, createRtpSourceStats, rtpSource } from '../src/telephony/index.js';
-import { benchMain, callUrl, CHUNK, IDLE_MS, keyOf, mono, sendLast, type Counters, type Listening, type PathContext } from './telephonyBench.js';
+import { benchMain, telephony, callUrl, CHUNK, IDLE_MS, keyOf, mono, sendLast, type Counters, type Listening, type PathContext } from './telephonyBench.js';
 
 const SCRIPT = new URL(import.meta.url).pathname;
+const { analyzeCalls, createRtpSourceStats, rtpSource } = await telephony();
 const SSRC0 = 0x5000_0000;
 
 /** Child: the RTP sender. */

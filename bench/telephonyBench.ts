@@ -11,7 +11,7 @@
 // (with --workers N, a primary and N workers) and a sender.
 import cluster from 'node:cluster';
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
@@ -38,6 +38,40 @@ export function callUrl(base: string, c: number): string {
 }
 
 export const keyOf = (c: number): string => `bench-${c}`;
+
+// ---------------------------------------------------------------------------------------------
+// The library as users run it: the built package (dist/, from `npm run build`), not the sources
+// through tsx (whose transform adds work of its own to every call); BENCH_SRC=1 runs src/.
+
+const ROOT = new URL('../', import.meta.url);
+
+/** The telephony entry of the library, from dist/ (or src/ with BENCH_SRC=1). */
+export async function telephony(): Promise<typeof import('../src/telephony/index.js')> {
+  const fromSrc = process.env['BENCH_SRC'] === '1';
+  return (await import(new URL(fromSrc ? 'src/telephony/index.ts' : 'dist/telephony/index.js', ROOT).href)) as typeof import('../src/telephony/index.js');
+}
+
+/** Source files newer than the build: the figures would be the old code's. */
+function staleBuild(): string[] {
+  if (process.env['BENCH_SRC'] === '1') return [];
+  const stale: string[] = [];
+  const walk = (dir: string): void => {
+    for (const e of readdirSync(new URL(dir, ROOT), { withFileTypes: true })) {
+      const rel = `${dir}${e.name}`;
+      if (e.isDirectory()) walk(`${rel}/`);
+      else if (e.name.endsWith('.ts') && !e.name.endsWith('.d.ts')) {
+        const built = new URL(`dist/${rel.slice(4, -3)}.js`, ROOT);
+        try {
+          if (statSync(new URL(rel, ROOT)).mtimeMs > statSync(built).mtimeMs) stale.push(rel);
+        } catch {
+          stale.push(rel);
+        }
+      }
+    }
+  };
+  walk('src/');
+  return stale;
+}
 
 // ---------------------------------------------------------------------------------------------
 // The command line.
@@ -368,7 +402,7 @@ const dbg = (s: string): void => void (process.env["BENCH_DEBUG"] && process.std
 async function oneRun(script: string, spec: TelephonySpec, standIn: ChildProcess, standInUrl: string, path: PathName, calls: number, a: ReturnType<typeof benchArgs>): Promise<RunResult> {
   const load = loadavg();
   standIn.send({ type: 'reset' });
-  const prof = path === 'library' && a.values['cpu-prof'] !== undefined ? ['--cpu-prof', '--cpu-prof-dir', a.values['cpu-prof']] : [];
+  const prof = path === 'library' && a.values['cpu-prof'] !== undefined ? ['--cpu-prof', '--cpu-prof-interval', '250', '--cpu-prof-dir', a.values['cpu-prof']] : [];
   const receiver = forkRole(
     script,
     ['--role', 'receiver', '--path', path, '--calls', String(calls), '--seconds', String(a.seconds), '--frame-ms', String(a.frameMs), '--workers', String(a.workers), '--stand-in', standInUrl],
@@ -468,8 +502,13 @@ export async function benchMain(script: string, spec: TelephonySpec): Promise<vo
   if (v.role === 'sender') return spec.sender(a.counts[0]!, v.ports!.split(',').map(Number), a.seconds);
   if (v.role === 'receiver') return receiverRole(spec, v.path as PathName, a.counts[0]!, a.frameMs, v['stand-in']!, a.workers);
   const paths: PathName[] = a.only ? [a.only] : ['bare', 'library'];
+  const stale = staleBuild().filter((f) => !f.startsWith('src/dashboard/page'));
+  if (stale.length > 0) {
+    console.error(`bench/${spec.name}: dist/ is older than ${stale.slice(0, 3).join(', ')}${stale.length > 3 ? ` and ${stale.length - 3} more` : ''}: run \`npm run build\` (or BENCH_SRC=1 to run the sources)`);
+    process.exit(2);
+  }
   console.log(
-    `bench/${spec.name}: ${a.counts.join(', ')} calls of ${a.seconds} s, frames of ${a.frameMs} ms, ${a.workers} worker${a.workers > 1 ? 's' : ''}, ${a.rounds} rounds of ${paths.join(' / ')} alternating; ${machine()}`,
+    `bench/${spec.name}: ${a.counts.join(', ')} calls of ${a.seconds} s, frames of ${a.frameMs} ms, ${a.workers} worker${a.workers > 1 ? 's' : ''}, ${a.rounds} rounds of ${paths.join(' / ')} alternating, the library from ${process.env['BENCH_SRC'] === '1' ? 'src/ (tsx)' : 'dist/'}; ${machine()}`,
   );
   const standIn = forkRole(script, ['--role', 'stand-in', '--seconds', String(a.seconds)]);
   const { baseUrl } = await nextMessage<{ type: 'stand-in-ready'; baseUrl: string }>(standIn, 'stand-in-ready');

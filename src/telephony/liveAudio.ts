@@ -91,11 +91,7 @@ export class LiveAudio implements WheelTarget {
         // A whole window in one piece: on as it is, no copy.
         this.deliver(off === 0 && take === len ? chunk : chunk.subarray(off, off + take));
       } else {
-        if (this.heldBytes === 0) {
-          this.held = new Uint8Array(F - inWindow);
-          // Due one wheel slot early, so that the frame goes within frameMs of its first chunk.
-          this.wheel!.at(this.grouping!.scheduler.now() + this.grouping!.frameMs - WHEEL_RESOLUTION_MS, this, ++this.frameNo);
-        }
+        if (this.heldBytes === 0) this.begin(F - inWindow);
         this.held!.set(off === 0 && take === len ? chunk : chunk.subarray(off, off + take), this.heldBytes);
         this.heldBytes += take;
       }
@@ -103,6 +99,33 @@ export class LiveAudio implements WheelTarget {
       this.bytes += take;
       if (this.heldBytes > 0 && this.bytes % F === 0) this.flush();
     }
+  }
+
+  /**
+   * Bytes `start`–`end` of `src`, borrowed (a socket's buffer): copied before this returns, into
+   * the frame being filled, or, without grouping, into a chunk of their own.
+   */
+  write(src: Buffer, start: number, end: number): void {
+    if (this.ended || end <= start) return;
+    const F = this.frameBytes;
+    if (F === 0 || end - start >= F || end - start > F - (this.bytes % F)) {
+      const copy = new Uint8Array(end - start);
+      copy.set(src.subarray(start, end));
+      return this.push(copy);
+    }
+    // The common case: the bytes fit in the window being filled.
+    if (this.heldBytes === 0) this.begin(F - (this.bytes % F));
+    this.held!.set(src.subarray(start, end), this.heldBytes);
+    this.heldBytes += end - start;
+    this.bytes += end - start;
+    if (this.bytes % F === 0) this.flush();
+  }
+
+  /** A new frame for the rest of the window (`room` bytes), due on the wheel within frameMs. */
+  private begin(room: number): void {
+    this.held = new Uint8Array(room);
+    // Due one wheel slot early, so that the frame goes within frameMs of its first chunk.
+    this.wheel!.at(this.grouping!.scheduler.now() + this.grouping!.frameMs - WHEEL_RESOLUTION_MS, this, ++this.frameNo);
   }
 
   /** The wheel: the frame begun as `frameNo` has waited its time; let it go if it is still held. */

@@ -72,6 +72,8 @@ export class PlayoutStream implements WheelTarget {
       ...(options.playoutDelayMs !== undefined ? { playoutDelayMs: options.playoutDelayMs } : {}),
       ...(options.maxHeldPackets !== undefined ? { maxHeldPackets: options.maxHeldPackets } : {}),
       maxFillSamples: Math.round((codec.clockRate * (Number.isFinite(this.idleMs) && this.idleMs > 0 ? Math.max(this.idleMs, 1000) : 5000)) / 1000),
+      // The buffer counts into the stream's own counters: nothing to copy per packet.
+      stats: this.stats,
     });
     // Only bytes the service takes as they are are grouped by duration (not Ogg pages, not ffmpeg's input).
     this.live = new LiveAudio(routeFormat(codec.route), codec.route.kind === 'raw' ? options.grouping : undefined);
@@ -94,6 +96,28 @@ export class PlayoutStream implements WheelTarget {
     this.armDeadline();
   }
 
+  /**
+   * One packet of audio, arrived now, whose payload is bytes `start`–`end` of `data`, borrowed:
+   * copied before this returns, straight into the live frame when it is the next packet and
+   * nothing is held (nearly always), else into a payload of its own that the jitter buffer keeps.
+   */
+  pushPayload(seq: number, timestamp: number, data: Buffer, start: number, end: number, samples: number): void {
+    if (this.done) return;
+    if (this.ogg === undefined) {
+      const fill = this.buffer.takeNext(seq, timestamp, samples);
+      if (fill >= 0) {
+        this.lastArrival = this.scheduler.now();
+        if (fill > 0) this.emitFill(fill);
+        this.stats.bytesOut += end - start;
+        this.live.write(data, start, end);
+        return;
+      }
+    }
+    const payload = new Uint8Array(end - start);
+    payload.set(data.subarray(start, end));
+    this.push({ seq, timestamp, payload, samples });
+  }
+
   /** The sender said the stream is over: release what is held and complete. */
   end(): void {
     if (this.done) return;
@@ -112,20 +136,8 @@ export class PlayoutStream implements WheelTarget {
 
   private finish(): void {
     this.done = true;
-    this.syncStats();
     this.wheel.remove(this);
     this.options.onEnd?.();
-  }
-
-  private syncStats(): void {
-    const b = this.buffer.stats;
-    const s = this.stats;
-    s.received = b.received;
-    s.reordered = b.reordered;
-    s.duplicated = b.duplicated;
-    s.lost = b.lost;
-    s.late = b.late;
-    s.resyncs = b.resyncs;
   }
 
   private emit(playouts: Playout[]): void {
@@ -139,7 +151,13 @@ export class PlayoutStream implements WheelTarget {
         this.live.push(c);
       }
     }
-    this.syncStats();
+  }
+
+  private emitFill(samples: number): void {
+    const c = this.codec.silence(samples);
+    this.stats.bytesOut += c.byteLength;
+    this.stats.fillBytes += c.byteLength;
+    this.live.push(c);
   }
 
   private armDeadline(): void {

@@ -3,15 +3,14 @@
 import dgram from 'node:dgram';
 import type { AddressInfo } from 'node:net';
 import { asyncScheduler, Observable, type SchedulerLike } from 'rxjs';
-import type * as RtpPackets from 'rtp.js/packets';
 import { runFfmpeg } from '../audio/ffmpegProcess.js';
 import { withAudioMeta, type AudioObservable } from '../audio/meta.js';
 import { AudioSourceError, InputError } from '../errors.js';
-import type { AudioFormat } from '../schema/audio.js';
+import { bytesPerFrame, type AudioFormat } from '../schema/audio.js';
 import { resolvePayloadType, routeFormat, type PayloadTypeSpec, type RtpCodec } from './payloadTypes.js';
 import { DEFAULT_LIVE_FRAME_MS } from './liveAudio.js';
 import { PlayoutStream, type StreamStats } from './playoutStream.js';
-import { parseRtpHeader } from './rtpHeader.js';
+import { createRtpHeader, isRtcpDatagram, isRtpDatagram, parseRtpHeader } from './rtpHeader.js';
 import { SequenceExtender } from './rtpSequence.js';
 import { warnOnce, type TelephonyWarningHandler } from './limitWarning.js';
 
@@ -155,10 +154,15 @@ function legAudio(stream: PlayoutStream, codec: RtpCodec, options: RtpSourceOpti
   return withAudioMeta(decoded, { format: route.format });
 }
 
-// rtp.js (about 0.8 MB of heap once loaded) loads on the first subscription to an
-// rtpSource, not with the package: `import 'svc-stream'` need not pay for it.
-let rtpPackets: Promise<typeof RtpPackets> | undefined;
-const loadRtpPackets = (): Promise<typeof RtpPackets> => (rtpPackets ??= import('rtp.js/packets'));
+/** One running leg, as the datagram path finds it by SSRC. */
+interface Leg {
+  readonly stream: PlayoutStream;
+  readonly ext: SequenceExtender;
+  readonly payloadType: number;
+  readonly codec: RtpCodec;
+  /** Bytes per clock tick of a raw codec (its samples are its length over this); 0: ask the codec. */
+  readonly bytesPerTick: number;
+}
 
 /**
  * Listen for RTP on a UDP port and emit one {@link CallLeg} per SSRC.
@@ -202,7 +206,9 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
   return new Observable<CallLeg>((subscriber) => {
     const stats = options.stats ?? createRtpSourceStats();
     const scheduler = options.scheduler ?? asyncScheduler;
-    const legs = new Map<number, { stream: PlayoutStream; ext: SequenceExtender; payloadType: number }>();
+    const legs = new Map<number, Leg>();
+    // Every datagram's header is read into this one object.
+    const header = createRtpHeader();
     const socket = options.socketFactory?.() ?? dgram.createSocket('udp4');
     const warnRefused = warnOnce(
       {
@@ -214,8 +220,6 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
       options.onWarning,
     );
     let closed = false;
-    // Set before datagrams are listened to and the socket binds.
-    let rtp!: typeof RtpPackets;
 
     const startLeg = (ssrc: number, codec: RtpCodec, rinfo: dgram.RemoteInfo) => {
       const stream: PlayoutStream = new PlayoutStream(codec, {
@@ -229,7 +233,13 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
           if (legs.get(ssrc)?.stream === stream) legs.delete(ssrc);
         },
       });
-      const entry = { stream, ext: new SequenceExtender(), payloadType: codec.payloadType };
+      const entry: Leg = {
+        stream,
+        ext: new SequenceExtender(),
+        payloadType: codec.payloadType,
+        codec,
+        bytesPerTick: codec.route.kind === 'raw' ? bytesPerFrame(codec.route.format) : 0,
+      };
       legs.set(ssrc, entry);
       stats.legs++;
       subscriber.next({
@@ -256,23 +266,16 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
         options.onDatagram?.(msg, undefined);
         return;
       }
-      const view = new DataView(msg.buffer, msg.byteOffset, msg.byteLength);
-      // RTCP first: a marker bit plus payload type 72-76 looks like RTP to isRtp (RFC 5761).
-      if (rtp.isRtcp(view)) {
+      // RTCP first: a marker bit plus payload type 72-76 looks like RTP otherwise (RFC 5761).
+      if (isRtcpDatagram(msg)) {
         stats.rtcp++;
-        const sender = view.getUint32(4);
+        const sender = msg.readUInt32BE(4);
         options.onDatagram?.(msg, sender);
         const leg = legs.get(sender);
         if (leg) leg.stream.stats.rtcp++;
         return;
       }
-      if (!rtp.isRtp(view)) {
-        stats.malformed++;
-        options.onDatagram?.(msg, undefined);
-        return;
-      }
-      const header = parseRtpHeader(msg);
-      if (header === undefined) {
+      if (!isRtpDatagram(msg) || parseRtpHeader(msg, header) === undefined) {
         stats.malformed++;
         options.onDatagram?.(msg, undefined);
         return;
@@ -280,8 +283,9 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
       const ssrc = header.ssrc;
       options.onDatagram?.(msg, ssrc);
       const pt = header.payloadType;
-      const codec = resolvePayloadType(pt, payloadTypes);
       let leg = legs.get(ssrc);
+      // Nearly every packet is of its leg's own payload type, whose codec the leg keeps.
+      const codec = leg !== undefined && pt === leg.payloadType ? leg.codec : resolvePayloadType(pt, payloadTypes);
       if (!codec) {
         stats.unknownPayloadType++;
         if (!leg) return;
@@ -298,20 +302,22 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
         }
         leg = startLeg(ssrc, codec!, rinfo);
       }
-      const s = leg.stream.stats;
       const seq = leg.ext.extend(header.sequenceNumber);
-      const ts = header.timestamp;
-      let payload: Uint8Array | undefined;
-      let samples = 0;
+      if (codec === leg.codec) {
+        // The payload stays in the socket's buffer: the stream copies it into the frame (or, held
+        // behind a gap, into a payload of its own) before this returns.
+        const start = header.payloadStart;
+        const end = header.payloadEnd;
+        const samples = leg.bytesPerTick > 0 ? Math.floor((end - start) / leg.bytesPerTick) : codec.samplesOf(msg.subarray(start, end));
+        leg.stream.pushPayload(seq, header.timestamp, msg, start, end, samples);
+        return;
+      }
+      const s = leg.stream.stats;
       if (codec?.kind === 'dtmf') s.dtmf++;
       else if (codec?.kind === 'cn') s.cn++;
-      else if (!codec || pt !== leg.payloadType) s.otherPayloadType++;
-      else {
-        // A copy: the datagram's buffer belongs to the socket's pool.
-        payload = new Uint8Array(msg.subarray(header.payloadStart, header.payloadEnd));
-        samples = leg.stream.codec.samplesOf(payload);
-      }
-      leg.stream.push({ seq, timestamp: ts, payload, samples });
+      else s.otherPayloadType++;
+      // Takes its sequence slot, plays nothing.
+      leg.stream.push({ seq, timestamp: header.timestamp, payload: undefined, samples: 0 });
     };
 
     socket.on('error', (err) => {
@@ -330,18 +336,8 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
         subscriber.error(new InputError('invalid_argument', `cannot bind RTP socket: ${(err as Error).message}`));
       }
     };
-    loadRtpPackets().then(
-      (module) => {
-        if (closed) return;
-        rtp = module;
-        socket.on('message', onMessage);
-        bind();
-      },
-      (err: unknown) => {
-        if (closed) return;
-        subscriber.error(new AudioSourceError('source_error', `cannot load rtp.js: ${(err as Error).message}`, { cause: err }));
-      },
-    );
+    socket.on('message', onMessage);
+    bind();
 
     return () => {
       closed = true;
