@@ -109,7 +109,8 @@ export class MediaStreamConnection {
       // The providers' media message in their exact layout: read without JSON.parse.
       if (this.streamId !== undefined && hasFastMediaPath(this.preset)) {
         const fast = matchMediaMessage(raw);
-        if (fast) return this.takeMedia(fast.track, fast.payload, Number(fast.chunk), Number(fast.timestamp), raw);
+        // The pattern checked the payload's alphabet already.
+        if (fast) return this.takeMedia(fast.track, fast.payload, Number(fast.chunk), Number(fast.timestamp), raw, true);
       }
       let msg: unknown;
       try {
@@ -201,7 +202,7 @@ export class MediaStreamConnection {
   }
 
   /** One media message's fields, however they were read. */
-  private takeMedia(trackField: unknown, payload: unknown, chunk: number | undefined, ms: number | undefined, raw: string): void {
+  private takeMedia(trackField: unknown, payload: unknown, chunk: number | undefined, ms: number | undefined, raw: string, alphabetChecked = false): void {
     const ctx = this.ctx;
     const track = normalizeTrack(trackField);
     if (!track) return ctx.malformed(`unknown track ${JSON.stringify(trackField)}`, raw);
@@ -209,22 +210,15 @@ export class MediaStreamConnection {
       ctx.stats.ignored++;
       return;
     }
-    if (typeof payload !== 'string' || payload.length % 4 !== 0 || !BASE64.test(payload)) return ctx.malformed('media without a base64 payload', raw);
+    if (typeof payload !== 'string' || payload.length % 4 !== 0 || (!alphabetChecked && !BASE64.test(payload))) return ctx.malformed('media without a base64 payload', raw);
     const decoded = ctx.decode(payload);
     const n = decoded.byteLength;
     if (n === 0) return ctx.malformed('media with an empty payload', raw);
-    // Copied once out of the server's scratch buffer into a buffer of its own (Buffer.from would
-    // take a slice of a shared pool that the session then holds).
-    const bytes = new Uint8Array(n);
-    bytes.set(decoded);
     const t = this.trackState(track);
     t.chunks++;
-    t.stream.push({
-      seq: chunk ?? t.chunks,
-      timestamp: (ms !== undefined ? Math.round(ms * 8) : t.samples) >>> 0,
-      payload: bytes,
-      samples: n,
-    });
+    // Borrowed from the server's scratch buffer: the stream copies it (into the frame, or into
+    // a payload of its own when it must wait behind a gap) before this returns.
+    t.stream.pushPayload(chunk ?? t.chunks, (ms !== undefined ? Math.round(ms * 8) : t.samples) >>> 0, decoded, 0, n, n);
     t.samples += n;
   }
 }
