@@ -61,6 +61,8 @@ export const ERROR_CODES = [
   'ffmpeg_failed',
   'source_error',
   'aborted',
+  // Telephony across worker processes (docs/telephony.md)
+  'worker_exited',
   // Orchestration jobs (§4.5)
   'job_failed',
   'job_unknown_state',

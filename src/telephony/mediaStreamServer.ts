@@ -11,6 +11,7 @@ import { warnOnce, type TelephonyWarningHandler } from './limitWarning.js';
 import { checkUpgrade, type MediaStreamAuth, type MediaStreamRefusal } from './mediaStreamAuth.js';
 import { MediaStreamConnection, type ConnectionContext, type MediaStreamCall, type MediaTrack } from './mediaStreamConnection.js';
 import { MEDIA_STREAM_PRESETS, type MediaStreamPreset, type MediaStreamPresetName } from './mediaStreamPresets.js';
+import { workerHandle, type CallWorker } from './callWorker.js';
 
 export type { MediaStreamCall, MediaTrack } from './mediaStreamConnection.js';
 
@@ -103,6 +104,13 @@ export interface MediaStreamServerOptions {
    * the lowest latency.
    */
   readonly frameMs?: number | undefined;
+  /**
+   * The worker handle `callWorkers` gives each worker process: every worker listens on `port`
+   * (node:cluster deals the connections out round-robin), `maxConnections` bounds the
+   * connections of every worker together (the primary's count, taken before the upgrade), and
+   * `stats` add up in the primary.
+   */
+  readonly worker?: CallWorker | undefined;
 }
 
 /**
@@ -140,8 +148,10 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
   const interleaved = options.trackMode === 'interleaved';
   const frameMs = options.frameMs ?? DEFAULT_LIVE_FRAME_MS;
   if (!(frameMs >= 0) || !Number.isFinite(frameMs)) throw new InputError('invalid_argument', `mediaStreamServer: frameMs must be 0 or more, got ${frameMs}`);
+  const handle = workerHandle(options.worker);
   return new Observable<MediaStreamCall>((subscriber) => {
     const stats = options.stats ?? createMediaStreamServerStats();
+    handle?.reportStats('mediaStreamServer', stats);
     const scheduler = options.scheduler ?? asyncScheduler;
     const grouping = frameMs > 0 ? { frameMs, scheduler } : undefined;
     let scratch = Buffer.allocUnsafe(1024);
@@ -184,8 +194,15 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
           callUser(options.onRefused, refusal, req);
           return answer(socket, '401 Unauthorized');
         }
+        // Across workers the primary holds the count; asked before the upgrade completes, so no
+        // message can arrive before the connection is taken.
+        const shared = handle ? await handle.take('connections', maxConnections) : undefined;
+        if (closing || socket.destroyed) {
+          if (shared) handle!.give('connections');
+          return void socket.destroy();
+        }
         wss.handleUpgrade(req, socket, head, (ws) => {
-          if (open >= maxConnections) {
+          if (shared === false || (shared === undefined && open >= maxConnections)) {
             stats.overCapacity++;
             warnOverCapacity();
             ws.on('error', () => undefined);
@@ -194,7 +211,10 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
             return;
           }
           open++;
-          ws.once('close', () => open--);
+          ws.once('close', () => {
+            open--;
+            if (shared) handle!.give('connections');
+          });
           onConnection(ws);
         });
       })();
@@ -229,7 +249,12 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
     };
 
     http.on('error', (err) => subscriber.error(new AudioSourceError('source_error', `media-stream server failed: ${err.message}`, { cause: err })));
-    http.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => options.onListening?.(http.address() as AddressInfo));
+    // In a node:cluster worker the port is the primary's, shared round-robin by every worker.
+    http.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+      const address = http.address() as AddressInfo;
+      handle?.listening(address.port);
+      options.onListening?.(address);
+    });
 
     return () => {
       closing = true;

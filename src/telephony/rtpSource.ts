@@ -13,6 +13,7 @@ import { PlayoutStream, type StreamStats } from './playoutStream.js';
 import { createRtpHeader, isRtcpDatagram, isRtpDatagram, parseRtpHeader } from './rtpHeader.js';
 import { SequenceExtender } from './rtpSequence.js';
 import { warnOnce, type TelephonyWarningHandler } from './limitWarning.js';
+import { workerHandle, type CallWorker } from './callWorker.js';
 
 /** One direction of one call: the packets of one SSRC. */
 export interface CallLeg {
@@ -119,6 +120,21 @@ export interface RtpSourceOptions {
    * counted in `stats.disallowedSource`. Default: any sender.
    */
   readonly allowedSources?: readonly string[] | ((remote: { readonly address: string; readonly port: number }) => boolean) | undefined;
+  /**
+   * The worker handle `callWorkers` gives each worker process. Each worker then listens on its
+   * own port, `port + index` (port 0: a free port each, reported through `onListening`), unless
+   * `reusePort`; `maxLegs` bounds the legs of every worker together (a new SSRC waits for the
+   * primary's place, its first datagrams kept meanwhile); `stats` add up in the primary.
+   */
+  readonly worker?: CallWorker | undefined;
+  /**
+   * Share one port between the processes that bind it (`SO_REUSEPORT`; the kernel deals each
+   * sender's datagrams to one socket by address hash). Node 22.12 or later (an InputError
+   * before): for several workers on one port. A worker restarted after a crash changes the
+   * deal, so calls may move to another worker and go on there as a new leg; one port per worker
+   * (the default) does not.
+   */
+  readonly reusePort?: boolean | undefined;
 }
 
 /** `::ffff:10.0.0.5` and `10.0.0.5` are one sender. */
@@ -152,6 +168,17 @@ function legAudio(stream: PlayoutStream, codec: RtpCodec, options: RtpSourceOpti
     flow: undefined,
   });
   return withAudioMeta(decoded, { format: route.format });
+}
+
+/** New SSRCs waiting at once for the primary's answer (across workers); more are refused. */
+const MAX_PENDING_LEGS = 256;
+/** Datagrams kept per SSRC while it waits (a round trip to the primary is well under a packet's 20 ms). */
+const MAX_PENDING_DATAGRAMS = 16;
+
+/** Whether this Node has dgram's `reusePort` (22.12 and later, 23.1 and later). */
+export function hasReusePort(version = process.versions.node): boolean {
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  return major > 23 || (major === 23 && minor >= 1) || (major === 22 && minor >= 12);
 }
 
 /** One running leg, as the datagram path finds it by SSRC. */
@@ -203,13 +230,21 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
   const allowed = sourceFilter(options.allowedSources);
   const frameMs = options.frameMs ?? DEFAULT_LIVE_FRAME_MS;
   if (!(frameMs >= 0) || !Number.isFinite(frameMs)) throw new InputError('invalid_argument', `rtpSource: frameMs must be 0 or more, got ${frameMs}`);
+  const handle = workerHandle(options.worker);
+  const reusePort = options.reusePort === true;
+  if (reusePort && !hasReusePort()) {
+    throw new InputError('invalid_argument', `rtpSource: reusePort needs Node 22.12 or later (this is ${process.versions.node}); give each worker its own port instead (the default with a worker)`, { path: 'reusePort' });
+  }
+  // One port per worker (port, port + 1, …) unless they share one through reusePort; 0 stays 0 (each its own free port).
+  const port = handle !== undefined && !reusePort && (options.port ?? 0) > 0 ? options.port! + handle.index : options.port ?? 0;
   return new Observable<CallLeg>((subscriber) => {
     const stats = options.stats ?? createRtpSourceStats();
     const scheduler = options.scheduler ?? asyncScheduler;
     const legs = new Map<number, Leg>();
     // Every datagram's header is read into this one object.
     const header = createRtpHeader();
-    const socket = options.socketFactory?.() ?? dgram.createSocket('udp4');
+    const socket = options.socketFactory?.() ?? dgram.createSocket({ type: 'udp4', ...(reusePort ? { reusePort: true } : {}) } as dgram.SocketOptions);
+    handle?.reportStats('rtpSource', stats);
     const warnRefused = warnOnce(
       {
         code: 'max_legs',
@@ -230,7 +265,9 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
         ...(frameMs > 0 ? { grouping: { frameMs, scheduler } } : {}),
         // A new packet of this SSRC after the end is a new leg (a new call reusing the SSRC).
         onEnd: () => {
-          if (legs.get(ssrc)?.stream === stream) legs.delete(ssrc);
+          if (legs.get(ssrc)?.stream !== stream) return;
+          legs.delete(ssrc);
+          handle?.give('legs');
         },
       });
       const entry: Leg = {
@@ -261,6 +298,46 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
         stats.disallowedSource++;
         return;
       }
+      take(msg, rinfo);
+    };
+
+    /** Across workers, a new SSRC waits for the primary's place under `maxLegs`; its datagrams meanwhile (copies). */
+    const pending = new Map<number, Buffer[]>();
+    const admit = (ssrc: number, msg: Buffer, rinfo: dgram.RemoteInfo): void => {
+      const waiting = pending.get(ssrc);
+      if (waiting) {
+        if (waiting.length < MAX_PENDING_DATAGRAMS) waiting.push(Buffer.from(msg));
+        else stats.refusedLegs++;
+        return;
+      }
+      if (handle!.isFull('legs') || pending.size >= MAX_PENDING_LEGS) {
+        stats.refusedLegs++;
+        warnRefused();
+        return;
+      }
+      pending.set(ssrc, [Buffer.from(msg)]);
+      void handle!.take('legs', maxLegs).then((ok) => {
+        const datagrams = pending.get(ssrc) ?? [];
+        pending.delete(ssrc);
+        if (closed) {
+          if (ok) handle!.give('legs');
+          return;
+        }
+        if (!ok) {
+          stats.refusedLegs += datagrams.length;
+          warnRefused();
+          return;
+        }
+        admitted.add(ssrc);
+        for (const d of datagrams) take(d, rinfo);
+        admitted.delete(ssrc);
+      });
+    };
+    /** SSRCs whose place the primary granted, while their first datagrams are taken. */
+    const admitted = new Set<number>();
+
+    /** One datagram past the source filter: RTCP counted, RTP to its leg. */
+    const take = (msg: Buffer, rinfo: dgram.RemoteInfo): void => {
       if (msg.length < 8) {
         stats.malformed++;
         options.onDatagram?.(msg, undefined);
@@ -295,7 +372,8 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
           stats.nonAudioBeforeLeg++;
           return;
         }
-        if (legs.size >= maxLegs) {
+        if (handle !== undefined && !admitted.has(ssrc)) return admit(ssrc, msg, rinfo);
+        if (handle === undefined && legs.size >= maxLegs) {
           stats.refusedLegs++;
           warnRefused();
           return;
@@ -328,9 +406,13 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
     });
     const bind = (): void => {
       try {
-        socket.bind({ address: options.host ?? '127.0.0.1', port: options.port ?? 0 }, () => {
+        // Exclusive: in a node:cluster worker the socket is this worker's own, never one handle
+        // shared through the primary (which would deal one call's datagrams out to every worker).
+        socket.bind({ address: options.host ?? '127.0.0.1', port, exclusive: true }, () => {
           if (options.recvBufferSize) socket.setRecvBufferSize(options.recvBufferSize);
-          options.onListening?.(socket.address());
+          const address = socket.address();
+          handle?.listening(address.port);
+          options.onListening?.(address);
         });
       } catch (err) {
         subscriber.error(new InputError('invalid_argument', `cannot bind RTP socket: ${(err as Error).message}`));
