@@ -166,16 +166,21 @@ export function analyzeCalls<C extends AnalyzableCall>(calls$: Observable<C>, op
       stats.calls++;
       const perCall = sessionOptions?.(call, i) ?? {};
       const run = new CallRun(call, ctx, { ...shared, ...perCall, ...(call.format && !perCall.format && !shared.format ? { format: call.format } : {}) });
+      // Across workers, the primary hears of the call before anyone else does, so it can end
+      // the call (worker_exited) if this process dies at any moment after.
+      handle?.callStarted(call.id, {});
       if (whenFull === 'reject' && slots.full()) {
         subscriber.next(run.analysis);
-        run.reject();
+        const o = run.reject();
+        handle?.callEnded(call.id, o.status, o.error);
         return;
       }
       // The driver subscribes first, so the call is emitted already running (or queued).
       open++;
       runs.add(run);
       let emitted = false;
-      run.drive(() => {
+      run.drive((o) => {
+        handle?.callEnded(call.id, o.status, o.error);
         runs.delete(run);
         open--;
         if (emitted) maybeComplete();

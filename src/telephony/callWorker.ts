@@ -146,6 +146,8 @@ export class WorkerHandle implements CallWorker {
 
   /** A call started here (the primary keeps it until it ends, to end it if this worker dies). */
   callStarted(id: string, info: Readonly<Record<string, unknown>>): void {
+    // The counters first (the source counted the new leg or connection), then the call.
+    this.flushStats();
     this.send({ t: 'svcw:call', id, info });
   }
 

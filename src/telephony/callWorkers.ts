@@ -34,7 +34,7 @@ export interface CallWorkersOptions {
 export interface CallWorkersStats {
   /** Workers running now. */
   workers: number;
-  /** Workers restarted after an exit. */
+  /** Workers restarted (or being restarted) after an exit. */
   restarts: number;
   /** Calls started in any worker. */
   calls: number;
@@ -120,20 +120,15 @@ function workerSide<C extends AnalyzableCall>(work: (worker: CallWorker) => Obse
       if (typeof (m as { t?: unknown })?.t === 'string' && (m as { t: string }).t.startsWith('svcw:')) handle.receive(m as PrimaryMessage);
     };
     process.on('message', onMessage);
-    const outcomes: Subscription[] = [];
     let sub: Subscription | undefined;
     handle.onStop = () => sub?.unsubscribe();
+    // analyzeCalls, given the handle, reports each call to the primary before anyone sees it.
     sub = work(handle).subscribe({
-      next: (call) => {
-        handle.callStarted(call.id, { status: call.status });
-        outcomes.push(call.outcome$.subscribe((o) => handle.callEnded(call.id, o.status, o.error)));
-      },
       error: (err: unknown) => subscriber.error(err),
       complete: () => subscriber.complete(),
     });
     return () => {
       sub?.unsubscribe();
-      for (const o of outcomes) o.unsubscribe();
       handle.close();
       process.off('message', onMessage);
     };
@@ -166,8 +161,10 @@ function primarySide(n: number, options: CallWorkersOptions): Observable<CallWor
     const sessionQueue: Array<{ key: string; index: number; worker: Worker; id: number }> = [];
     /** Calls running per worker (so the primary can end them if the worker dies). */
     const calls = new Map<number, Set<string>>();
-    /** The last counters of each worker, by name. */
+    /** The last counters of each worker process that ever ran (by cluster id: a restart is a new one), by name. */
     const reported = new Map<number, Map<string, Record<string, number>>>();
+    /** The cluster ids of the worker processes running now. */
+    const running = new Set<number>();
     const alive = new Set<number>();
     /** Workers whose sources listen: one that exits before it ever did failed to start, and is not restarted. */
     const listened = new Set<number>();
@@ -200,11 +197,11 @@ function primarySide(n: number, options: CallWorkersOptions): Observable<CallWor
     };
     const retotal = (): void => {
       const totals: Record<string, Record<string, number>> = {};
-      for (const [index, byName] of reported) {
+      for (const [id, byName] of reported) {
         for (const [name, s] of byName) {
           const t = (totals[name] ??= {});
           for (const [k, v] of Object.entries(s)) {
-            if (LEVELS.has(k) && !alive.has(index)) continue;
+            if (LEVELS.has(k) && !running.has(id)) continue;
             t[k] = k.startsWith('peak') ? Math.max(t[k] ?? 0, v) : (t[k] ?? 0) + v;
           }
         }
@@ -274,8 +271,8 @@ function primarySide(n: number, options: CallWorkersOptions): Observable<CallWor
           subscriber.next({ type: 'call-ended', index, id: m.id, status: m.status, ...(m.error ? { error: m.error } : {}) });
           return;
         case 'svcw:stats': {
-          let byName = reported.get(index);
-          if (!byName) reported.set(index, (byName = new Map()));
+          let byName = reported.get(worker.id);
+          if (!byName) reported.set(worker.id, (byName = new Map()));
           byName.set(m.name, m.stats);
           retotal();
           return;
@@ -292,6 +289,7 @@ function primarySide(n: number, options: CallWorkersOptions): Observable<CallWor
       if (slots.get(index) !== worker) return;
       slots.delete(index);
       alive.delete(index);
+      running.delete(worker.id);
       stats.workers = alive.size;
       for (const [b, x] of bounds) {
         x.taken -= x.byWorker.get(index) ?? 0;
@@ -326,6 +324,7 @@ function primarySide(n: number, options: CallWorkersOptions): Observable<CallWor
       }
       subscriber.next({ type: 'worker-exited', index, pid: worker.process.pid!, code, signal, lostCalls: lost, restarting });
       if (!restarting) return;
+      stats.restarts++;
       // A worker that keeps dying waits longer each time (from 100 ms up to 5 s), so a crash loop does not spin.
       const wait = backoff.get(index) ?? 0;
       backoff.set(index, Math.min(5000, Math.max(100, wait * 2)));
@@ -343,8 +342,8 @@ function primarySide(n: number, options: CallWorkersOptions): Observable<CallWor
       });
       worker.once('online', () => {
         alive.add(index);
+        running.add(worker.id);
         stats.workers = alive.size;
-        if (again) stats.restarts++;
         // Tell the newcomer what is full now.
         for (const [b, x] of bounds) if (x.full) worker.send({ t: 'svcw:room', bound: b, full: true } satisfies PrimaryMessage);
         subscriber.next({ type: 'worker-started', index, pid: worker.process.pid!, restart: again });
@@ -358,7 +357,8 @@ function primarySide(n: number, options: CallWorkersOptions): Observable<CallWor
     const stop = (): void => {
       for (const w of slots.values()) {
         if (w.isConnected()) w.send({ t: 'svcw:stop' } satisfies PrimaryMessage);
-        w.kill('SIGTERM');
+        // The signal itself (cluster's kill() waits for a disconnect a worker still starting may not answer).
+        w.process.kill('SIGTERM');
         const t = setTimeout(() => w.process.kill('SIGKILL'), 5000);
         t.unref();
         w.once('exit', () => clearTimeout(t));
