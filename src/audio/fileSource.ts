@@ -5,7 +5,7 @@ import { extname } from 'node:path';
 import { Observable, type Subscription } from 'rxjs';
 import { isRawFormat, type AudioFormat, type RawAudioFormat } from '../schema/audio.js';
 import type { FlowControl } from './flow.js';
-import { takeFlow } from './audioInternals.js';
+import { takeFlow } from '../internal/audioSources.js';
 import { FILE_FORMATS, RAW_FILE_EXTENSIONS, rawFormatHint } from './fileFormats.js';
 import { InputError } from '../errors.js';
 import type { FfmpegHeader, FfmpegSpawnInfo } from './ffmpegProcess.js';
@@ -77,10 +77,10 @@ export interface FileSourceOptions {
  *
  * ## Example
  * ```ts
- * import { fileSource, frame } from 'svc-stream';
+ * import { fileSource, rechunk } from 'svc-stream';
  *
  * fileSource('meeting.mp4')       // transcoded: s16le 16 kHz mono
- *   .pipe(frame({ ms: 100 }))
+ *   .pipe(rechunk({ ms: 100 }))
  *   .subscribe({ next: (chunk) => console.log(chunk.byteLength), error: (err) => console.error(String(err)) });
  * ```
  */

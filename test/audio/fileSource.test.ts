@@ -2,7 +2,8 @@ import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { InputError } from '../../src/errors.js';
-import { audioMetaOf, fileSource, FILE_FORMATS, frame } from 'svc-stream';
+import { audioMetaOf, fileSource, rechunk } from 'svc-stream';
+import { FILE_FORMATS } from '../../src/audio/fileFormats.js';
 import { ALL_EXTENSIONS, byteCount, collect, eventually, FIXTURE_SECONDS, makeFixtures, readPausingAfter, SYSTEM_FFMPEG, type Fixtures } from './fixtures.js';
 
 let fx: Fixtures;
@@ -106,8 +107,8 @@ describe('fileSource', () => {
     expect(a).toBe(b);
   });
 
-  it('frames a transcoded file into exact 20 ms frames', async () => {
-    const frames = await collect(fileSource(fx.file('.mp4')).pipe(frame({ ms: 20 })));
+  it('re-chunks a transcoded file into exact 20 ms chunks', async () => {
+    const frames = await collect(fileSource(fx.file('.mp4')).pipe(rechunk({ ms: 20 })));
     expect(frames.slice(0, -1).every((f) => f.byteLength === 640)).toBe(true);
     expect(frames.at(-1)!.byteLength).toBeLessThanOrEqual(640);
   });

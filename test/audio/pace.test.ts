@@ -2,7 +2,8 @@ import { from, Observable, Subject, VirtualAction, VirtualTimeScheduler, type Sc
 import { describe, expect, it } from 'vitest';
 import { InputError } from '../../src/errors.js';
 import type { RawAudioFormat } from '../../src/schema/audio.js';
-import { audioMetaOf, fromAsyncIterable, pace, withAudioMeta } from 'svc-stream';
+import { audioMetaOf, fromAsyncIterable, pace } from 'svc-stream';
+import { withAudioMeta } from '../../src/audio/meta.js';
 
 const S16_16K: RawAudioFormat = { audio_format: 's16le', sample_rate: 16000, num_channels: 1 }; // 32 bytes per ms
 

@@ -7,7 +7,7 @@ import { firstValueFrom, lastValueFrom, NEVER, Observable, of, throwError, toArr
 import { SvcError } from '../../src/errors.js';
 import { createRedisLimits, type RedisLimits } from '../../src/fleet/redisLimiter.js';
 import { underLimiter, type LimiterLease } from '../../src/limiter.js';
-import { Semaphore } from '../../src/batch/semaphore.js';
+import { Semaphore } from '../../src/Semaphore.js';
 import { cuttableProxy, startRedis, type RunningRedis } from './redisServer.js';
 
 let redis: RunningRedis;

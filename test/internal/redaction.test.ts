@@ -8,14 +8,8 @@ import { inspect } from 'node:util';
 import { from, lastValueFrom, type Observable } from 'rxjs';
 import { WebSocketServer } from 'ws';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ApiError,
-  analyzeConversation,
-  SessionError,
-  SvcError,
-  withAudioMeta,
-  type ServerEvent,
-} from 'svc-stream';
+import { ApiError, analyzeConversation, SessionError, SvcError, type ServerEvent } from 'svc-stream';
+import { withAudioMeta } from '../../src/audio/meta.js';
 import { detectAudioEventsAsync, listPresetsAsync } from 'svc-stream/batch';
 import { PlatformClient } from 'svc-stream/platform';
 import { batchCommands } from '../../src/cli/commands/batch.js';
@@ -214,7 +208,7 @@ describe('a streaming server that echoes the key', () => {
     const dashboard = await startDashboard({ events$: events$(await start('error-event')), start: 'now' });
     try {
       const final = await dashboard.session.ended;
-      expect(final.phase).toBe('error');
+      expect(final.status).toBe('failed');
       expect(final.server_error).toContain('***');
       const state = await (await fetch(new URL('/state', dashboard.url))).text();
       const page = await (await fetch(dashboard.url)).text();

@@ -4,10 +4,8 @@ import {
   AudioEventResultSchema,
   EMOTION_LABELS,
   EmotionResultSchema,
-  ErrorResponseSchema,
-  HTTPValidationErrorSchema,
-  ValidationErrorSchema,
 } from '../../src/schema/batch.js';
+import { ErrorResponseSchema, HTTPValidationErrorSchema, ValidationErrorSchema } from '../../src/schema/errorBody.js';
 
 /** The 42 keys of §2.2, copied from the contract so a change to the source list is caught. */
 const CONTRACT_EVENT_NAMES = [

@@ -9,7 +9,8 @@ import { openBrowser } from '../../dashboard/openBrowser.js';
 import { startDashboard } from '../../dashboard/server.js';
 import type { DashboardView } from '../../dashboard/view.js';
 import { InputError } from '../../errors.js';
-import { configFrame, conversationSession } from '../../session/conversation.js';
+import { configText } from '../../schema/configText.js';
+import { conversationSession } from '../../session/conversation.js';
 import { createSessionStats } from '../../session/stats.js';
 import { configFlag, readJsonFile, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
@@ -82,7 +83,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const speed = numberFlag(values.speed, 'speed', 1, (n) => Number.isFinite(n) && n > 0);
   const configPath = values.config ?? (positionals[0] === undefined ? packagedSample('call.config.json') : undefined);
   const config = configFlag(configPath);
-  configFrame(config); // an invalid config fails here, not after the page loads
+  configText(config); // an invalid config fails here, not after the page loads
   const scenarioPath = values.scenario ?? scenarioFor(file);
   const scenario = scenarioPath ? readJsonFile(scenarioPath, 'scenario') : undefined;
 

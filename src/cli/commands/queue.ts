@@ -2,7 +2,7 @@
 // BullMQ queue in Redis. The fleet code (and BullMQ, ioredis) loads only when this runs.
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { MAX_BATCH_CONCURRENCY } from '../../batch/semaphore.js';
+import { MAX_BATCH_CONCURRENCY } from '../../schema/limits.js';
 import { InputError } from '../../errors.js';
 import { printError, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';

@@ -9,7 +9,8 @@ import { aborted, numberFlag } from '../numberFlag.js';
 import { InputError } from '../../errors.js';
 import { createRelay } from '../../relay/server.js';
 import type { RelayEnd } from '../../relay/protocol.js';
-import { configFrame, conversationSession } from '../../session/conversation.js';
+import { configText } from '../../schema/configText.js';
+import { conversationSession } from '../../session/conversation.js';
 import { configFlag, readJsonFile, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
 import { scenarioFor } from './analyze.js';
@@ -79,7 +80,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const speed = numberFlag(values.speed, 'speed', 1, (n) => Number.isFinite(n) && n > 0);
   const history = numberFlag(values.history, 'history', 10_000, (n) => Number.isInteger(n) && n > 0);
   const config = configFlag(values.config);
-  configFrame(config); // an invalid config fails here, before anything listens
+  configText(config); // an invalid config fails here, before anything listens
   const scenarioPath = values.scenario ?? scenarioFor(positionals[0]);
   const scenario = scenarioPath ? readJsonFile(scenarioPath, 'scenario') : undefined;
   let token = io.env['SVC_RELAY_TOKEN'];

@@ -1,72 +1,58 @@
-// Re-chunking raw audio into frames of a fixed duration, on sample-frame boundaries.
+// Re-chunking raw audio into chunks of a fixed duration, on sample-frame boundaries.
 import type { OperatorFunction } from 'rxjs';
 import { InputError } from '../errors.js';
-import { bytesPerFrame, isRawFormat, type RawAudioFormat } from '../schema/audio.js';
+import { isRawFormat, msToBytes, type RawAudioFormat } from '../schema/audio.js';
 import { AudioSource, audioMetaOf, type AudioChunk } from './meta.js';
 import { operatorSubscriber } from '../internal/operate.js';
 
-/** Options of {@link frame}: the frame duration and, when upstream does not carry it, the raw format. */
-export interface FrameOptions {
-  /** Duration of each frame in milliseconds (default 100; 20 for low latency). */
+/** Options of {@link rechunk}: the chunk duration and, when upstream does not carry it, the raw format. */
+export interface RechunkOptions {
+  /** Duration of each chunk in milliseconds (default 100; 20 for low latency). */
   readonly ms?: number | undefined;
   /** The raw format of the input; read from upstream's metadata when not given. */
   readonly format?: RawAudioFormat | undefined;
 }
 
 /**
- * Bytes in one frame of `ms` milliseconds: a whole number of sample frames (one sample on
- * every channel), rounded DOWN when `ms` does not fall on a sample boundary (20 ms at
- * 11025 Hz is 220.5 samples, so frames hold 220 samples, 19.95 ms).
- * Throws `InputError('invalid_argument')` when `ms` is not positive or holds no whole sample.
- */
-export function frameBytes(format: RawAudioFormat, ms: number): number {
-  if (!Number.isFinite(ms) || ms <= 0) throw new InputError('invalid_argument', `frame ms must be a positive number, got ${ms}`, { path: 'ms' });
-  // The epsilon keeps 44100 * 0.07 style products from flooring one sample short.
-  const samples = Math.floor((format.sample_rate * ms) / 1000 + 1e-9);
-  if (samples < 1) throw new InputError('invalid_argument', `${ms} ms at ${format.sample_rate} Hz holds no whole sample`, { path: 'ms' });
-  return samples * bytesPerFrame(format);
-}
-
-/**
- * Re-chunk a raw audio stream into frames of exactly `ms` milliseconds (see
- * {@link frameBytes} for the rounding), whatever the sizes of the incoming chunks.
+ * Re-chunk a raw audio stream into chunks of exactly `ms` milliseconds (see
+ * {@link msToBytes} for the rounding), whatever the sizes of the incoming chunks.
  *
- * - Every emitted chunk but the last is exactly `frameBytes(format, ms)` bytes, so frames
+ * - Every emitted chunk but the last is exactly `msToBytes(format, ms)` bytes, so chunks
  *   start on sample-frame boundaries for every raw format of §4.3.
- * - On completion the last partial frame is flushed, never dropped; errors pass through
- *   (the partial frame is dropped with the stream).
- * - O(total bytes): each byte is copied at most once; whole frames inside a chunk are
- *   emitted as views of it, without copying.
+ * - On completion the last partial chunk is flushed, never dropped; errors pass through
+ *   (the partial chunk is dropped with the stream).
+ * - O(total bytes): each byte is copied at most once; whole chunks inside an incoming one
+ *   are emitted as views of it, without copying.
  * - Cold, like its upstream. Keeps the upstream's format and flow control (pausing the
  *   result pauses the source).
  * - Errors with `InputError('invalid_argument')` on subscribe when no raw format is known.
  *
  * ## Example
  * ```ts
- * import { fileSource, frame } from 'svc-stream';
+ * import { fileSource, rechunk } from 'svc-stream';
  *
  * fileSource('call.mp4') // transcoded to s16le 16 kHz mono
- *   .pipe(frame({ ms: 20 }))
+ *   .pipe(rechunk({ ms: 20 }))
  *   .subscribe((chunk) => console.log(chunk.byteLength)); // 640, 640, …, then the rest
  * ```
  */
-export function frame(options: FrameOptions = {}): OperatorFunction<Uint8Array, Uint8Array> {
+export function rechunk(options: RechunkOptions = {}): OperatorFunction<Uint8Array, Uint8Array> {
   const ms = options.ms ?? 100;
-  if (options.format) frameBytes(options.format, ms);
-  else if (!Number.isFinite(ms) || ms <= 0) throw new InputError('invalid_argument', `frame ms must be a positive number, got ${ms}`, { path: 'ms' });
+  if (options.format) msToBytes(options.format, ms);
+  else if (typeof ms !== 'number' || !Number.isFinite(ms) || ms <= 0) throw new InputError('invalid_argument', `ms must be a positive number, got ${String(ms)}`, { path: 'ms' });
   return (upstream) => {
     const upstreamMeta = audioMetaOf(upstream);
     const upstreamFormat = upstreamMeta?.format;
     const format = options.format ?? (isRawFormat(upstreamFormat) ? upstreamFormat : undefined);
-    // The upstream's flow slot, as is: framing subscribes upstream synchronously, so a
+    // The upstream's flow slot, as is: rechunk subscribes upstream synchronously, so a
     // session's gate reaches the source itself.
     const flow = upstreamMeta?.flow;
     return new AudioSource<AudioChunk>({ ...(format ? { format } : {}), ...(flow ? { flow } : {}) }, (subscriber) => {
       if (!format) {
-        subscriber.error(new InputError('invalid_argument', 'frame() needs a raw audio format: pass { format } or use a source that carries one', { path: 'format' }));
+        subscriber.error(new InputError('invalid_argument', 'rechunk() needs a raw audio format: pass { format } or use a source that carries one', { path: 'format' }));
         return;
       }
-      const size = frameBytes(format, ms);
+      const size = msToBytes(format, ms);
       let pending: Uint8Array | undefined;
       let filled = 0;
       return upstream.subscribe(operatorSubscriber<AudioChunk>(subscriber, {

@@ -6,9 +6,7 @@ import { afterEach, beforeAll, afterAll, describe, expect, it } from 'vitest';
 import { from, lastValueFrom, Subject, toArray } from 'rxjs';
 import { LIMIT_DETAILS, sendJson, type HttpRoute } from 'svc-stream/emulator';
 import { SvcError } from 'svc-stream';
-import { batchLimiter, detectAudioEvents, detectAudioEventsAsync, listPresetsAsync, type FileOutcome } from 'svc-stream/batch';
-import { tagFiles } from 'svc-stream/operators';
-import { emotionFiles } from 'svc-stream/operators';
+import { batchLimiter, detectAudioEvents, detectAudioEventsAsync, listPresetsAsync, type FileOutcome, tagFiles, emotionFiles } from 'svc-stream/batch';
 import { audioDir, loggedEmulator, type AudioDir, type LoggedEmulator } from './fixtures.js';
 
 const AE = '/api/svc-2-audio-event-classifier';

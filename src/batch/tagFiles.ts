@@ -1,6 +1,6 @@
 import type { OperatorFunction } from 'rxjs';
-import { detectAudioEvents } from '../batch/calls.js';
-import { overFiles, type FileOutcome, type FilesOptions } from '../batch/overFiles.js';
+import { detectAudioEvents } from './calls.js';
+import { batchFiles, type FileOutcome, type FilesOptions } from './batchFiles.js';
 import type { AudioEventResult } from '../schema/batch.js';
 
 /**
@@ -22,7 +22,7 @@ import type { AudioEventResult } from '../schema/batch.js';
  * ```ts
  * import { readdirSync } from 'node:fs';
  * import { from } from 'rxjs';
- * import { tagFiles } from 'svc-stream/operators';
+ * import { tagFiles } from 'svc-stream/batch';
  *
  * from(readdirSync('samples').filter((f) => f.endsWith('.wav')).map((f) => `samples/${f}`))
  *   .pipe(tagFiles({ concurrency: 3 }))
@@ -30,5 +30,5 @@ import type { AudioEventResult } from '../schema/batch.js';
  * ```
  */
 export function tagFiles(options: FilesOptions = {}): OperatorFunction<string, FileOutcome<AudioEventResult>> {
-  return overFiles(detectAudioEvents, options);
+  return batchFiles(detectAudioEvents, options);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PersistentVector } from '../../src/state/vectorInternals.js';
+import { PersistentVector } from '../../src/internal/PersistentVector.js';
 
 describe('PersistentVector', () => {
   // Sizes that cross the tail, the first trie level, and a root overflow (32, 1056, 33824).

@@ -1,6 +1,6 @@
 import type { OperatorFunction } from 'rxjs';
-import { detectEmotion, type EmotionOptions } from '../batch/calls.js';
-import { overFiles, type FileOutcome, type FilesOptions } from '../batch/overFiles.js';
+import { detectEmotion, type EmotionOptions } from './calls.js';
+import { batchFiles, type FileOutcome, type FilesOptions } from './batchFiles.js';
 import type { EmotionResult } from '../schema/batch.js';
 
 /**
@@ -16,7 +16,7 @@ import type { EmotionResult } from '../schema/batch.js';
  * ## Example
  * ```ts
  * import { of } from 'rxjs';
- * import { emotionFiles } from 'svc-stream/operators';
+ * import { emotionFiles } from 'svc-stream/batch';
  *
  * of('samples/call.wav', 'samples/call.mp3')
  *   .pipe(emotionFiles())
@@ -24,5 +24,5 @@ import type { EmotionResult } from '../schema/batch.js';
  * ```
  */
 export function emotionFiles(options: EmotionOptions & FilesOptions = {}): OperatorFunction<string, FileOutcome<EmotionResult>> {
-  return overFiles(detectEmotion, options);
+  return batchFiles(detectEmotion, options);
 }

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { HashTrie } from '../../src/state/hashTrieInternals.js';
+import { HashTrie } from '../../src/internal/HashTrie.js';
 
 describe('HashTrie', () => {
   it('behaves like a Map under any sequence of sets and deletes, and every version stays intact', () => {

@@ -2,7 +2,7 @@
 // emit the selected part only when it changes (by reference) from the part before.
 import { scan, type OperatorFunction } from 'rxjs';
 import type { ServerEvent } from '../schema/events.js';
-import { operate, operatorSubscriber } from '../internal/operate.js';
+import { operate, operatorSubscriber } from './operate.js';
 
 /**
  * Emit `select(state)` for each state whose selected part is not `===` the previous one,

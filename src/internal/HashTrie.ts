@@ -1,6 +1,6 @@
 // A persistent hash map (hash array mapped trie, after Bagwell and Clojure's
 // PersistentHashMap): set and delete copy only the path they touch, every version stays valid.
-import { copiedSlots } from './vectorInternals.js';
+import { copiedSlots } from './PersistentVector.js';
 
 const BITS = 5;
 const MASK = (1 << BITS) - 1;

@@ -1,7 +1,7 @@
 // The config's one check and its one rendering, shared by the streaming config frame and
 // the batch `config` field: the same rule and the same words for both.
 import { InputError } from '../errors.js';
-import { BatchConfigSchema, type SessionConfig } from '../schema/config.js';
+import { BatchConfigSchema, type SessionConfig } from './config.js';
 
 /**
  * Validate a config and render it as the service takes it: `default`, or the BatchConfig as

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseServerEvent, parseServerEventValue, type ParseOptions, type ParseResult, type ServerEvent } from '../../src/schema/events.js';
+import type { ServerEvent } from '../../src/schema/events.js';
+import { parseServerEvent, parseServerEventValue, type ParseOptions, type ParseResult } from '../../src/schema/parseServerEvent.js';
 
 /** Realistic nested wire frames (wire reference, "Server events: the payload is nested"). */
 const CLIP = {

@@ -4,7 +4,7 @@ import { catchError, concat, defer, map, mergeMap, of, throwError, type Observab
 import { SvcError } from '../errors.js';
 import { abortable, ATTEMPT_GATE, type BatchOptions } from './request.js';
 import { stopsRun } from './retry.js';
-import { MAX_BATCH_CONCURRENCY } from './semaphore.js';
+import { MAX_BATCH_CONCURRENCY } from '../schema/limits.js';
 
 /** What became of one input file. */
 export type FileOutcome<T> =
@@ -55,8 +55,18 @@ export function isFileResult<T>(o: FileOutcome<T>): o is { readonly path: string
  *   uploads in flight. Aborting `options.signal` errors the stream with `aborted`.
  *
  * Cold: each subscription runs its own files.
+ *
+ * ## Example
+ * ```ts
+ * import { of } from 'rxjs';
+ * import { batchFiles, transcribeFile } from 'svc-stream/batch';
+ *
+ * of('samples/call.wav', 'samples/call.mp3')
+ *   .pipe(batchFiles(transcribeFile, { variant: 'english-vfast' }))
+ *   .subscribe((o) => console.log(o.path, 'result' in o ? o.result : o.error.code));
+ * ```
  */
-export function overFiles<T, O extends BatchOptions>(call: FileCall<T, O>, options: O & FilesOptions): OperatorFunction<string, FileOutcome<T>> {
+export function batchFiles<T, O extends BatchOptions>(call: FileCall<T, O>, options: O & FilesOptions): OperatorFunction<string, FileOutcome<T>> {
   return (paths$) =>
     abortable(
       defer(() => {
