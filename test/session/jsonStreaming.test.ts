@@ -28,7 +28,7 @@ describe('streamJson', () => {
     const err = await lastValueFrom(audio().pipe(streamJson({ endpoint: 'nope' as never, apiKey: KEY, baseUrl: 'http://127.0.0.1:9', format: RAW }))).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InputError);
     expect(err).toMatchObject({ code: 'invalid_argument', path: 'endpoint' });
-    expect((err as Error).message).toContain('stt, syntheticVoiceDetection, piiPhiRedaction');
+    expect((err as Error).message).toContain('sttStreaming, syntheticVoiceDetectionStreaming, piiPhiRedactionStreaming');
   });
 });
 
