@@ -2,6 +2,7 @@
 // back, release it once. The in-process Semaphore and the fleet's Redis limiter both fit it.
 import { Observable } from 'rxjs';
 import { SvcError } from './errors.js';
+import { operatorSubscriber } from './internal/operate.js';
 
 /** A held concurrency slot. */
 export interface LimiterLease {
@@ -90,7 +91,8 @@ export function underLimiter<T>(limiter: ConcurrencyLimiter, work$: Observable<T
       lease = l;
       if (l.lost?.aborted) return onLost();
       l.lost?.addEventListener('abort', onLost, { once: true });
-      inner = work$.subscribe(subscriber);
+      // Its own subscriber, so a lost lease can unsubscribe the work and still error ours.
+      inner = work$.subscribe(operatorSubscriber<T>(subscriber, {}));
     };
     let withdraw: (() => void) | undefined;
     if (limiter.request) withdraw = limiter.request(start);
