@@ -1,11 +1,11 @@
 // Many files: the per-model bound seen from the emulator's side, runs stopped by org-wide
 // causes, abort and failFast (one call's retries and cancellation: request.test.ts).
 import { getEventListeners } from 'node:events';
-import { afterEach, beforeAll, afterAll, describe, expect, it } from 'vitest';
+import { beforeAll, afterAll, describe, expect, it } from 'vitest';
 import { from, lastValueFrom, Subject, toArray } from 'rxjs';
 import { SvcError } from 'svc-stream';
 import { batchLimiter, detectAudioEventsAsync, type FileOutcome, tagFiles, emotionFiles } from 'svc-stream/batch';
-import { audioDir, hanging, loggedEmulator, type AudioDir, type LoggedEmulator } from './fixtures.js';
+import { audioDir, emulators, hanging, type AudioDir } from './fixtures.js';
 
 const AE = '/api/svc-2-audio-event-classifier';
 const FAST_RETRY = { concurrencyDelayMs: 2, transientDelayMs: 2, jitter: 0.5 };
@@ -20,15 +20,7 @@ beforeAll(() => {
 }, 60_000);
 afterAll(() => files?.remove());
 
-const running: LoggedEmulator[] = [];
-async function emulator(...args: Parameters<typeof loggedEmulator>): Promise<LoggedEmulator> {
-  const e = await loggedEmulator(...args);
-  running.push(e);
-  return e;
-}
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((e) => e.close()));
-});
+const emulator = emulators();
 
 const run = <T>(o$: import('rxjs').Observable<FileOutcome<T>>) => lastValueFrom(o$.pipe(toArray()));
 const failures = <T>(out: FileOutcome<T>[]) => out.filter((o): o is Extract<FileOutcome<T>, { error: SvcError }> => 'error' in o);

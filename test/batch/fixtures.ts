@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { IncomingMessage } from 'node:http';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { startEmulator, type EmulatorOptions, type HttpRoute, type RunningEmulator } from 'svc-stream/emulator';
 
 export const FFMPEG = '/usr/bin/ffmpeg';
@@ -86,4 +87,27 @@ export function hanging(path = '/api/svc-2-audio-event-classifier'): { route: Ht
       },
     },
   };
+}
+
+/** Emulators for one test file, each closed after its test: call at the top of the file. */
+export function emulators(): (options?: EmulatorOptions) => Promise<LoggedEmulator> {
+  const running: LoggedEmulator[] = [];
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((e) => e.close()));
+  });
+  return async (options) => {
+    const e = await loggedEmulator(options);
+    running.push(e);
+    return e;
+  };
+}
+
+/** A temp dir of test audio for one test file, removed after it: call at the top of the file. */
+export function audioDirFixture(): () => AudioDir {
+  let files: AudioDir | undefined;
+  beforeAll(() => {
+    files = audioDir();
+  });
+  afterAll(() => files?.remove());
+  return () => files!;
 }

@@ -1,10 +1,10 @@
 // One batch call (src/batch/request.ts): retries by cause through fault routes, bounded, a
 // body outside the contract refused; cancellation by AbortSignal and by unsubscribing.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIMIT_DETAILS, sendJson, type HttpRoute } from 'svc-stream/emulator';
 import { batchLimiter, detectAudioEvents, detectAudioEventsAsync, listPresetsAsync } from 'svc-stream/batch';
-import { afterBody, audioDir, hanging, loggedEmulator, type AudioDir, type LoggedEmulator } from './fixtures.js';
+import { afterBody, audioDir, emulators, hanging, type AudioDir } from './fixtures.js';
 
 const AE = '/api/svc-2-audio-event-classifier';
 const FAST_RETRY = { concurrencyDelayMs: 2, transientDelayMs: 2, jitter: 0.5 };
@@ -17,15 +17,7 @@ beforeAll(() => {
 }, 60_000);
 afterAll(() => files?.remove());
 
-const running: LoggedEmulator[] = [];
-async function emulator(...args: Parameters<typeof loggedEmulator>): Promise<LoggedEmulator> {
-  const e = await loggedEmulator(...args);
-  running.push(e);
-  return e;
-}
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((e) => e.close()));
-});
+const emulator = emulators();
 
 describe('retries by cause (fault routes)', () => {
   const okBody = { probs: {}, duration_ms: 1000 };

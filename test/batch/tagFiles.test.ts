@@ -1,25 +1,18 @@
 // tagFiles: batchFiles over the audio-event call, one typed outcome per path against the
 // emulator (the run's bounds, stops and aborts are batchFiles.test.ts's).
 import { from, lastValueFrom, toArray } from 'rxjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isFileResult, tagFiles } from 'svc-stream/batch';
-import { audioDir, loggedEmulator, type AudioDir, type LoggedEmulator } from './fixtures.js';
+import { audioDirFixture, emulators } from './fixtures.js';
 
-let files: AudioDir;
-let emu: LoggedEmulator;
-beforeAll(async () => {
-  files = audioDir();
-  emu = await loggedEmulator();
-}, 60_000);
-afterAll(async () => {
-  files?.remove();
-  await emu?.close();
-});
+const files = audioDirFixture();
+const emulator = emulators();
 
 describe('tagFiles', () => {
   it('audio events for each path, and a typed failure for a file that is not audio', async () => {
-    const good = files.tone('tag.wav', 1);
-    const bad = files.bytes('bad.wav', 'not audio');
+    const emu = await emulator();
+    const good = files().tone('tag.wav', 1);
+    const bad = files().bytes('bad.wav', 'not audio');
     const out = await lastValueFrom(from([good, bad]).pipe(tagFiles({ baseUrl: emu.baseUrl, apiKey: emu.apiKey }), toArray()));
     const byPath = new Map(out.map((o) => [o.path, o]));
     const ok = byPath.get(good)!;
