@@ -7,7 +7,8 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { AudioSourceError, InputError } from '../errors.js';
 import { callUser } from '../internal/userCallback.js';
 import { DEFAULT_LIVE_FRAME_MS } from './liveAudio.js';
-import { warnOnce, type TelephonyWarningHandler } from './limitWarning.js';
+import { warnOnce } from './limitWarning.js';
+import type { LimitWarning, WarningHandler } from '../warnings.js';
 import { checkUpgrade, type MediaStreamAuth, type MediaStreamRefusal } from './mediaStreamAuth.js';
 import { MediaStreamConnection, type ConnectionContext, type MediaStreamCall, type MediaTrack } from './mediaStreamConnection.js';
 import { MEDIA_STREAM_PRESETS, type MediaStreamPreset, type MediaStreamPresetName } from './mediaStreamPresets.js';
@@ -86,7 +87,7 @@ export interface MediaStreamServerOptions {
    * to stderr, code `SVC_STREAM_MAX_CONNECTIONS`). Later refusals are only counted in
    * `stats.overCapacity`.
    */
-  readonly onWarning?: TelephonyWarningHandler | undefined;
+  readonly onWarning?: WarningHandler<LimitWarning> | undefined;
   /**
    * Who may connect (default: anyone who can reach `host`). Checked on the upgrade request; a
    * refusal is HTTP 401 and no WebSocket. Set it whenever the server listens beyond loopback.

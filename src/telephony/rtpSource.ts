@@ -12,7 +12,8 @@ import { DEFAULT_LIVE_FRAME_MS } from './liveAudio.js';
 import { PlayoutStream, type StreamStats } from './playoutStream.js';
 import { createRtpHeader, isRtcpDatagram, isRtpDatagram, parseRtpHeader } from './rtpHeader.js';
 import { SequenceExtender } from './rtpSequence.js';
-import { warnOnce, type TelephonyWarningHandler } from './limitWarning.js';
+import { warnOnce } from './limitWarning.js';
+import type { LimitWarning, WarningHandler } from '../warnings.js';
 import { workerHandle, type CallWorker } from './callWorker.js';
 
 /** One direction of one call: the packets of one SSRC. */
@@ -103,7 +104,7 @@ export interface RtpSourceOptions {
    * option to raise). Default: `process.emitWarning` (printed once to stderr, code
    * `SVC_STREAM_MAX_LEGS`). Later refusals are only counted in `stats.refusedLegs`.
    */
-  readonly onWarning?: TelephonyWarningHandler | undefined;
+  readonly onWarning?: WarningHandler<LimitWarning> | undefined;
   /**
    * Frames of audio, ms (default 100): a leg's 20 ms packets are
    * joined into frames of `frameMs` before the session sends them, five times fewer frames
