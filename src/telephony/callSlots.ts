@@ -1,8 +1,9 @@
 // Where a call's session waits for its turn: the session slots of analyzeCalls, in this process
-// (first come, first served, granted in the tick the session asks when one is free) or shared
-// by every worker of `callWorkers` (the primary keeps the count).
-import { Observable } from 'rxjs';
+// (a Semaphore) or shared by every worker of `callWorkers` (the primary keeps the count); either
+// way the session runs under its slot through the one `underLimiter`.
+import type { Observable } from 'rxjs';
 import { underLimiter } from '../limiter.js';
+import { Semaphore } from '../Semaphore.js';
 import type { WorkerHandle } from './callWorker.js';
 
 /** The session slots of one analyzeCalls subscription. */
@@ -18,40 +19,10 @@ export interface CallSlots {
   run<T>(work$: Observable<T>): Observable<T>;
 }
 
-/**
- * `max` slots in this process: a FIFO of waiting grants, a free slot granted in the very tick
- * the session is subscribed. (The in-process `Semaphore`, once it grants synchronously and takes
- * a bound above 25, replaces this.)
- */
+/** `max` slots in this process: the in-process `Semaphore`, first come, first served, a free slot granted in the very tick the session asks. */
 export function localSlots(max: number): CallSlots {
-  let held = 0;
-  const queue: Array<() => void> = [];
-  const drain = (): void => {
-    while (held < max && queue.length > 0) queue.shift()!();
-  };
-  const run = <T>(work$: Observable<T>): Observable<T> =>
-    new Observable<T>((subscriber) => {
-      let granted = false;
-      let inner: { unsubscribe(): void } | undefined;
-      const start = (): void => {
-        granted = true;
-        held++;
-        inner = work$.subscribe(subscriber);
-      };
-      if (held < max && queue.length === 0) start();
-      else queue.push(start);
-      return () => {
-        const i = queue.indexOf(start);
-        if (i >= 0) queue.splice(i, 1);
-        inner?.unsubscribe();
-        if (!granted) return;
-        granted = false;
-        held--;
-        // The finished call's outcome reaches its subscriber before the next call starts.
-        queueMicrotask(drain);
-      };
-    });
-  return { full: () => held >= max, run };
+  const semaphore = new Semaphore(max, { max: Infinity });
+  return { full: () => semaphore.inUse >= semaphore.limit, run: (work$) => underLimiter(semaphore, work$) };
 }
 
 /** `max` slots shared by every worker: each grant is the primary's; with `wait` false a call finding none free is refused. */

@@ -2,7 +2,7 @@
 // held from the start of the call until the first subscriber (a session may wait in a queue).
 import { Observable, type SchedulerLike, type Subscriber } from 'rxjs';
 import { withAudioMeta, type AudioChunk, type AudioObservable } from '../audio/meta.js';
-import { bytesPerSecond, isRawFormat, type AudioFormat } from '../schema/audio.js';
+import { isRawFormat, msToBytes, type AudioFormat } from '../schema/audio.js';
 import { TimerWheel, WHEEL_RESOLUTION_MS, type WheelTarget } from './timerWheel.js';
 
 /** How a live stream groups its chunks: into frames of `frameMs` of audio, on the process's timer wheel of `scheduler`. */
@@ -17,14 +17,6 @@ export interface LiveGrouping {
  * average), for a fifth of the sends; `frameMs: 20` gives the lowest latency.
  */
 export const DEFAULT_LIVE_FRAME_MS = 100;
-
-/** Bytes in `frameMs` of a raw format, a whole number of sample frames; 0 (no grouping) for a container. */
-export function frameBytesOf(format: AudioFormat, frameMs: number): number {
-  if (!isRawFormat(format) || !(frameMs > 0)) return 0;
-  const perMs = bytesPerSecond(format) / 1000;
-  const unit = bytesPerSecond(format) / format.sample_rate;
-  return Math.max(unit, Math.floor((frameMs * perMs) / unit) * unit);
-}
 
 /**
  * A hot audio stream fed by `push`/`end`/`fail`.
@@ -57,7 +49,8 @@ export class LiveAudio implements WheelTarget {
     format: AudioFormat,
     private readonly grouping?: LiveGrouping | undefined,
   ) {
-    this.frameBytes = grouping ? frameBytesOf(format, grouping.frameMs) : 0;
+    // Only raw audio is grouped by duration (not a container's pages).
+    this.frameBytes = grouping && grouping.frameMs > 0 && isRawFormat(format) ? msToBytes(format, grouping.frameMs) : 0;
     this.wheel = this.frameBytes > 0 ? TimerWheel.of(grouping!.scheduler) : undefined;
     const source = new Observable<AudioChunk>((subscriber) => {
       const kept = this.kept;

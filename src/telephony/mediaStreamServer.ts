@@ -148,7 +148,7 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
   const wanted = new Set<MediaTrack>(options.tracks ?? ['inbound', 'outbound']);
   const interleaved = options.trackMode === 'interleaved';
   const frameMs = options.frameMs ?? DEFAULT_LIVE_FRAME_MS;
-  if (!(frameMs >= 0) || !Number.isFinite(frameMs)) throw new InputError('invalid_argument', `mediaStreamServer: frameMs must be 0 or more, got ${frameMs}`);
+  if (!Number.isFinite(frameMs) || !(frameMs === 0 || frameMs >= 1)) throw new InputError('invalid_argument', `mediaStreamServer: frameMs must be 0 (no grouping) or at least 1, got ${frameMs}`, { path: 'frameMs' });
   const handle = workerHandle(options.worker);
   return new Observable<MediaStreamCall>((subscriber) => {
     const stats = options.stats ?? createMediaStreamServerStats();

@@ -230,7 +230,7 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
   if (!Number.isInteger(maxLegs) || maxLegs < 1) throw new InputError('invalid_argument', `rtpSource: maxLegs must be a positive integer, got ${maxLegs}`);
   const allowed = sourceFilter(options.allowedSources);
   const frameMs = options.frameMs ?? DEFAULT_LIVE_FRAME_MS;
-  if (!(frameMs >= 0) || !Number.isFinite(frameMs)) throw new InputError('invalid_argument', `rtpSource: frameMs must be 0 or more, got ${frameMs}`);
+  if (!Number.isFinite(frameMs) || !(frameMs === 0 || frameMs >= 1)) throw new InputError('invalid_argument', `rtpSource: frameMs must be 0 (no grouping) or at least 1, got ${frameMs}`, { path: 'frameMs' });
   const handle = workerHandle(options.worker);
   const reusePort = options.reusePort === true;
   if (reusePort && !hasReusePort()) {

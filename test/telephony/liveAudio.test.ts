@@ -1,6 +1,6 @@
 import { VirtualTimeScheduler } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_LIVE_FRAME_MS, frameBytesOf, LiveAudio } from '../../src/telephony/liveAudio.js';
+import { DEFAULT_LIVE_FRAME_MS, LiveAudio } from '../../src/telephony/liveAudio.js';
 import { PlayoutStream } from '../../src/telephony/playoutStream.js';
 import { TimerWheel } from '../../src/telephony/timerWheel.js';
 import { resolvePayloadType } from 'svc-stream/telephony';
@@ -79,11 +79,20 @@ describe('frame grouping (frameMs) on virtual time', () => {
     expect(stream.ended).toBe(true);
   });
 
-  it('frame sizes are whole sample frames; containers are not grouped; the default is 100 ms', () => {
+  it('frames are msToBytes of frameMs: whole sample frames (a 30 ms frame of s16le stereo 16 kHz is 1920 bytes); a container is not grouped; the default is 100 ms', () => {
     expect(DEFAULT_LIVE_FRAME_MS).toBe(100);
-    expect(frameBytesOf(MULAW, 100)).toBe(800);
-    expect(frameBytesOf({ audio_format: 's16le', sample_rate: 16000, num_channels: 2 }, 30)).toBe(1920);
-    expect(frameBytesOf({ audio_format: 'ogg' }, 100)).toBe(0);
-    expect(frameBytesOf(MULAW, 0)).toBe(0);
+    const scheduler = new VirtualTimeScheduler(undefined, 100_000);
+    const sizes = (format: ConstructorParameters<typeof LiveAudio>[0], frameMs: number, chunk: number, n: number): number[] => {
+      const live = new LiveAudio(format, { frameMs, scheduler });
+      const out: number[] = [];
+      live.audio$.subscribe((c) => out.push(c.byteLength));
+      for (let i = 0; i < n; i++) live.push(new Uint8Array(chunk));
+      live.end();
+      return out;
+    };
+    expect(sizes({ audio_format: 's16le', sample_rate: 16000, num_channels: 2 }, 30, 640, 6)).toEqual([1920, 1920]);
+    expect(sizes({ audio_format: 'ogg' }, 100, 300, 3)).toEqual([300, 300, 300]);
+    scheduler.flush();
   });
 });
+
