@@ -11,7 +11,7 @@
 // See telephonyBench.ts for the processes and figures.
 import { readFileSync } from 'node:fs';
 import WebSocket, { WebSocketServer } from 'ws';
-import { benchMain, telephony, callUrl, CHUNK, keyOf, mono, sendLast, type Counters, type Listening, type PathContext } from './telephonyBench.js';
+import { benchMain, libraryOnWorkers, telephony, callUrl, CHUNK, keyOf, mono, sendLast, type Counters, type Listening, type PathContext } from './telephonyBench.js';
 
 const SCRIPT = new URL(import.meta.url).pathname;
 const { analyzeCalls, createMediaStreamServerStats, mediaStreamServer } = await telephony();
@@ -148,6 +148,7 @@ function bare(ctx: PathContext): Promise<Listening> {
 
 /** The library: mediaStreamServer → analyzeCalls, a session per call against the stand-in. */
 function library(ctx: PathContext): Promise<Listening> {
+  if (ctx.workers > 1) return libraryWorkers(ctx);
   const stats = createMediaStreamServerStats();
   const counters: Counters = ctx.counters;
   return new Promise<Listening>((resolve) => {
@@ -183,6 +184,19 @@ function library(ctx: PathContext): Promise<Listening> {
       error: (err: unknown) => counters.failures.push(`source: ${String(err)}`),
     });
   });
+}
+
+/** The library across workers: callWorkers, the connections dealt out round-robin on one port. */
+function libraryWorkers(ctx: PathContext): Promise<Listening> {
+  return libraryOnWorkers(ctx, 'mediaStreamServer', (worker) =>
+    analyzeCalls(mediaStreamServer({ worker, preset: 'twilio', tracks: ['inbound'], maxConnections: ctx.calls, frameMs: ctx.frameMs }), {
+      worker,
+      baseUrl: ctx.standIn,
+      maxConcurrent: ctx.calls,
+      whenFull: 'reject',
+      sessionOptions: (call) => ({ apiKey: keyOf(callIndex(call.streamId)) }),
+    }),
+  );
 }
 
 await benchMain(SCRIPT, {

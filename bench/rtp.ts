@@ -11,7 +11,7 @@
 import dgram from 'node:dgram';
 import { readFileSync } from 'node:fs';
 import WebSocket from 'ws';
-import { benchMain, telephony, callUrl, CHUNK, IDLE_MS, keyOf, mono, sendLast, type Counters, type Listening, type PathContext } from './telephonyBench.js';
+import { benchMain, libraryOnWorkers, telephony, callUrl, CHUNK, IDLE_MS, keyOf, mono, sendLast, type Counters, type Listening, type PathContext } from './telephonyBench.js';
 
 const SCRIPT = new URL(import.meta.url).pathname;
 const { analyzeCalls, createRtpSourceStats, rtpSource } = await telephony();
@@ -148,6 +148,7 @@ function bare(ctx: PathContext): Promise<Listening> {
 
 /** The library: rtpSource → analyzeCalls, a session per leg against the stand-in. */
 function library(ctx: PathContext): Promise<Listening> {
+  if (ctx.workers > 1) return libraryWorkers(ctx);
   const stats = createRtpSourceStats();
   const counters: Counters = ctx.counters;
   return new Promise<Listening>((resolve) => {
@@ -182,6 +183,19 @@ function library(ctx: PathContext): Promise<Listening> {
       error: (err: unknown) => counters.failures.push(`source: ${String(err)}`),
     });
   });
+}
+
+/** The library across workers: callWorkers, one port per worker (the sender deals the calls out over them). */
+function libraryWorkers(ctx: PathContext): Promise<Listening> {
+  return libraryOnWorkers(ctx, 'rtpSource', (worker) =>
+    analyzeCalls(rtpSource({ worker, maxLegs: ctx.calls, idleTimeoutMs: IDLE_MS, recvBufferSize: 1 << 23, frameMs: ctx.frameMs }), {
+      worker,
+      baseUrl: ctx.standIn,
+      maxConcurrent: ctx.calls,
+      whenFull: 'reject',
+      sessionOptions: (leg) => ({ apiKey: keyOf(leg.ssrc - SSRC0) }),
+    }),
+  );
 }
 
 await benchMain(SCRIPT, {

@@ -274,6 +274,45 @@ export interface TelephonySpec {
   readonly unit: 'datagrams' | 'messages';
 }
 
+/**
+ * The library's path across `ctx.workers` processes through its own `callWorkers`: resolves in
+ * the primary once every worker listens (never in a worker, which just runs), counting each call's
+ * end and, at the end, the counters the primary added up (`source`: the source's stats name).
+ */
+export async function libraryOnWorkers<C extends import('../src/telephony/index.js').AnalyzableCall>(
+  ctx: PathContext,
+  source: 'rtpSource' | 'mediaStreamServer',
+  work: (worker: import('../src/telephony/index.js').CallWorker) => import('rxjs').Observable<import('../src/telephony/index.js').CallAnalysis<C>>,
+): Promise<Listening> {
+  const { callWorkers, createCallWorkersStats } = await telephony();
+  const stats = createCallWorkersStats();
+  const ports: number[] = [];
+  const pids = new Map<number, number>();
+  return new Promise<Listening>((resolve) => {
+    callWorkers({ workers: ctx.workers, exec: process.argv[1]!, args: process.argv.slice(2), stats }, work).subscribe({
+      next: (e) => {
+        if (e.type === 'worker-started') pids.set(e.index, e.pid);
+        else if (e.type === 'listening') {
+          ports[e.index] = e.port;
+          if (ports.filter((p) => p !== undefined).length === ctx.workers) resolve({ port: ports[0]!, ports: [...new Set(ports)], pids: () => [process.pid, ...pids.values()] });
+        } else if (e.type === 'call-ended') {
+          const c = ctx.counters;
+          if (e.status === 'done') c.done++;
+          else {
+            c.failed++;
+            if (c.failures.length < 5) c.failures.push(`${e.status}: ${e.error?.code ?? ''} ${e.error?.message ?? ''}`);
+          }
+          const t = stats.totals[source] ?? {};
+          c.received = source === 'rtpSource' ? (t['datagrams'] ?? 0) : (t['messages'] ?? 0);
+          c.legs = stats.calls;
+          ctx.callEnded();
+        }
+      },
+      error: (err: unknown) => ctx.counters.failures.push(`workers: ${String(err)}`),
+    });
+  });
+}
+
 interface ReceiverReady {
   type: 'receiver-ready';
   ports: number[];
@@ -497,6 +536,11 @@ export function clean(r: RunResult, a: ReturnType<typeof benchArgs>): boolean {
 export async function benchMain(script: string, spec: TelephonySpec): Promise<void> {
   const a = benchArgs();
   const v = a.values;
+  // A worker of the library's own callWorkers runs the library path again (callWorkers knows its role).
+  if (cluster.isWorker && (await telephony()).isCallWorker()) {
+    await spec.path('library', { calls: a.counts[0]!, frameMs: a.frameMs, standIn: v['stand-in']!, workers: a.workers, workerIndex: 0, counters: newCounters(), callEnded: () => undefined });
+    return;
+  }
   if (cluster.isWorker) return benchWorkerRole(spec, v.path as PathName, a.counts[0]!, a.frameMs, v['stand-in']!, a.workers);
   if (v.role === 'stand-in') return standInRole(a.chunks);
   if (v.role === 'sender') return spec.sender(a.counts[0]!, v.ports!.split(',').map(Number), a.seconds);
