@@ -29,6 +29,10 @@ async function sender(calls: number, ports: readonly number[], seconds: number):
   const sockets: WebSocket[] = [];
   let finished = 0;
   let ending = false;
+  // Chunks sent more than one 20 ms tick after they were due: the sender (the machine) was behind, not the receiver.
+  let lateChunks = 0;
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
   for (let c = 0; c < calls; c++) {
     const ws = new WebSocket(`ws://127.0.0.1:${ports[c % ports.length]}/media`, { perMessageDeflate: false });
     sockets.push(ws);
@@ -55,6 +59,7 @@ async function sender(calls: number, ports: readonly number[], seconds: number):
         if (k >= chunks) continue;
         const due = Math.min(chunks, Math.floor((now - startAt[c]!) / 20) + 1);
         if (due <= k) continue;
+        if (due - k > 1) lateChunks += due - k - 1;
         const ws = sockets[c]!;
         const sid = streamSid(c);
         const offset = (c * CHUNK * 37) % (mulaw.length - chunks * CHUNK);
@@ -82,7 +87,8 @@ async function sender(calls: number, ports: readonly number[], seconds: number):
     const timer = setInterval(tick, 2);
     process.send!({ type: 'started' });
   });
-  sendLast({ type: 'sender-report', sentAt });
+  const u = process.cpuUsage(cpu0);
+  sendLast({ type: 'sender-report', sentAt, lateChunks, cpuPct: ((u.user + u.system) / 1000 / (performance.now() - t0)) * 100 });
 }
 
 /** The bare path: parse each message, decode the payload into the call's frame, send the frame when full. */

@@ -27,6 +27,10 @@ async function sender(calls: number, ports: readonly number[], seconds: number):
   const start = mono() + 20;
   let finished = 0;
   let ending = false;
+  // Chunks sent more than one 20 ms tick after they were due: the sender (the machine) was behind, not the receiver.
+  let lateChunks = 0;
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
   await new Promise<void>((resolve) => {
     const tick = (): void => {
       const now = mono();
@@ -38,6 +42,7 @@ async function sender(calls: number, ports: readonly number[], seconds: number):
         const seq0 = (c * 977) & 0xffff;
         const offset = (c * CHUNK * 37) % (mulaw.length - packets * CHUNK);
         const port = ports[c % ports.length]!;
+        if (due - k > 1) lateChunks += due - k - 1;
         for (; k < due; k++) {
           const b = Buffer.allocUnsafe(12 + CHUNK);
           b[0] = 0x80;
@@ -67,7 +72,8 @@ async function sender(calls: number, ports: readonly number[], seconds: number):
     process.send!({ type: 'started' });
   });
   socket.close();
-  sendLast({ type: 'sender-report', sentAt });
+  const u = process.cpuUsage(cpu0);
+  sendLast({ type: 'sender-report', sentAt, lateChunks, cpuPct: ((u.user + u.system) / 1000 / (performance.now() - t0)) * 100 });
 }
 
 /** The bare path: a datagram's payload into its call's frame, the frame to ws.send when full. */

@@ -16,7 +16,7 @@ import os from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { WebSocketServer } from 'ws';
-import { fmt, machine, median, percentile } from './benchInternals.js';
+import { fmt, machine, percentile } from './benchInternals.js';
 
 /** Bytes of one 20 ms G.711 chunk at 8 kHz: the unit both senders send. */
 export const CHUNK = 160;
@@ -435,6 +435,8 @@ export interface RunResult {
   readonly latency: { p50: number; p99: number; missing: number };
   readonly eldP99: number;
   readonly load: string;
+  /** The sender's own CPU, and the chunks it sent more than a tick late (the machine was the limit). */
+  readonly sender: { readonly cpuPct: number; readonly lateChunks: number };
 }
 
 const dbg = (s: string): void => void (process.env["BENCH_DEBUG"] && process.stderr.write(`[bench] ${s}\n`));
@@ -452,7 +454,7 @@ async function oneRun(script: string, spec: TelephonySpec, standIn: ChildProcess
   const pids = ready.pids;
   const rssBase = sumRss(pids);
   const sender = forkRole(script, ['--role', 'sender', '--calls', String(calls), '--seconds', String(a.seconds), '--ports', ready.ports.join(',')]);
-  const senderReport = nextMessage<{ type: 'sender-report'; sentAt: Float64Array[] }>(sender, 'sender-report');
+  const senderReport = nextMessage<{ type: 'sender-report'; sentAt: Float64Array[]; lateChunks: number; cpuPct: number }>(sender, 'sender-report');
   await nextMessage(sender, 'started');
   dbg('sender started');
   const startedAt = mono();
@@ -514,6 +516,7 @@ async function oneRun(script: string, spec: TelephonySpec, standIn: ChildProcess
     latency: { p50: percentile(lat, 50), p99: percentile(lat, 99), missing },
     eldP99: report.eldP99,
     load,
+    sender: { cpuPct: sent.cpuPct, lateChunks: sent.lateChunks },
   };
 }
 
@@ -523,8 +526,15 @@ function runLine(r: RunResult, spec: TelephonySpec, a: ReturnType<typeof benchAr
   const fails = r.counters.failures.length ? ` [${r.counters.failures.slice(0, 2).join('; ')}]` : '';
   return [
     `  ${r.path.padEnd(7)} CPU ${fmt(r.cpuPct).padStart(5)} % of a core (user ${fmt(r.userPct)}, system ${fmt(r.systemPct)}) over ${fmt(r.windowMs / 1000, 1)} s${steady}; load before ${r.load}`,
-    `          ${spec.unit} ${r.counters.received}/${expected}, legs ${r.counters.legs}, done ${r.counters.done}/${r.calls}, failed ${r.counters.failed}${fails}; service heard ${r.standIn.bytes}/${r.bytesSent} bytes on ${r.standIn.connections} sessions; sent → heard p50 ${fmt(r.latency.p50, 1)} ms, p99 ${fmt(r.latency.p99, 1)} ms, ${r.latency.missing} chunks never heard; RSS +${fmt(r.rssPerCall / 1024, 0)} kB per call; event-loop delay p99 ${fmt(r.eldP99, 1)} ms`,
+    `          ${spec.unit} ${r.counters.received}/${expected}, legs ${r.counters.legs}, done ${r.counters.done}/${r.calls}, failed ${r.counters.failed}${fails}; service heard ${r.standIn.bytes}/${r.bytesSent} bytes on ${r.standIn.connections} sessions; sent → heard p50 ${fmt(r.latency.p50, 1)} ms, p99 ${fmt(r.latency.p99, 1)} ms, ${r.latency.missing} chunks never heard; RSS +${fmt(r.rssPerCall / 1024, 0)} kB per call; event-loop delay p99 ${fmt(r.eldP99, 1)} ms; sender ${fmt(r.sender.cpuPct)} % of a core, ${r.sender.lateChunks} chunks sent late${r.sender.lateChunks > (r.calls * a.chunks) / 100 ? ' (the machine, not the receiver, was the limit)' : ''}`,
   ].join('\n');
+}
+
+/** The median, the mean of the two middle values for an even count. */
+function middle(values: readonly number[]): number {
+  const s = [...values].sort((x, y) => x - y);
+  const m = s.length >> 1;
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
 /** Whether a run carried everything: every datagram or message, every call one leg ending done, every byte heard. */
@@ -572,7 +582,7 @@ export async function benchMain(script: string, spec: TelephonySpec): Promise<vo
     if (paths.length === 2) {
       const ratios = cpu.library.map((l, i) => l / cpu.bare[i]!);
       console.log(
-        `  ratio library / bare at ${calls} calls: ${fmt(median(cpu.library) / median(cpu.bare), 2)} (medians ${fmt(median(cpu.library))} % / ${fmt(median(cpu.bare))} %; per round ${ratios.map((x) => fmt(x, 2)).join(', ')})`,
+        `  ratio library / bare at ${calls} calls: ${fmt(middle(cpu.library) / middle(cpu.bare), 2)} (medians ${fmt(middle(cpu.library))} % / ${fmt(middle(cpu.bare))} %; per round ${ratios.map((x) => fmt(x, 2)).join(', ')})`,
       );
     }
   }
