@@ -443,7 +443,7 @@ const dbg = (s: string): void => void (process.env["BENCH_DEBUG"] && process.std
 async function oneRun(script: string, spec: TelephonySpec, standIn: ChildProcess, standInUrl: string, path: PathName, calls: number, a: ReturnType<typeof benchArgs>): Promise<RunResult> {
   const load = loadavg();
   standIn.send({ type: 'reset' });
-  const prof = path === 'library' && a.values['cpu-prof'] !== undefined ? ['--cpu-prof', '--cpu-prof-interval', '250', '--cpu-prof-dir', a.values['cpu-prof']] : [];
+  const prof = a.values['cpu-prof'] !== undefined ? ['--cpu-prof', '--cpu-prof-interval', '250', '--cpu-prof-dir', `${a.values['cpu-prof']}/${path}`] : [];
   const receiver = forkRole(
     script,
     ['--role', 'receiver', '--path', path, '--calls', String(calls), '--seconds', String(a.seconds), '--frame-ms', String(a.frameMs), '--workers', String(a.workers), '--stand-in', standInUrl],
