@@ -168,7 +168,7 @@ export {
 
 // Streaming sessions.
 export { FlowControl } from './audio/flow.js';
-export { createSessionStats, type SessionPhase, type SessionStats, type ToleranceOptions } from './session/stats.js';
+export { createSessionStats, type SessionStats, type ToleranceOptions } from './session/stats.js';
 export type { AudioWarning, AudioWarningOptions } from './session/audioCheck.js';
 export { STREAMING_PATHS } from './session/url.js';
 export { isTerminalStatus, type SessionState, type SessionStatus } from './schema/sessionState.js';
@@ -176,7 +176,6 @@ export type { StreamingOptions, WebSocketFactory } from './session/streamingSess
 export { analyzeConversation, conversationSession, configFrame, type ConversationOptions } from './session/conversation.js';
 export { recordSession, RECORDING_HEADER, type RecordSessionOptions, type RecordedEvent } from './session/recordSession.js';
 export { DEFAULT_RECONNECT, type ReconnectOptions, type ReconnectPolicy } from './session/reconnect.js';
-export { reconnectable } from './session/closeErrors.js';
 export { DEFAULT_HEARTBEAT, type HeartbeatOptions } from './session/heartbeat.js';
 export type { SessionEvent } from './session/segments.js';
 export { streamJson, JsonFrameSchema, type JsonFrame, type JsonEndpoint, type JsonStreamingOptions } from './session/jsonStreaming.js';

@@ -147,7 +147,7 @@ function expectOneConversation(r: Outcome, totalBytes: number): void {
   expect(r.stats.bytesSent).toBeGreaterThanOrEqual(totalBytes);
   expect(r.stats.bytesSent).toBeLessThanOrEqual(totalBytes + r.stats.bytesReplayed);
   expect(r.stats.bytesReplayed).toBeGreaterThan(0);
-  expect(r.stats.phase).toBe('done');
+  expect(r.stats.status).toBe('done');
 }
 
 /** A scenario that strikes `fault` in the first connection only. */
@@ -235,7 +235,7 @@ describe('reconnect with resume (real sockets)', () => {
     const r = await run(live20ms(PCM), { baseUrl: emu.baseUrl, format: RAW });
     expect(r.error?.code).toBe('invalid_api_key');
     expect(r.states.filter((s) => s === 'reconnecting')).toHaveLength(1);
-    expect(r.stats.phase).toBe('error');
+    expect(r.stats.status).toBe('failed');
   });
 
   it('a live source through a long outage: audio beyond the bounds is counted as dropped, and time stays true', async () => {
