@@ -1,9 +1,9 @@
 // A stream that outlives its connections: one feed of the audio (read once, held once in its
 // log), and over it a sequence of plain sessions (segments), each reading the log from the
-// commit point, so one call stays one conversation on one time axis. The layer's own state is
-// a small union moved by one transition; what each session does it reads from that session's
-// state stream.
-import { asyncScheduler, Observable, Subscription, timer, type SchedulerLike, type Subscriber } from 'rxjs';
+// commit point, so one call stays one conversation on one time axis. The layer's state is
+// resilienceState.ts's union, moved by one transition that releases what the old phase held;
+// what each session does it reads from that session's own state stream.
+import { asyncScheduler, Observable, timer, type SchedulerLike, type Subscriber, type Subscription } from 'rxjs';
 import { FlowControl } from '../audio/flow.js';
 import { audioMetaOf, type AudioChunk } from '../audio/meta.js';
 import { parseWavHeader } from '../audio/wavHeader.js';
@@ -12,7 +12,8 @@ import type { SessionState } from '../schema/sessionState.js';
 import type { ServerEvent } from '../schema/events.js';
 import { AudioFeed } from './audioFeed.js';
 import { resumable } from './closeErrors.js';
-import { backoffMs, type ReconnectPolicy } from './reconnect.js';
+import type { ReconnectPolicy } from './reconnect.js';
+import { initialResilienceState, resilienceReducer, type ResilienceEvent, type ResilienceState } from './resilienceState.js';
 import { SegmentClock, type SessionEvent } from './segments.js';
 import { stateStoreOf, type SessionStats } from './stats.js';
 import { followState, StateStore } from './stateStore.js';
@@ -66,32 +67,18 @@ interface Layout {
   readonly perMs: number;
 }
 
-/** One plain session over the feed, as the layer holds it. */
+/** One plain session over the feed, as the layer holds it while it is the current one. */
 interface Attempt {
   /** Where its audio starts in the stream. */
   readonly from: number;
   /** Its state stream, read by the layer (never mirrored). */
   readonly store: StateStore;
-  /** The session itself, once subscribed: the layer reads how far it got. */
+  /** The session itself, once subscribed: the layer reads how far it flushed. */
   session: StreamingSession<ServerEvent> | undefined;
   /** Our subscriptions to its events and its states. */
   events: Subscription | undefined;
   watch: Subscription | undefined;
 }
-
-/**
- * The layer's state, keyed by `status`; each member owns what it holds, released by the one
- * transition when the state is left:
- * - `connecting`: a session is opening (`first`: the stream's first; otherwise after a failure);
- * - `open`: a session opened; `proven` times its minimum uptime, after which it counts as progress;
- * - `waiting`: between sessions, the backoff `timer` running;
- * - `ended`: done, failed or unsubscribed; never left.
- */
-type Phase =
-  | { readonly status: 'connecting'; readonly attempt: Attempt; readonly first: boolean }
-  | { readonly status: 'open'; readonly attempt: Attempt; readonly proven: Subscription | undefined }
-  | { readonly status: 'waiting'; readonly timer: Subscription }
-  | { readonly status: 'ended' };
 
 /** The WAV header must be complete within this many bytes, or the stream is not resumed. */
 const MAX_HEADER_BYTES = 1 << 20;
@@ -104,19 +91,17 @@ class ResilientSession {
   private readonly feed: AudioFeed;
   /** Paused from a failure until a new session opens: no pull source reads during an outage. */
   private readonly outage = new FlowControl();
-  private phase: Phase = { status: 'waiting', timer: Subscription.EMPTY };
+  private state: ResilienceState = initialResilienceState;
+  /** What the phase holds: the current session (connecting, open), the uptime timer (open, proving), the backoff (waiting). */
+  private attempt: Attempt | undefined;
+  private uptime: Subscription | undefined;
+  private backoff: Subscription | undefined;
+  /** The failure being judged, for the `reconnecting` and `failed` states. */
+  private lastError: unknown;
   private layout: Layout | undefined;
   private layoutPending: boolean;
   /** Stream position before which the log's bytes were let go of (on a frame boundary). */
   private keptFrom = 0;
-  /** When the outage began (the first failure since the last session that made progress); undefined: none. */
-  private outageSince: number | undefined;
-  /** When the last session failed, for `reconnectingMs`. */
-  private downSince: number | undefined;
-  /** Attempts in a row without progress of the commit point. */
-  private tries = 0;
-  /** The commit point when the last failure struck: attempts count again only after it moves. */
-  private failedAtCommitMs = -1;
   private heldError: SessionEvent | undefined;
 
   constructor(
@@ -131,7 +116,10 @@ class ResilientSession {
     this.stats = options.stats;
     this.policy = options.policy;
     this.feed = new AudioFeed(audio$, { ...options, keepSent: true }, this.stats, {
-      failed: (err) => this.end(err),
+      failed: (err) => {
+        this.lastError = err;
+        this.dispatch({ type: 'stopped', how: 'failed' });
+      },
       appended: () => this.onAppended(),
     });
     this.feed.gate.follow(this.outage);
@@ -144,42 +132,66 @@ class ResilientSession {
   }
 
   start(): void {
-    this.launch(0, this.declared, true);
-    if (this.phase.status !== 'ended') this.feed.start();
+    this.launch(0, this.declared);
+    if (this.state.phase.status !== 'ended') this.feed.start();
   }
 
   stop(): void {
-    if (this.phase.status === 'ended') return;
-    const now = this.store.value.status;
-    if (now !== 'done' && now !== 'failed') this.store.set({ status: 'closed' });
-    this.close();
+    this.dispatch({ type: 'stopped', how: 'closed' });
   }
 
   // ---- the one transition ------------------------------------------------------------------
 
   /**
-   * Enter `next`: the outage gate first (paused unless a session is open or the first is
-   * opening), then what the old state owned and the new one does not is released (the old
-   * session, the uptime timer, the backoff timer). `ended` is never left: what `next` owns is
-   * released instead.
+   * Move to the state `event` leads to (resilienceReducer), then enter it: the outage gate
+   * first (paused unless a session is open or the first is opening), then what the old phase
+   * held and the new one does not is released, then the new phase's effects. An effect that
+   * tells the user (a state they see) comes last: a user who unsubscribes from there finds
+   * nothing half-acquired.
    */
-  private setPhase(next: Phase): void {
-    const old = this.phase;
-    if (old.status === 'ended') {
-      release(next, undefined);
-      return;
+  private dispatch(event: ResilienceEvent): void {
+    const old = this.state;
+    const next = resilienceReducer(old, event, this.policy);
+    if (next === old) return;
+    this.state = next;
+    const o = old.phase;
+    const n = next.phase;
+    if (n.status === 'open' || (n.status === 'connecting' && n.first)) this.outage.resume();
+    else if (n.status !== 'ended') this.outage.pause();
+    const live = (p: typeof o): boolean => p.status === 'connecting' || p.status === 'open';
+    if (live(o) && !live(n)) this.releaseAttempt();
+    if (o.status === 'open' && o.proving && !(n.status === 'open' && n.proving)) this.uptime?.unsubscribe();
+    if (o.status === 'waiting' && n.status !== 'waiting') this.backoff?.unsubscribe();
+    switch (n.status) {
+      case 'open':
+        if (o.status === 'connecting') this.opened(old, o.first, n.proving);
+        return;
+      case 'waiting':
+        this.heldError = undefined;
+        this.backoff = timer(n.delayMs, this.scheduler).subscribe(() => this.dispatch({ type: 'retry' }));
+        this.trim();
+        this.store.set({ status: 'reconnecting', attempt: next.tries, error: this.lastError });
+        return;
+      case 'connecting':
+        this.resume();
+        return;
+      case 'ended':
+        this.ended(n.how);
+        return;
     }
-    if (next.status === 'open' || (next.status === 'connecting' && next.first)) this.outage.resume();
-    else this.outage.pause();
-    this.phase = next;
-    release(old, next);
+  }
+
+  private releaseAttempt(): void {
+    const a = this.attempt;
+    this.attempt = undefined;
+    a?.events?.unsubscribe();
+    a?.watch?.unsubscribe();
   }
 
   /** Subscribe to one plain session reading the log from `from`, and watch its state. */
-  private launch(from: number, format: AudioFormat | undefined, first: boolean): void {
+  private launch(from: number, format: AudioFormat | undefined): void {
     const attempt: Attempt = { from, store: new StateStore(), session: undefined, events: undefined, watch: undefined };
-    this.setPhase({ status: 'connecting', attempt, first });
-    if (this.phase.status === 'ended') return;
+    this.attempt = attempt;
     // Its own store: its `failed` or `closed` is ours to judge, not the user's to see.
     attempt.watch = attempt.store.state$.subscribe((s) => this.onSessionState(attempt, s));
     const setup = { stats: this.stats, store: attempt.store, format, from };
@@ -189,60 +201,75 @@ class ResilientSession {
       session.start();
       return () => session.unsubscribe();
     });
-    attempt.events = session$.subscribe({
+    const events = session$.subscribe({
       next: (e) => this.onEvent(attempt, e),
       error: (err: unknown) => this.onFailed(attempt, err),
-      complete: () => this.onDone(attempt),
+      complete: () => {
+        if (this.attempt === attempt) this.dispatch({ type: 'done' });
+      },
     });
+    if (this.attempt === attempt) attempt.events = events;
   }
 
-  private current(attempt: Attempt): boolean {
-    const p = this.phase;
-    return (p.status === 'connecting' || p.status === 'open') && p.attempt === attempt;
-  }
-
-  /** A state of the current session: its opening moves us to `open`; its non-terminal states are the stream's. */
+  /** A state of the current session: its opening opens the stream; its other non-terminal states are the stream's. */
   private onSessionState(attempt: Attempt, s: SessionState): void {
-    if (!this.current(attempt)) return;
+    if (this.attempt !== attempt) return;
     switch (s.status) {
       case 'streaming':
       case 'paused':
-        if (this.phase.status === 'connecting') this.opened(attempt, this.phase.first);
-        this.store.set(s);
+        this.dispatch({ type: 'opened', now: this.scheduler.now() });
+        if (this.attempt === attempt) this.store.set(s);
         return;
       case 'finishing':
       case 'closing':
         this.store.set(s);
         return;
       default:
-        // `connecting` is already the stream's; the terminal states are judged by onFailed/onDone.
+        // `connecting` is already the stream's; the terminal states are judged by onFailed and `done`.
         return;
     }
   }
 
-  private opened(attempt: Attempt, first: boolean): void {
-    const now = this.scheduler.now();
-    if (this.downSince !== undefined) {
+  private opened(old: ResilienceState, first: boolean, proving: boolean): void {
+    if (old.downSince !== undefined) {
       this.stats.reconnects++;
-      this.stats.reconnectingMs += now - this.downSince;
-      this.downSince = undefined;
+      this.stats.reconnectingMs += this.scheduler.now() - old.downSince;
     }
     if (!first) {
       // A session that opened is a segment; the attempts that never connected are not.
-      this.clock.nextSegment((attempt.from - this.layout!.dataOffset) / this.layout!.perMs);
+      this.clock.nextSegment((this.attempt!.from - this.layout!.dataOffset) / this.layout!.perMs);
       this.stats.segment = this.clock.segment;
     }
     // Progress only once it had an event or stayed up a while: a server that drops every
     // session young does not restart the outage's deadline.
-    const proven = this.outageSince === undefined ? undefined : timer(this.policy.minUptimeMs, this.scheduler).subscribe(() => this.progress());
-    this.setPhase({ status: 'open', attempt, proven });
+    if (proving) this.uptime = timer(this.policy.minUptimeMs, this.scheduler).subscribe(() => this.dispatch({ type: 'uptime' }));
   }
 
-  /** The current session counts as progress: the outage is over. */
-  private progress(): void {
-    this.outageSince = undefined;
-    const p = this.phase;
-    if (p.status === 'open' && p.proven !== undefined) this.setPhase({ status: 'open', attempt: p.attempt, proven: undefined });
+  /** Start the next session from the commit point (or as far back as the bounds kept). */
+  private resume(): void {
+    this.trim();
+    const from = Math.max(this.posOf(this.clock.commitMs), this.keptFrom);
+    const entered = this.state;
+    this.store.set({ status: 'connecting' });
+    if (this.state === entered) this.launch(from, this.layout!.format);
+  }
+
+  /** The stream ends: its last state told, the feed let go of, the subscriber told. */
+  private ended(how: 'done' | 'failed' | 'closed'): void {
+    this.uptime?.unsubscribe();
+    this.backoff?.unsubscribe();
+    const held = this.heldError;
+    this.heldError = undefined;
+    if (how === 'failed' && held) this.subscriber.next(held);
+    const now = this.store.value.status;
+    if (how === 'failed') this.store.set({ status: 'failed', error: this.lastError });
+    else if (how === 'done') this.store.set({ status: 'done' });
+    else if (now !== 'done' && now !== 'failed') this.store.set({ status: 'closed' });
+    this.outage.resume();
+    this.feed.stop();
+    this.feed.finish();
+    if (how === 'failed') this.subscriber.error(this.lastError);
+    else if (how === 'done') this.subscriber.complete();
   }
 
   // ---- audio -------------------------------------------------------------------------------
@@ -266,29 +293,28 @@ class ResilientSession {
     return l.dataOffset + Math.floor((ms * l.perMs) / l.frame) * l.frame;
   }
 
-  /** `pos` down to a frame boundary (never before the data). */
+  /** `pos` down to a frame boundary (never into the header). */
   private alignDown(pos: number): number {
     const l = this.layout!;
-    return pos <= l.dataOffset ? Math.min(pos, l.dataOffset) : l.dataOffset + Math.floor((pos - l.dataOffset) / l.frame) * l.frame;
+    return pos <= l.dataOffset ? pos : l.dataOffset + Math.floor((pos - l.dataOffset) / l.frame) * l.frame;
   }
 
   /**
    * Let go of what no resume will need: before the commit point, and beyond the replay bound
-   * (in an outage, the replay and outage bounds); never what the open session has not flushed.
-   * Bytes let go of that no session was sent are dropped, and counted.
+   * (in an outage, the replay and outage bounds); never what the current session has not
+   * flushed. Bytes let go of that no session was sent are dropped, and counted.
    */
   private trim(): void {
     if (this.layoutPending) return;
     const log = this.feed.log;
-    const p = this.phase;
-    const session = p.status === 'connecting' || p.status === 'open' ? p.attempt.session : undefined;
+    const session = this.attempt?.session;
     let keep: number;
     if (this.layout === undefined) {
       // Not resumable (a compressed WAV): nothing is kept once flushed.
       keep = session?.flushedPosition ?? log.end;
     } else {
       const l = this.layout;
-      const cap = (this.policy.replayMs + (this.outageSince !== undefined ? this.policy.outageMs : 0)) * l.perMs;
+      const cap = (this.policy.replayMs + (this.state.outageSince !== undefined ? this.policy.outageMs : 0)) * l.perMs;
       keep = Math.max(this.posOf(this.clock.commitMs), log.end - cap);
       if (session !== undefined) keep = Math.min(keep, session.flushedPosition);
       keep = this.alignDown(Math.min(keep, log.end));
@@ -303,13 +329,9 @@ class ResilientSession {
   // ---- events ------------------------------------------------------------------------------
 
   private onEvent(attempt: Attempt, e: ServerEvent): void {
-    if (!this.current(attempt)) return;
-    if (this.outageSince !== undefined && this.phase.status === 'open') this.progress();
-    // Progress of the commit point (past where the last failure left it) starts the count of
-    // attempts again; events alone do not, or a server that fails at the same place every
-    // time would be retried for ever.
-    if (this.tries > 0 && this.clock.commitMs > this.failedAtCommitMs) this.tries = 0;
+    if (this.attempt !== attempt) return;
     // An `error` event is held: a failure the next session cures is not the user's to see.
+    // (Nor is it progress: a server that fails every session says so with an `error` event first.)
     if (e.type === 'error') {
       this.heldError = this.clock.deliver(e);
       return;
@@ -321,83 +343,23 @@ class ResilientSession {
       this.subscriber.next(held);
     }
     const out = this.clock.deliver(e);
-    if (this.tries > 0 && this.clock.commitMs > this.failedAtCommitMs) this.tries = 0;
-    if (out !== undefined) this.subscriber.next(out);
+    // Progress of the commit point (past where the last failure left it) starts the count of
+    // attempts again; events alone do not, or a server that fails at the same place every
+    // time would be retried for ever.
+    this.dispatch({ type: 'event', commitMs: this.clock.commitMs });
+    if (out !== undefined && this.attempt === attempt) this.subscriber.next(out);
     this.trim();
-  }
-
-  private onDone(attempt: Attempt): void {
-    if (!this.current(attempt)) return;
-    this.store.set({ status: 'done' });
-    this.close();
-    this.subscriber.complete();
   }
 
   private onFailed(attempt: Attempt, err: unknown): void {
-    if (!this.current(attempt)) return;
-    if (this.decide(err) === 'reconnect') this.reconnect(err);
-    else this.end(err);
+    if (this.attempt !== attempt) return;
+    this.lastError = err;
+    this.dispatch({
+      type: 'failed',
+      now: this.scheduler.now(),
+      resumable: resumable(err) && this.layout !== undefined,
+      commitMs: this.clock.commitMs,
+      random: (this.options.random ?? Math.random)(),
+    });
   }
-
-  private decide(err: unknown): 'reconnect' | 'fail' {
-    const p = this.phase;
-    // The first connection is not retried: a wrong URL or key, a service down, is said at once.
-    if (p.status === 'connecting' && p.first) return 'fail';
-    if (!resumable(err) || this.layout === undefined) return 'fail';
-    if (this.tries + 1 > this.policy.maxAttempts) return 'fail';
-    const now = this.scheduler.now();
-    if (now - (this.outageSince ?? now) >= this.policy.deadlineMs) return 'fail';
-    return 'reconnect';
-  }
-
-  private reconnect(err: unknown): void {
-    const now = this.scheduler.now();
-    this.heldError = undefined;
-    this.failedAtCommitMs = this.clock.commitMs;
-    this.outageSince ??= now;
-    this.downSince = now;
-    this.tries++;
-    const wait = backoffMs(this.policy, this.tries, (this.options.random ?? Math.random)());
-    const left = this.policy.deadlineMs - (now - this.outageSince);
-    this.setPhase({ status: 'waiting', timer: timer(Math.max(0, Math.min(wait, left)), this.scheduler).subscribe(() => this.resume()) });
-    this.store.set({ status: 'reconnecting', attempt: this.tries, error: err });
-    this.trim();
-  }
-
-  /** Start the next session from the commit point (or as far back as the bounds kept). */
-  private resume(): void {
-    if (this.phase.status !== 'waiting') return;
-    this.trim();
-    const from = Math.max(this.posOf(this.clock.commitMs), this.keptFrom);
-    this.store.set({ status: 'connecting' });
-    this.launch(from, this.layout!.format, false);
-  }
-
-  /** The stream fails with `err`, after the `error` event held for a cure that will not come. */
-  private end(err: unknown): void {
-    if (this.phase.status === 'ended') return;
-    const held = this.heldError;
-    this.heldError = undefined;
-    if (held) this.subscriber.next(held);
-    this.store.set({ status: 'failed', error: err });
-    this.close();
-    this.subscriber.error(err);
-  }
-
-  private close(): void {
-    this.setPhase({ status: 'ended' });
-    this.outage.resume();
-    this.feed.stop();
-    this.feed.finish();
-  }
-}
-
-/** Release what `old` owned that `next` does not own. */
-function release(old: Phase, next: Phase | undefined): void {
-  if ((old.status === 'connecting' || old.status === 'open') && !((next?.status === 'connecting' || next?.status === 'open') && next.attempt === old.attempt)) {
-    old.attempt.events?.unsubscribe();
-    old.attempt.watch?.unsubscribe();
-  }
-  if (old.status === 'open' && (next?.status !== 'open' || next.proven !== old.proven)) old.proven?.unsubscribe();
-  if (old.status === 'waiting' && (next?.status !== 'waiting' || next.timer !== old.timer)) old.timer.unsubscribe();
 }
