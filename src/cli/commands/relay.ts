@@ -10,6 +10,7 @@ import { InputError } from '../../errors.js';
 import { createRelay } from '../../relay/server.js';
 import type { RelayEnd } from '../../relay/protocol.js';
 import { configFrame, conversationSession } from '../../session/conversation.js';
+import { createSessionStats } from '../../session/stats.js';
 import { configFlag, readJsonFile, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
 import { scenarioFor } from './analyze.js';
@@ -97,7 +98,9 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     if (madeToken) io.stdout.write(`svc-stream relay token: ${token} (set SVC_RELAY_TOKEN to choose one)\n`);
     for (const file of positionals) {
       const session = relay.addSession({ id: basename(file, extname(file)), title: basename(file) });
-      session.feed(conversationSession(fileAudio(file, values, speed), { apiKey: endpoint.apiKey, baseUrl: endpoint.baseUrl, config, onStateChange: session.onStateChange }));
+      const stats = createSessionStats();
+      session.follow(stats.state$);
+      session.feed(conversationSession(fileAudio(file, values, speed), { apiKey: endpoint.apiKey, baseUrl: endpoint.baseUrl, config, stats }));
       ends.push(
         session.ended.then((end) => {
           const what = end.status === 'failed' ? `failed: ${end.error?.code}: ${end.error?.message}` : end.status;
