@@ -280,6 +280,11 @@ describe('the emulator process killed and restarted on the same port', () => {
       });
       expectOneConversation(r, PCM.length);
       expect(reasons[0]).toBe(signal === 'SIGKILL' ? 'connection_lost' : 'service_restart');
+      // Attempts refused while no server listened are no segment: the first session that opened again is segment 1.
+      expect(reasons.length).toBeGreaterThan(1);
+      expect(reasons.slice(1).every((c) => c === 'connection_failed')).toBe(true);
+      expect(r.stats.segment).toBe(1);
+      expect(r.events.filter((e) => e.segment !== undefined).every((e) => e.segment === 1)).toBe(true);
     }, 120_000);
   }
 });
