@@ -10,7 +10,16 @@ export interface ChunkLogOptions {
    * frames of `n` bytes gets views, never copies, when this is a multiple of `n`.
    */
   readonly blockBytes?: number | undefined;
+  /**
+   * Reuse the blocks trimmed away for later appends (no allocation once the log is warm). Only
+   * for a reader that never keeps what it reads past the call (a WebSocket sender: ws copies
+   * each frame as it sends it); anyone else may hold a view of a block, which must not change.
+   */
+  readonly recycle?: boolean | undefined;
 }
+
+/** Blocks kept for reuse at most (1 MiB of 64 KiB blocks). */
+const SPARE_BLOCKS = 16;
 
 const DEFAULT_BLOCK_BYTES = 64 * 1024;
 
@@ -48,12 +57,15 @@ export class ChunkLog {
   private blockUsed = 0;
   /** The slot of the last read, where the next one most likely starts. */
   private hint = 0;
+  /** Blocks trimmed away, for reuse (with `recycle`). */
+  private readonly spare: Buffer[] | undefined;
   readonly blockBytes: number;
 
   constructor(options: ChunkLogOptions = {}) {
     const b = options.blockBytes ?? DEFAULT_BLOCK_BYTES;
     if (!Number.isInteger(b) || b <= 0) throw new RangeError(`blockBytes must be a positive integer, got ${b}`);
     this.blockBytes = b;
+    this.spare = options.recycle === true ? [] : undefined;
   }
 
   /** Stream position of the first byte held. */
@@ -84,7 +96,7 @@ export class ChunkLog {
     while (off < len) {
       let b = this.block;
       if (b === undefined || this.blockUsed === b.length) {
-        b = this.block = Buffer.allocUnsafe(this.blockBytes);
+        b = this.block = this.spare?.pop() ?? Buffer.allocUnsafe(this.blockBytes);
         this.blockUsed = 0;
         this.push(b, true, 0);
       }
@@ -112,7 +124,7 @@ export class ChunkLog {
       // The open block keeps filling: its bytes before `pos` go with it later.
       if (h === bufs.length - 1 && bufs[h] === this.block && this.blockUsed < this.block!.length) break;
       this.firstStart = ends[h]!;
-      bufs[h] = undefined;
+      this.retire(h);
       h++;
     }
     this.head = h;
@@ -129,6 +141,7 @@ export class ChunkLog {
 
   /** Drop everything held ({@link ChunkLog.end} stays). */
   clear(): void {
+    if (this.spare !== undefined) for (let k = this.head; k < this.bufs.length; k++) this.retire(k);
     this.bufs.length = 0;
     this.ends.length = 0;
     this.copied.length = 0;
@@ -165,6 +178,13 @@ export class ChunkLog {
     if (pos < this.start || pos + n > this.endPos) throw new RangeError(`bytes ${pos}..${pos + n} are not all held (${this.start}..${this.endPos})`);
     const k = this.slotOf(pos);
     return this.ends[k]! - pos >= n ? this.view(k, pos, n) : this.gather(k, pos, n);
+  }
+
+  /** Let go of slot `k`: a block goes back to the spares (with `recycle`). */
+  private retire(k: number): void {
+    const buf = this.bufs[k];
+    this.bufs[k] = undefined;
+    if (this.spare !== undefined && this.copied[k] && buf !== undefined && buf.byteLength === this.blockBytes && this.spare.length < SPARE_BLOCKS) this.spare.push(buf as Buffer);
   }
 
   private push(buf: Uint8Array, copied: boolean, len: number): void {

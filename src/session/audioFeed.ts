@@ -47,7 +47,8 @@ export interface FeedOptions extends AudioWarningOptions {
  * (the reading session's, an outage's) is paused.
  */
 export class AudioFeed {
-  readonly log = new ChunkLog();
+  /** Its blocks are reused once trimmed: the log's only reader is the socket's sender, and ws copies each frame as it sends it. */
+  readonly log = new ChunkLog({ recycle: true });
   /** The FlowControl the source follows (the caller's `flow`, or one of our own). */
   readonly gate: FlowControl;
   readonly meta: AudioSourceMeta | undefined;

@@ -102,6 +102,8 @@ class ResilientSession {
   private layoutPending: boolean;
   /** Stream position before which the log's bytes were let go of (on a frame boundary). */
   private keptFrom = 0;
+  /** The replay window in bytes, once the layout is known. */
+  private replayBytes = 0;
   private heldError: SessionEvent | undefined;
 
   constructor(
@@ -129,6 +131,7 @@ class ResilientSession {
 
   private setLayout(format: RawAudioFormat, dataOffset: number): void {
     this.layout = { format, dataOffset, frame: bytesPerFrame(format), perMs: bytesPerSecond(format) / 1000 };
+    this.replayBytes = this.policy.replayMs * this.layout.perMs;
   }
 
   start(): void {
@@ -276,7 +279,9 @@ class ResilientSession {
 
   private onAppended(): void {
     if (this.layoutPending) this.readHeader();
-    this.trim();
+    // Only a log a block longer than the replay window has anything worth letting go of
+    // between events (the commit point moves with events, which trim too): one trim per block.
+    else if (this.layout === undefined || this.feed.log.end - this.keptFrom > this.replayBytes + this.feed.log.blockBytes) this.trim();
   }
 
   private readHeader(): void {

@@ -156,4 +156,25 @@ describe('ChunkLog (table)', () => {
     expect(() => log.frame(200, 10)).toThrow(RangeError);
     expect(() => log.slice(150, 100)).toThrow(RangeError);
   });
+
+  it('with recycle, blocks trimmed away come back for later appends (a reader that never keeps a view)', () => {
+    const log = new ChunkLog({ blockBytes: 256, recycle: true });
+    log.append(bytes(256), false);
+    const first = log.frame(0, 256);
+    log.append(bytes(10, 256), false);
+    log.trim(256);
+    log.append(bytes(300, 266), false);
+    // The block that held 0..256 now holds later bytes: the same memory, other contents.
+    const later = log.frame(266, 246);
+    expect(later.buffer).toBe(first.buffer);
+    expect(Array.from(later)).toEqual(expected(266, 246));
+    // Without recycle, a trimmed block is never written again.
+    const kept = new ChunkLog({ blockBytes: 256 });
+    kept.append(bytes(256), false);
+    const view = kept.frame(0, 256);
+    kept.append(bytes(10, 256), false);
+    kept.trim(256);
+    kept.append(bytes(300, 266), false);
+    expect(Array.from(view)).toEqual(expected(0, 256));
+  });
 });
