@@ -116,6 +116,7 @@ export {
 
 // Errors: one hierarchy, a stable code on each.
 export {
+  ERROR_TABLE,
   ERROR_CODES,
   CLOSE_CODES,
   SvcError,
@@ -126,8 +127,11 @@ export {
   AudioSourceError,
   isSvcError,
   type ErrorCode,
+  type ErrorCodeRule,
+  type CloseCodeRule,
   type AudioAccount,
   type SvcErrorOptions,
+  type SessionErrorOptions,
 } from './errors.js';
 export { redactUrl } from './redact.js';
 
