@@ -6,17 +6,17 @@
 // order rotates) and each figure is a per-round ratio of times, so the load of a shared machine
 // falls on every client alike; the table shows medians and the load average before and after.
 //
+// The bare client is benchInternals' bareClient with 64 KiB frames (the same 1 MiB high-water mark).
+//
 // Run: npx tsx bench/ceiling.ts      (CEILING_MB=256 by default, CEILING_ROUNDS=5)
-import { spawn } from 'node:child_process';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { lastValueFrom } from 'rxjs';
-import WebSocket from 'ws';
 import { fromAsyncIterable } from '../src/audio/fromAsyncIterable.js';
 import { analyzeConversation } from '../src/session/conversation.js';
 import { createSessionStats } from '../src/session/stats.js';
-import { bufferUtilInUse, fmt, KEY, machine, median, RAW, startSink, wsUrl } from './benchInternals.js';
+import { bareClient, bufferUtilInUse, fmt, KEY, machine, median, RAW, serveSink, withSinkProcess } from './benchInternals.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
 const MIB = 1 << 20;
@@ -27,44 +27,6 @@ const FRAME = 64 * 1024;
 
 type Client = 'bare' | 'plain' | 'default';
 const CLIENTS: readonly Client[] = ['bare', 'plain', 'default'];
-
-/** Bare ws: 64 KiB frames, the same 1 MiB high-water mark, the config and end frames, wait for the close. */
-function bare(baseUrl: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(wsUrl(baseUrl), { perMessageDeflate: false });
-    const frame = Buffer.alloc(FRAME);
-    let sent = 0;
-    let inFlight = 0;
-    let paused = false;
-    const onSent = (err?: Error): void => {
-      inFlight -= FRAME;
-      if (!err && paused && inFlight <= MIB / 2) {
-        paused = false;
-        pump();
-      }
-    };
-    const pump = (): void => {
-      while (sent < TOTAL) {
-        if (inFlight > MIB) {
-          paused = true;
-          return;
-        }
-        const n = Math.min(FRAME, TOTAL - sent);
-        sent += n;
-        inFlight += n;
-        ws.send(n === FRAME ? frame : frame.subarray(0, n), { binary: true }, onSent);
-      }
-      ws.send('');
-    };
-    ws.on('open', () => {
-      ws.send('default');
-      pump();
-    });
-    ws.on('message', () => undefined);
-    ws.on('error', reject);
-    ws.on('close', (code) => (code === 1000 ? resolve() : reject(new Error(`closed ${code}`))));
-  });
-}
 
 /** The library over an async iterable of 3200 B chunks that reuses one buffer. */
 async function library(baseUrl: string, reconnect: boolean): Promise<number> {
@@ -79,16 +41,6 @@ async function library(baseUrl: string, reconnect: boolean): Promise<number> {
   return stats.framesSent;
 }
 
-async function withSink<T>(run: (baseUrl: string) => Promise<T>): Promise<T> {
-  const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT, '--sink'], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve) => child.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim()))));
-  try {
-    return await run(`http://127.0.0.1:${port}`);
-  } finally {
-    child.stdin.end();
-  }
-}
-
 async function main(): Promise<void> {
   console.log(`ceiling: bare ws 64 KiB frames vs the library (reconnect: false, and the default), ${TOTAL / MIB} MiB of ${CHUNK} B chunks from an async iterable reusing its buffer; ${ROUNDS} interleaved rounds after a warm-up; ws masks with bufferutil: ${bufferUtilInUse()}`);
   console.log(machine());
@@ -98,7 +50,7 @@ async function main(): Promise<void> {
   const cpu: Record<Client, number[]> = { bare: [], plain: [], default: [] };
   const vsPlain: number[] = [];
   let frames = 0;
-  await withSink(async (baseUrl) => {
+  await withSinkProcess(SCRIPT, [], async (baseUrl) => {
     for (let round = 0; round <= ROUNDS; round++) {
       const order = CLIENTS.map((_, i) => CLIENTS[(i + round) % CLIENTS.length]!);
       const wall = {} as Record<Client, number>;
@@ -106,7 +58,7 @@ async function main(): Promise<void> {
       for (const client of order) {
         const c0 = process.cpuUsage();
         const t0 = performance.now();
-        if (client === 'bare') await bare(baseUrl);
+        if (client === 'bare') await bareClient(baseUrl, TOTAL / FRAME, FRAME);
         else frames = await library(baseUrl, client === 'default');
         wall[client] = (performance.now() - t0) / 1000;
         const c = process.cpuUsage(c0);
@@ -133,13 +85,8 @@ async function main(): Promise<void> {
   console.log(`per-round default/bare: ${ratios.default.map((r) => fmt(r, 2)).join(' ')}; default/plain: ${vsPlain.map((r) => fmt(r, 2)).join(' ')}`);
 }
 
-if (process.argv[2] === '--sink') {
-  void startSink().then((sink) => {
-    process.stdout.write(`${sink.port}\n`);
-    process.stdin.resume();
-    process.stdin.on('end', () => void sink.close().then(() => process.exit(0)));
-  });
-} else {
+if (process.argv[2] === '--sink') serveSink();
+else {
   void main().catch((err: unknown) => {
     console.error(err);
     process.exit(1);

@@ -336,7 +336,12 @@ export class StreamingSession<T> implements FeedReader {
   }
 
   appended(): void {
-    this.guard(() => this.sender.appended());
+    // Per chunk: no closure for `guard`.
+    try {
+      this.sender.appended();
+    } catch (err) {
+      this.fail(err);
+    }
   }
 
   /** More bytes wait than the high-water mark: pause a pull-capable source. */
