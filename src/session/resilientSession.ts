@@ -104,6 +104,8 @@ class ResilientSession {
   private keptFrom = 0;
   /** The replay window in bytes, once the layout is known. */
   private replayBytes = 0;
+  /** The log's end at the last trim. */
+  private trimmedAt = 0;
   private heldError: SessionEvent | undefined;
 
   constructor(
@@ -279,9 +281,12 @@ class ResilientSession {
 
   private onAppended(): void {
     if (this.layoutPending) this.readHeader();
-    // Only a log a block longer than the replay window has anything worth letting go of
-    // between events (the commit point moves with events, which trim too): one trim per block.
-    else if (this.layout === undefined || this.feed.log.end - this.keptFrom > this.replayBytes + this.feed.log.blockBytes) this.trim();
+    else {
+      // Between events only the replay window moves (the commit point moves with events, which
+      // trim too): at most one trim per block appended, once the log is longer than the window.
+      const log = this.feed.log;
+      if (log.end - this.trimmedAt >= log.blockBytes && (this.layout === undefined || log.end - this.keptFrom > this.replayBytes)) this.trim();
+    }
   }
 
   private readHeader(): void {
@@ -312,6 +317,7 @@ class ResilientSession {
   private trim(): void {
     if (this.layoutPending) return;
     const log = this.feed.log;
+    this.trimmedAt = log.end;
     const session = this.attempt?.session;
     let keep: number;
     if (this.layout === undefined) {
