@@ -17,12 +17,89 @@ const no = { retryable: false, resume: false } as const;
 const later = { retryable: true, resume: false } as const;
 const resume = { retryable: true, resume: true } as const;
 
+/** Every stable error code. docs/errors.md lists each with its meaning, and {@link ERROR_TABLE} what it means for a retry and a reconnect. */
+export const ERROR_CODES = [
+  // Authentication and access (§5)
+  'invalid_api_key',
+  'no_model_access',
+  'not_permitted',
+  'usage_denied',
+  // Limits (§7.2, §7.4, §8)
+  'insufficient_credits',
+  'concurrency_limit',
+  'monthly_usage_limit',
+  'monthly_credit_limit',
+  'limit_exceeded',
+  'rate_limited',
+  // Input rejected by the service (§7.1)
+  'unsupported_format',
+  'empty_file',
+  'corrupt_audio',
+  'audio_too_short',
+  'invalid_request',
+  'validation_error',
+  'invalid_config',
+  'invalid_audio_params',
+  'invalid_audio',
+  'protocol_error',
+  // Service-side failures
+  'internal_error',
+  'service_unavailable',
+  'upstream_unavailable',
+  'timeout',
+  'not_found',
+  'http_error',
+  // The HTTP client's own guards (docs/security.md)
+  'redirect_refused',
+  'response_too_large',
+  'response_timeout',
+  // Streaming session lifecycle
+  'connection_failed',
+  'connection_lost',
+  'connect_timeout',
+  'heartbeat_timeout',
+  'service_restart',
+  'done_timeout',
+  'missing_done',
+  'unexpected_close',
+  'handshake_rejected',
+  'malformed_frame',
+  'invalid_response',
+  'backpressure_overflow',
+  // Local checks before anything is sent
+  'file_not_found',
+  'file_too_large',
+  'invalid_argument',
+  // Audio sources
+  'ffmpeg_not_found',
+  'ffmpeg_failed',
+  'source_error',
+  'aborted',
+  // Orchestration jobs (§4.5)
+  'job_failed',
+  'job_unknown_state',
+  'poll_deadline',
+  // Fleet coordination through Redis (docs/fleet.md)
+  'redis_unavailable',
+  'slot_timeout',
+  'lease_lost',
+  // The relay between a Node session and browser pages (docs/browser.md)
+  'relay_unauthorized',
+  'relay_origin_refused',
+  'relay_busy',
+  'relay_gap',
+  // An optional peer dependency a feature needs is not installed
+  'missing_dependency',
+] as const;
+/** A stable error code, one of {@link ERROR_CODES}; branch on `err.code`, not on the message. */
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
 /**
  * Every stable error code with its {@link ErrorCodeRule}: the error's `retryable` and the
  * resilient session's decision to reconnect are both read from here. docs/errors.md lists each
  * code with the same two facts (checked by a test).
  */
-export const ERROR_TABLE = {
+export const ERROR_TABLE: Readonly<Record<ErrorCode, ErrorCodeRule>> = {
   // Authentication and access (§5)
   invalid_api_key: no,
   no_model_access: no,
@@ -95,13 +172,7 @@ export const ERROR_TABLE = {
   relay_gap: no,
   // An optional peer dependency a feature needs is not installed
   missing_dependency: no,
-} as const satisfies Record<string, ErrorCodeRule>;
-
-/** A stable error code, one of {@link ERROR_CODES}; branch on `err.code`, not on the message. */
-export type ErrorCode = keyof typeof ERROR_TABLE;
-
-/** Every stable error code, in the order of {@link ERROR_TABLE}. docs/errors.md lists each with its meaning. */
-export const ERROR_CODES: readonly ErrorCode[] = Object.freeze(Object.keys(ERROR_TABLE) as ErrorCode[]);
+};
 
 /** What one WebSocket close code means when no `error` event said more: the error code it is, and what that code's rule says. */
 export interface CloseCodeRule extends ErrorCodeRule {

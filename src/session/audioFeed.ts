@@ -2,7 +2,7 @@
 // (`bytesRead`) and appended to the stream's ChunkLog, which each session reads from its own
 // position. The source is paused through one FlowControl that follows every reason to pause it.
 import type { Observable, Subscription } from 'rxjs';
-import { connectFlow } from '../audio/audioInternals.js';
+import { connectFlow } from '../internal/audioSources.js';
 import { ChunkLog } from '../audio/chunkLog.js';
 import { FlowControl } from '../audio/flow.js';
 import { audioMetaOf, type AudioChunk, type AudioSourceMeta } from '../audio/meta.js';

@@ -1,11 +1,10 @@
 // Live counters of one session, so nothing is lost quietly: every byte read from the
 // source is either sent (flushed to the socket) or reported unsent when the session ends,
 // and every out-of-contract value the session tolerated is counted and reported.
-import type { EventWarning } from '../schema/events.js';
 import type { Observable } from 'rxjs';
 import type { SessionState, SessionStatus } from '../schema/sessionState.js';
+import type { AudioWarning, EventWarning, WarningHandler } from '../warnings.js';
 import { StateStore } from './stateStore.js';
-import type { AudioWarning } from './audioCheck.js';
 import { callUser } from '../internal/userCallback.js';
 import type { AudioAccount } from '../errors.js';
 
@@ -22,7 +21,7 @@ export interface ToleranceOptions {
    * Called synchronously with each tolerated value, before its event is emitted. It must not
    * throw: an exception is rethrown asynchronously (as RxJS reports unhandled errors).
    */
-  readonly onWarning?: ((warning: EventWarning) => void) | undefined;
+  readonly onWarning?: WarningHandler<EventWarning> | undefined;
 }
 
 /**

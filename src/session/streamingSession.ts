@@ -26,8 +26,6 @@ import { checkAudioParams, streamingUrl } from './url.js';
 /** Creates the socket; injectable so tests and proxies can wrap the edge. */
 export type WebSocketFactory = (url: string, options: ClientOptions) => WebSocket;
 
-export type { SessionState, SessionStatus } from '../schema/sessionState.js';
-
 /** Options shared by every streaming session. */
 export interface StreamingOptions extends AudioWarningOptions {
   /** Models API key. Defaults to `SVC_API_KEY`. Sent only in the handshake URL, never shown. */
