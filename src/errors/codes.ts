@@ -202,8 +202,3 @@ export const CLOSE_CODES: Readonly<Record<number, CloseCodeRule>> = {
   4030: close('concurrency_limit', 'concurrent connection limit exceeded at handshake'),
   4031: close('limit_exceeded', 'usage limit exceeded (cause not shown by the contract)'),
 };
-
-/** The rule of `code`. */
-export function ruleOf(code: ErrorCode): ErrorCodeRule {
-  return ERROR_TABLE[code];
-}
