@@ -102,7 +102,7 @@ export class CallRun<C extends AnalyzableCall> {
   reject(): CallOutcome {
     this.status = 'rejected';
     this.ctx.stats.rejected++;
-    const error = new SessionError('concurrency_limit', `call ${this.call.id} refused: ${this.ctx.max} sessions already run (whenFull: 'reject')`, { retryable: true });
+    const error = new SessionError('concurrency_limit', `call ${this.call.id} refused: ${this.ctx.max} sessions already run (whenFull: 'reject')`);
     const o: CallOutcome = { status: 'rejected', error, snapshot: this.last };
     this.outcome.next(o);
     this.outcome.complete();
@@ -164,9 +164,7 @@ export class CallRun<C extends AnalyzableCall> {
               subscription.unsubscribe();
               this.drain();
               sub.error(
-                new SessionError('concurrency_limit', `call ${call.id} refused: it waited ${ctx.maxQueueMs} ms for one of ${ctx.max} sessions (maxQueueMs); its live audio would be analysed late`, {
-                  retryable: true,
-                }),
+                new SessionError('concurrency_limit', `call ${call.id} refused: it waited ${ctx.maxQueueMs} ms for one of ${ctx.max} sessions (maxQueueMs); its live audio would be analysed late`),
               );
             })
           : undefined;

@@ -115,7 +115,7 @@ export class WorkerHandle implements CallWorker {
       acquire: (signal?: AbortSignal) =>
         new Promise<LimiterLease>((resolve, reject) => {
           const refused = (): SvcError => {
-            const err = new SessionError('concurrency_limit', `refused: every one of ${limit} sessions across ${this.workers} workers runs (whenFull: 'reject')`, { retryable: true });
+            const err = new SessionError('concurrency_limit', `refused: every one of ${limit} sessions across ${this.workers} workers runs (whenFull: 'reject')`);
             refusals.add(err);
             return err;
           };

@@ -317,9 +317,7 @@ function primarySide(n: number, options: CallWorkersOptions): Observable<CallWor
       for (const id of lost) {
         stats.ended++;
         stats.lost++;
-        const error = new SvcError('worker_exited', `call ${id} ended: its worker (${index}, pid ${worker.process.pid}) exited ${signal ? `on ${signal}` : `with code ${code}`} before the call ended${restarting ? '; the worker is restarted' : ''}`, {
-          retryable: true,
-        });
+        const error = new SvcError('worker_exited', `call ${id} ended: its worker (${index}, pid ${worker.process.pid}) exited ${signal ? `on ${signal}` : `with code ${code}`} before the call ended${restarting ? '; the worker is restarted' : ''}`);
         subscriber.next({ type: 'call-ended', index, id, status: 'error', error });
       }
       subscriber.next({ type: 'worker-exited', index, pid: worker.process.pid!, code, signal, lostCalls: lost, restarting });
