@@ -3,6 +3,7 @@
 import { Observable, type SchedulerLike, type Subscriber } from 'rxjs';
 import { withAudioMeta, type AudioChunk, type AudioObservable } from '../audio/meta.js';
 import { isRawFormat, msToBytes, type AudioFormat } from '../schema/audio.js';
+import { ChunkLog } from '../audio/chunkLog.js';
 import { TimerWheel, WHEEL_RESOLUTION_MS, type WheelTarget } from './timerWheel.js';
 
 /** How a live stream groups its chunks: into frames of `frameMs` of audio, on the process's timer wheel of `scheduler`. */
@@ -18,8 +19,11 @@ export interface LiveGrouping {
  */
 export const DEFAULT_LIVE_FRAME_MS = 100;
 
+/** Frames per block of a live stream's log: a block allocated per this many frames (1.6 s of 100 ms G.711). */
+const FRAMES_PER_BLOCK = 16;
+
 /**
- * A hot audio stream fed by `push`/`end`/`fail`.
+ * A hot audio stream fed by `push`/`write`/`end`/`fail`.
  *
  * - Hot: chunks arrive from the network. Until the first subscription they are kept (all of
  *   them: a queued call keeps its audio from the first packet); the first subscriber gets
@@ -27,23 +31,27 @@ export const DEFAULT_LIVE_FRAME_MS = 100;
  * - Completes (or errors) every subscriber when the call ends; a subscriber after the end
  *   gets the end at once (the first one after the kept audio).
  * - Nothing pauses the network: backpressure cannot reach a UDP sender.
- * - With a grouping (`frameMs` on the source), chunks are joined into one chunk of `frameMs` of
- *   audio before they go on; a frame that is not full goes before its oldest chunk has waited
- *   `frameMs` (from the process's one timer wheel, no timer per call), and at the end.
+ * - With a grouping (`frameMs` on the source), the audio goes in frames of `frameMs`: windows of
+ *   the stream (frame k is bytes k·F … (k+1)·F), cut from one `ChunkLog` (the library's one
+ *   chunk grouper) that packets are copied into once. A frame that is not full goes within
+ *   `frameMs` of its first byte (from the process's one timer wheel, no timer per call), the rest
+ *   of its window after it, and the last one at the end.
+ * - Every chunk it emits is a buffer nobody writes again (`freshBuffers`), so a session keeps it
+ *   for a resume without a copy.
  */
 export class LiveAudio implements WheelTarget {
   readonly audio$: AudioObservable;
   private kept: AudioChunk[] | undefined = [];
   private readonly subscribers = new Set<Subscriber<AudioChunk>>();
   private ended: { error?: unknown } | undefined;
-  /** Bytes pushed so far. */
-  bytes = 0;
   private readonly frameBytes: number;
-  private held: Uint8Array | undefined;
-  private heldBytes = 0;
+  /** The audio not yet delivered, with a grouping: delivered up to `sent`, trimmed there. */
+  private readonly log: ChunkLog | undefined;
+  private sent = 0;
   /** Counts frames begun: a deadline on the wheel for an earlier frame is stale. */
   private frameNo = 0;
   private readonly wheel: TimerWheel | undefined;
+  private ungroupedBytes = 0;
 
   constructor(
     format: AudioFormat,
@@ -52,6 +60,7 @@ export class LiveAudio implements WheelTarget {
     // Only raw audio is grouped by duration (not a container's pages).
     this.frameBytes = grouping && grouping.frameMs > 0 && isRawFormat(format) ? msToBytes(format, grouping.frameMs) : 0;
     this.wheel = this.frameBytes > 0 ? TimerWheel.of(grouping!.scheduler) : undefined;
+    this.log = this.frameBytes > 0 ? new ChunkLog({ blockBytes: Math.min(64 * 1024, this.frameBytes * FRAMES_PER_BLOCK) }) : undefined;
     const source = new Observable<AudioChunk>((subscriber) => {
       const kept = this.kept;
       this.kept = undefined;
@@ -64,74 +73,79 @@ export class LiveAudio implements WheelTarget {
       this.subscribers.add(subscriber);
       return () => this.subscribers.delete(subscriber);
     });
-    this.audio$ = withAudioMeta(source, { format });
+    this.audio$ = withAudioMeta(source, { format, freshBuffers: true });
   }
 
+  /** Bytes pushed or written so far. */
+  get bytes(): number {
+    return this.log ? this.log.end : this.ungroupedBytes;
+  }
+
+  /** A chunk of the caller's that it never writes again (a payload copy, silence): kept by reference. */
   push(chunk: AudioChunk): void {
-    const len = chunk.byteLength;
-    if (this.ended || len === 0) return;
-    const F = this.frameBytes;
-    if (F === 0) {
-      this.bytes += len;
+    if (this.ended || chunk.byteLength === 0) return;
+    if (this.log === undefined) {
+      this.ungroupedBytes += chunk.byteLength;
       return this.deliver(chunk);
     }
-    // Frames are windows of the stream: frame k is bytes [k·F, (k+1)·F), so a frame that went
-    // early (a gap, a pause) is followed by the rest of its window, and every byte keeps its place.
-    for (let off = 0; off < len; ) {
-      const inWindow = this.bytes % F;
-      const take = Math.min(F - inWindow, len - off);
-      if (this.heldBytes === 0 && take === F) {
-        // A whole window in one piece: on as it is, no copy.
-        this.deliver(off === 0 && take === len ? chunk : chunk.subarray(off, off + take));
-      } else {
-        if (this.heldBytes === 0) this.begin(F - inWindow);
-        this.held!.set(off === 0 && take === len ? chunk : chunk.subarray(off, off + take), this.heldBytes);
-        this.heldBytes += take;
-      }
-      off += take;
-      this.bytes += take;
-      if (this.heldBytes > 0 && this.bytes % F === 0) this.flush();
-    }
+    this.took();
+    this.log.append(chunk, true);
+    this.cut();
   }
 
   /**
-   * Bytes `start`–`end` of `src`, borrowed (a socket's buffer): copied before this returns, into
-   * the frame being filled, or, without grouping, into a chunk of their own.
+   * Bytes `start`–`end` of `src`, borrowed (a socket's buffer): copied before this returns, once,
+   * into the log's block (or, without grouping, into a chunk of their own).
    */
   write(src: Buffer, start: number, end: number): void {
     if (this.ended || end <= start) return;
-    const F = this.frameBytes;
-    if (F === 0 || end - start >= F || end - start > F - (this.bytes % F)) {
+    if (this.log === undefined) {
       const copy = new Uint8Array(end - start);
       copy.set(src.subarray(start, end));
-      return this.push(copy);
+      this.ungroupedBytes += end - start;
+      return this.deliver(copy);
     }
-    // The common case: the bytes fit in the window being filled.
-    if (this.heldBytes === 0) this.begin(F - (this.bytes % F));
-    this.held!.set(src.subarray(start, end), this.heldBytes);
-    this.heldBytes += end - start;
-    this.bytes += end - start;
-    if (this.bytes % F === 0) this.flush();
+    this.took();
+    this.log.append(src.subarray(start, end), false);
+    this.cut();
   }
 
-  /** A new frame for the rest of the window (`room` bytes), due on the wheel within frameMs. */
-  private begin(room: number): void {
-    this.held = new Uint8Array(room);
-    // Due one wheel slot early, so that the frame goes within frameMs of its first chunk.
+  /** The first bytes of a frame: its deadline goes on the wheel, one slot early so that it goes within frameMs. */
+  private took(): void {
+    if (this.log!.end > this.sent) return;
     this.wheel!.at(this.grouping!.scheduler.now() + this.grouping!.frameMs - WHEEL_RESOLUTION_MS, this, ++this.frameNo);
   }
 
-  /** The wheel: the frame begun as `frameNo` has waited its time; let it go if it is still held. */
+  /** Deliver every window the log completes. */
+  private cut(): void {
+    const F = this.frameBytes;
+    const log = this.log!;
+    for (;;) {
+      const rest = F - (this.sent % F);
+      if (log.end - this.sent < rest) return;
+      this.deliverFrom(rest);
+      // More bytes past the window: they begin the next frame, with a deadline of their own.
+      if (log.end > this.sent) this.wheel!.at(this.grouping!.scheduler.now() + this.grouping!.frameMs - WHEEL_RESOLUTION_MS, this, ++this.frameNo);
+    }
+  }
+
+  /** The next `n` bytes of the log, as one chunk (a view of its block), then let them go. */
+  private deliverFrom(n: number): void {
+    const log = this.log!;
+    const frame = log.slice(this.sent, n);
+    this.sent += n;
+    log.trim(this.sent);
+    this.deliver(frame);
+  }
+
+  /** The wheel: the frame begun as `frameNo` has waited its time; let what is held go. */
   onDeadline(frameNo: number): void {
-    if (frameNo === this.frameNo && this.heldBytes > 0) this.flush();
+    if (frameNo === this.frameNo) this.flush();
   }
 
   private flush(): void {
-    if (this.heldBytes === 0) return;
-    const frame = this.heldBytes === this.held!.byteLength ? this.held! : this.held!.subarray(0, this.heldBytes);
-    this.held = undefined;
-    this.heldBytes = 0;
-    this.deliver(frame);
+    const log = this.log;
+    if (log !== undefined && log.end > this.sent) this.deliverFrom(log.end - this.sent);
   }
 
   private deliver(chunk: AudioChunk): void {
