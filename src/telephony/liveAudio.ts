@@ -4,7 +4,7 @@ import { Observable, type SchedulerLike, type Subscriber } from 'rxjs';
 import { withAudioMeta, type AudioChunk, type AudioObservable } from '../audio/meta.js';
 import { isRawFormat, msToBytes, type AudioFormat } from '../schema/audio.js';
 import { ChunkLog } from '../audio/chunkLog.js';
-import { TimerWheel, WHEEL_RESOLUTION_MS, type WheelTarget } from './timerWheel.js';
+import { TimerWheel, WHEEL_RESOLUTION_MS, type WheelTarget } from '../internal/timerWheel.js';
 
 /** How a live stream groups its chunks: into frames of `frameMs` of audio, on the process's timer wheel of `scheduler`. */
 export interface LiveGrouping {

@@ -6,7 +6,7 @@ import { createJitterStats, JitterBuffer, type JitterPacket, type JitterStats, t
 import { LiveAudio, type LiveGrouping } from './liveAudio.js';
 import { OggOpusWriter } from './oggOpus.js';
 import { routeFormat, type RtpCodec } from './payloadTypes.js';
-import { TimerWheel, type WheelTarget } from './timerWheel.js';
+import { TimerWheel, type WheelTarget } from '../internal/timerWheel.js';
 
 /** Counters of one stream (a call leg or a media-stream track), updated in place. */
 export interface StreamStats extends JitterStats {

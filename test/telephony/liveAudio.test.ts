@@ -2,7 +2,7 @@ import { VirtualTimeScheduler } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_LIVE_FRAME_MS, LiveAudio } from '../../src/telephony/liveAudio.js';
 import { PlayoutStream } from '../../src/telephony/playoutStream.js';
-import { TimerWheel } from '../../src/telephony/timerWheel.js';
+import { TimerWheel } from '../../src/internal/timerWheel.js';
 import { resolvePayloadType } from 'svc-stream/telephony';
 
 const MULAW = { audio_format: 'mulaw', sample_rate: 8000, num_channels: 1 } as const;

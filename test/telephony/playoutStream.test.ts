@@ -1,7 +1,7 @@
 import { VirtualTimeScheduler } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { PlayoutStream } from '../../src/telephony/playoutStream.js';
-import { WHEEL_RESOLUTION_MS } from '../../src/telephony/timerWheel.js';
+import { WHEEL_RESOLUTION_MS } from '../../src/internal/timerWheel.js';
 import { resolvePayloadType } from 'svc-stream/telephony';
 
 const PCMU = resolvePayloadType(0)!;

@@ -1,6 +1,6 @@
 import { VirtualTimeScheduler } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { TimerWheel, WHEEL_RESOLUTION_MS, type WheelTarget } from '../../src/telephony/timerWheel.js';
+import { TimerWheel, WHEEL_RESOLUTION_MS, type WheelTarget } from '../../src/internal/timerWheel.js';
 
 function recorder(scheduler: VirtualTimeScheduler): WheelTarget & { fired: Array<[token: number, at: number]> } {
   const fired: Array<[number, number]> = [];

@@ -1,6 +1,6 @@
-// One clock per process (per scheduler) for the deadlines of every live call: a frame that is
-// not full, a packet waiting behind a gap, a leg gone quiet. A hashed wheel of 10 ms slots
-// driven by one periodic action, instead of a timer per call armed and cancelled per packet.
+// One clock per process (per scheduler) for the deadlines of every live call and session: a frame
+// not full, a packet waiting behind a gap, a leg gone quiet, a connection's heartbeat. A hashed wheel
+// of 10 ms slots driven by one periodic action, instead of a timer per call armed and cancelled per packet.
 import type { SchedulerLike, Subscription } from 'rxjs';
 
 /** What the wheel calls back: `token` is what was passed to {@link TimerWheel.at}, so a stale deadline can be told from a live one. */
