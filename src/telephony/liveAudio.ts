@@ -88,7 +88,7 @@ export class LiveAudio implements WheelTarget {
       this.ungroupedBytes += chunk.byteLength;
       return this.deliver(chunk);
     }
-    this.took();
+    if (this.log.end === this.sent) this.began();
     this.log.append(chunk, true);
     this.cut();
   }
@@ -105,14 +105,15 @@ export class LiveAudio implements WheelTarget {
       this.ungroupedBytes += end - start;
       return this.deliver(copy);
     }
-    this.took();
-    this.log.append(src.subarray(start, end), false);
-    this.cut();
+    const log = this.log;
+    if (log.end === this.sent) this.began();
+    log.append(src.subarray(start, end), false);
+    // Most packets do not complete their window: nothing to cut.
+    if (log.end - this.sent >= this.frameBytes - (this.sent % this.frameBytes)) this.cut();
   }
 
   /** The first bytes of a frame: its deadline goes on the wheel, one slot early so that it goes within frameMs. */
-  private took(): void {
-    if (this.log!.end > this.sent) return;
+  private began(): void {
     this.wheel!.at(this.grouping!.scheduler.now() + this.grouping!.frameMs - WHEEL_RESOLUTION_MS, this, ++this.frameNo);
   }
 
@@ -125,7 +126,7 @@ export class LiveAudio implements WheelTarget {
       if (log.end - this.sent < rest) return;
       this.deliverFrom(rest);
       // More bytes past the window: they begin the next frame, with a deadline of their own.
-      if (log.end > this.sent) this.wheel!.at(this.grouping!.scheduler.now() + this.grouping!.frameMs - WHEEL_RESOLUTION_MS, this, ++this.frameNo);
+      if (log.end > this.sent) this.began();
     }
   }
 
