@@ -1,4 +1,4 @@
-// RTP over UDP in, one call leg per SSRC out: parsing with rtp.js, RTCP and non-audio payload
+// RTP over UDP in, one call leg per SSRC out: headers read in place, RTCP and non-audio payload
 // types set aside and counted, each leg's packets through its own jitter buffer.
 import dgram from 'node:dgram';
 import type { AddressInfo } from 'node:net';
