@@ -11,7 +11,7 @@
 // See telephonyBench.ts for the processes and figures.
 import { readFileSync } from 'node:fs';
 import WebSocket, { WebSocketServer } from 'ws';
-import { benchMain, libraryOnWorkers, telephony, callUrl, CHUNK, keyOf, mono, sendLast, type Counters, type Listening, type PathContext } from './telephonyBench.js';
+import { benchMain, libraryPath, telephony, callUrl, CHUNK, keyOf, mono, sendLast, type Listening, type PathContext } from './telephonyBench.js';
 
 const SCRIPT = new URL(import.meta.url).pathname;
 const { analyzeCalls, createMediaStreamServerStats, mediaStreamServer } = await telephony();
@@ -152,56 +152,32 @@ function bare(ctx: PathContext): Promise<Listening> {
   return new Promise((resolve) => wss.once('listening', () => resolve({ port: (wss.address() as { port: number }).port })));
 }
 
-/** The library: mediaStreamServer → analyzeCalls, a session per call against the stand-in. */
+/** The library: mediaStreamServer → analyzeCalls, a session per call against the stand-in (one shared port across workers). */
 function library(ctx: PathContext): Promise<Listening> {
-  if (ctx.workers > 1) return libraryWorkers(ctx);
   const stats = createMediaStreamServerStats();
-  const counters: Counters = ctx.counters;
-  return new Promise<Listening>((resolve) => {
-    analyzeCalls(
-      mediaStreamServer({
-        preset: 'twilio',
-        tracks: ['inbound'],
-        maxConnections: ctx.calls,
-        stats,
-        frameMs: ctx.frameMs,
-        onListening: (a) => resolve({ port: a.port }),
-        onMalformed: (reason) => console.error(`malformed: ${reason}`),
-      }),
-      {
-        baseUrl: ctx.standIn,
-        maxConcurrent: ctx.calls,
-        whenFull: 'reject',
-        sessionOptions: (call) => ({ apiKey: keyOf(callIndex(call.streamId)) }),
-      },
-    ).subscribe({
-      next: (call) => {
-        counters.legs++;
-        call.outcome$.subscribe((o) => {
-          counters.received = stats.messages;
-          if (o.status === 'done') counters.done++;
-          else {
-            counters.failed++;
-            if (counters.failures.length < 5) counters.failures.push(`${o.status}: ${String(o.error)}`);
-          }
-          ctx.callEnded();
-        });
-      },
-      error: (err: unknown) => counters.failures.push(`source: ${String(err)}`),
-    });
-  });
-}
-
-/** The library across workers: callWorkers, the connections dealt out round-robin on one port. */
-function libraryWorkers(ctx: PathContext): Promise<Listening> {
-  return libraryOnWorkers(ctx, 'mediaStreamServer', (worker) =>
-    analyzeCalls(mediaStreamServer({ worker, preset: 'twilio', tracks: ['inbound'], maxConnections: ctx.calls, frameMs: ctx.frameMs }), {
-      worker,
-      baseUrl: ctx.standIn,
-      maxConcurrent: ctx.calls,
-      whenFull: 'reject',
-      sessionOptions: (call) => ({ apiKey: keyOf(callIndex(call.streamId)) }),
-    }),
+  return libraryPath(
+    ctx,
+    'mediaStreamServer',
+    (worker, onPort) =>
+      analyzeCalls(
+        mediaStreamServer({
+          ...(worker ? { worker } : { stats }),
+          preset: 'twilio',
+          tracks: ['inbound'],
+          maxConnections: ctx.calls,
+          frameMs: ctx.frameMs,
+          onListening: (a) => onPort(a.port),
+          onMalformed: (reason) => console.error(`malformed: ${reason}`),
+        }),
+        {
+          ...(worker ? { worker } : {}),
+          baseUrl: ctx.standIn,
+          maxConcurrent: ctx.calls,
+          whenFull: 'reject',
+          sessionOptions: (call) => ({ apiKey: keyOf(callIndex(call.streamId)) }),
+        },
+      ),
+    () => stats.messages,
   );
 }
 

@@ -11,7 +11,7 @@
 import dgram from 'node:dgram';
 import { readFileSync } from 'node:fs';
 import WebSocket from 'ws';
-import { benchMain, libraryOnWorkers, telephony, callUrl, CHUNK, IDLE_MS, keyOf, mono, sendLast, type Counters, type Listening, type PathContext } from './telephonyBench.js';
+import { benchMain, libraryPath, telephony, callUrl, CHUNK, IDLE_MS, keyOf, mono, sendLast, type Listening, type PathContext } from './telephonyBench.js';
 
 const SCRIPT = new URL(import.meta.url).pathname;
 const { analyzeCalls, createRtpSourceStats, rtpSource } = await telephony();
@@ -152,55 +152,31 @@ function bare(ctx: PathContext): Promise<Listening> {
   });
 }
 
-/** The library: rtpSource → analyzeCalls, a session per leg against the stand-in. */
+/** The library: rtpSource → analyzeCalls, a session per leg against the stand-in (one port per worker with --workers). */
 function library(ctx: PathContext): Promise<Listening> {
-  if (ctx.workers > 1) return libraryWorkers(ctx);
   const stats = createRtpSourceStats();
-  const counters: Counters = ctx.counters;
-  return new Promise<Listening>((resolve) => {
-    analyzeCalls(
-      rtpSource({
-        maxLegs: ctx.calls,
-        idleTimeoutMs: IDLE_MS,
-        recvBufferSize: 1 << 23,
-        stats,
-        frameMs: ctx.frameMs,
-        onListening: (a) => resolve({ port: a.port }),
-      }),
-      {
-        baseUrl: ctx.standIn,
-        maxConcurrent: ctx.calls,
-        whenFull: 'reject',
-        sessionOptions: (leg) => ({ apiKey: keyOf(leg.ssrc - SSRC0) }),
-      },
-    ).subscribe({
-      next: (call) => {
-        counters.legs++;
-        call.outcome$.subscribe((o) => {
-          counters.received = stats.datagrams;
-          if (o.status === 'done') counters.done++;
-          else {
-            counters.failed++;
-            if (counters.failures.length < 5) counters.failures.push(`${o.status}: ${String(o.error)}`);
-          }
-          ctx.callEnded();
-        });
-      },
-      error: (err: unknown) => counters.failures.push(`source: ${String(err)}`),
-    });
-  });
-}
-
-/** The library across workers: callWorkers, one port per worker (the sender deals the calls out over them). */
-function libraryWorkers(ctx: PathContext): Promise<Listening> {
-  return libraryOnWorkers(ctx, 'rtpSource', (worker) =>
-    analyzeCalls(rtpSource({ worker, maxLegs: ctx.calls, idleTimeoutMs: IDLE_MS, recvBufferSize: 1 << 23, frameMs: ctx.frameMs }), {
-      worker,
-      baseUrl: ctx.standIn,
-      maxConcurrent: ctx.calls,
-      whenFull: 'reject',
-      sessionOptions: (leg) => ({ apiKey: keyOf(leg.ssrc - SSRC0) }),
-    }),
+  return libraryPath(
+    ctx,
+    'rtpSource',
+    (worker, onPort) =>
+      analyzeCalls(
+        rtpSource({
+          ...(worker ? { worker } : { stats }),
+          maxLegs: ctx.calls,
+          idleTimeoutMs: IDLE_MS,
+          recvBufferSize: 1 << 23,
+          frameMs: ctx.frameMs,
+          onListening: (a) => onPort(a.port),
+        }),
+        {
+          ...(worker ? { worker } : {}),
+          baseUrl: ctx.standIn,
+          maxConcurrent: ctx.calls,
+          whenFull: 'reject',
+          sessionOptions: (leg) => ({ apiKey: keyOf(leg.ssrc - SSRC0) }),
+        },
+      ),
+    () => stats.datagrams,
   );
 }
 

@@ -275,11 +275,43 @@ export interface TelephonySpec {
 }
 
 /**
+ * The library's path: `calls(worker, onPort)` in this process, or across `ctx.workers` processes
+ * through the library's own `callWorkers`. Each call's end is counted; `received` reads the
+ * source's counter (datagrams or messages) in one process.
+ */
+export function libraryPath<C extends import('../src/telephony/index.js').AnalyzableCall>(
+  ctx: PathContext,
+  source: 'rtpSource' | 'mediaStreamServer',
+  calls: (worker: import('../src/telephony/index.js').CallWorker | undefined, onPort: (port: number) => void) => import('rxjs').Observable<import('../src/telephony/index.js').CallAnalysis<C>>,
+  received: () => number,
+): Promise<Listening> {
+  if (ctx.workers > 1) return libraryOnWorkers(ctx, source, (worker) => calls(worker, () => undefined));
+  const c = ctx.counters;
+  return new Promise<Listening>((resolve) => {
+    calls(undefined, (port) => resolve({ port })).subscribe({
+      next: (call) => {
+        c.legs++;
+        call.outcome$.subscribe((o) => {
+          c.received = received();
+          if (o.status === 'done') c.done++;
+          else {
+            c.failed++;
+            if (c.failures.length < 5) c.failures.push(`${o.status}: ${String(o.error)}`);
+          }
+          ctx.callEnded();
+        });
+      },
+      error: (err: unknown) => c.failures.push(`source: ${String(err)}`),
+    });
+  });
+}
+
+/**
  * The library's path across `ctx.workers` processes through its own `callWorkers`: resolves in
  * the primary once every worker listens (never in a worker, which just runs), counting each call's
  * end and, at the end, the counters the primary added up (`source`: the source's stats name).
  */
-export async function libraryOnWorkers<C extends import('../src/telephony/index.js').AnalyzableCall>(
+async function libraryOnWorkers<C extends import('../src/telephony/index.js').AnalyzableCall>(
   ctx: PathContext,
   source: 'rtpSource' | 'mediaStreamServer',
   work: (worker: import('../src/telephony/index.js').CallWorker) => import('rxjs').Observable<import('../src/telephony/index.js').CallAnalysis<C>>,

@@ -1,10 +1,10 @@
 // `rtp` and `media-stream` with `--workers N`: the command runs again in N worker processes,
 // each printing its own calls as `showCalls` does; the primary prints what only it knows (the
 // calls a dead worker took with it, workers restarted) and the totals over every worker.
-import { tap, type Observable, type Subscription } from 'rxjs';
+import { tap, type Observable } from 'rxjs';
 import type { AnalyzableCall, CallAnalysis } from '../telephony/analyzeCalls.js';
 import { callWorkers, createCallWorkersStats, isCallWorker, type CallWorker, type CallWorkersStats } from '../telephony/callWorkers.js';
-import { showCall, type CallViewOptions } from './callView.js';
+import { runUntil, showCall, type CallViewOptions } from './callView.js';
 import type { CliIo } from './command.js';
 import type { ModelsEndpoint } from './endpoint.js';
 
@@ -48,43 +48,33 @@ export function showCallsOnWorkers<C extends AnalyzableCall>(
   );
   const out = (line: string): void => void io.stdout.write(`${line}\n`);
   const err = (line: string): void => void io.stderr.write(`svc-stream: ${line}\n`);
-  return new Promise<number>((resolve, reject) => {
-    let ended = 0;
-    let finished = false;
-    let sub: Subscription | undefined;
-    const finish = (result: () => void): void => {
-      if (finished) return;
-      finished = true;
-      sub?.unsubscribe();
-      io.signal?.removeEventListener('abort', onAbort);
-      if (!isCallWorker()) err(options.summary(stats));
-      result();
-    };
-    const onAbort = (): void => finish(() => resolve(0));
-    sub = run$.subscribe({
-      next: (e) => {
-        if (isCallWorker()) return;
-        if (e.type === 'worker-started') err(`worker ${e.index} ${e.restart ? 'restarted' : 'started'} (pid ${e.pid})`);
-        else if (e.type === 'worker-exited') {
-          err(`worker ${e.index} (pid ${e.pid}) exited ${e.signal ? `on ${e.signal}` : `with code ${e.code}`}${e.lostCalls.length ? `; its ${e.lostCalls.length} call(s) ended worker_exited` : ''}${e.restarting ? '; restarting it' : ''}`);
-        } else if (e.type === 'call-ended') {
-          // The worker printed its own calls' ends; the calls it took with it, the primary prints.
-          if (e.error?.code === 'worker_exited') {
-            if (options.json) out(JSON.stringify({ type: 'call_end', id: e.id, status: e.status, error: { code: e.error.code, message: e.error.message } }));
-            else out(`${e.id} ${e.status} ${e.error.code}: ${e.error.message}`);
+  let ended = 0;
+  return runUntil(
+    io,
+    (end) =>
+      run$.subscribe({
+        next: (e) => {
+          if (e.type === 'worker-started') err(`worker ${e.index} ${e.restart ? 'restarted' : 'started'} (pid ${e.pid})`);
+          else if (e.type === 'worker-exited') {
+            err(`worker ${e.index} (pid ${e.pid}) exited ${e.signal ? `on ${e.signal}` : `with code ${e.code}`}${e.lostCalls.length ? `; its ${e.lostCalls.length} call(s) ended worker_exited` : ''}${e.restarting ? '; restarting it' : ''}`);
+          } else if (e.type === 'call-ended') {
+            // The worker printed its own calls' ends; the calls it took with it, the primary prints.
+            if (e.error?.code === 'worker_exited') {
+              if (options.json) out(JSON.stringify({ type: 'call_end', id: e.id, status: e.status, error: { code: e.error.code, message: e.error.message } }));
+              else out(`${e.id} ${e.status} ${e.error.code}: ${e.error.message}`);
+            }
+            ended++;
+            if (options.exitAfter !== undefined && ended >= options.exitAfter) end({ code: 0 });
           }
-          ended++;
-          if (options.exitAfter !== undefined && ended >= options.exitAfter) finish(() => resolve(0));
-        }
-      },
-      error: (e: unknown) => finish(() => reject(e)),
-      complete: () => finish(() => resolve(0)),
-    });
-    // Ended while subscribing (a synchronous error): let go of what started.
-    if (finished) sub.unsubscribe();
-    if (io.signal?.aborted) onAbort();
-    io.signal?.addEventListener('abort', onAbort, { once: true });
-  });
+        },
+        error: (error: unknown) => end({ error }),
+        complete: () => end({ code: 0 }),
+      }),
+    // A worker's observable emits nothing (its events are the primary's): only the primary sums up.
+    () => {
+      if (!isCallWorker()) err(options.summary(stats));
+    },
+  );
 }
 
 /** The totals line: workers, calls and the source's counters over every worker. */

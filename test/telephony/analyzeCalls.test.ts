@@ -1,10 +1,11 @@
-import { config as rxConfig, firstValueFrom, lastValueFrom, of, Subject, tap, timeout, toArray, VirtualTimeScheduler, type Subscription } from 'rxjs';
+import { config as rxConfig, firstValueFrom, lastValueFrom, of, Subject, tap, timeout, toArray, type Subscription } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { analyzeCalls, createAnalyzeCallsStats, rtpSource, type CallAnalysis, type CallLeg } from 'svc-stream/telephony';
 import { LiveAudio } from '../../src/telephony/liveAudio.js';
 import { SAMPLE_MULAW, sendRtpCall } from './helpers.js';
 import { readFileSync } from 'node:fs';
+import { virtualTime } from '../internal/virtualTime.js';
 
 const MULAW = readFileSync(SAMPLE_MULAW);
 let emu: RunningEmulator | undefined;
@@ -14,22 +15,6 @@ afterEach(async () => {
   await emu?.close();
   emu = undefined;
 });
-
-/** Virtual time moved by hand: `advance(ms)` runs every timer due within `ms`. */
-function virtualTime(): { scheduler: VirtualTimeScheduler; advance(ms: number): void } {
-  const scheduler = new VirtualTimeScheduler();
-  let now = 0;
-  return {
-    scheduler,
-    advance(ms: number) {
-      now += ms;
-      scheduler.maxFrames = now;
-      scheduler.flush();
-      // flush() moves the clock only to the last timer it ran.
-      scheduler.frame = now;
-    },
-  };
-}
 
 /** A call whose audio is already over: `ms` of the sample as mulaw. */
 function recordedCall(id: string, ms: number) {

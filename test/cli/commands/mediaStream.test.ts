@@ -1,6 +1,5 @@
 // `svc-stream media-stream`: the bridge run in-process against the embedded emulator, with real
 // WebSocket clients speaking the Twilio protocol (and the command's own --demo client).
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { PassThrough, Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -8,6 +7,9 @@ import WebSocket from 'ws';
 import { samplePath } from 'svc-stream';
 import { twilioSignature } from 'svc-stream/telephony';
 import { main } from '../../../src/cli/main.js';
+import { killSpawned, spawned } from '../spawned.js';
+
+afterEach(killSpawned);
 
 interface Running {
   /** Resolves with the port once listening. */
@@ -237,14 +239,3 @@ describe('svc-stream media-stream --workers', () => {
     }
   }, 60_000);
 });
-
-/** A process the test starts, stopped after it even when the test times out. */
-const children: ChildProcess[] = [];
-afterEach(() => {
-  for (const c of children.splice(0)) c.kill('SIGKILL');
-});
-function spawned(...args: Parameters<typeof spawn>): ChildProcess {
-  const child = spawn(...args);
-  children.push(child);
-  return child;
-}

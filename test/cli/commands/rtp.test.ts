@@ -1,10 +1,12 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { PassThrough, Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CliIo } from '../../../src/cli/command.js';
 import { main } from '../../../src/cli/main.js';
 import { sendRtpCall } from '../../telephony/helpers.js';
 import { hasReusePort } from '../../../src/telephony/rtpSource.js';
+import { killSpawned, spawned } from '../spawned.js';
+
+afterEach(killSpawned);
 
 function capture(onWrite?: (text: string) => void): Writable & { text: () => string } {
   let text = '';
@@ -130,14 +132,3 @@ describe('svc-stream rtp --workers', () => {
     expect(stderr.text()).toMatch(/--reuse-port needs Node 22\.12 or later/);
   });
 });
-
-/** A process the test starts, stopped after it even when the test times out. */
-const children: ChildProcess[] = [];
-afterEach(() => {
-  for (const c of children.splice(0)) c.kill('SIGKILL');
-});
-function spawned(...args: Parameters<typeof spawn>): ChildProcess {
-  const child = spawn(...args);
-  children.push(child);
-  return child;
-}
