@@ -61,3 +61,4 @@ export {
   type ListPresetsOptions,
 } from './calls.js';
 export { overFiles, isFileResult, type FileOutcome, type FilesOptions, type FileCall } from './overFiles.js';
+export { resultSource, emulatorNote, EMULATOR_HEADER, type ResultSource } from '../resultSource.js';

@@ -95,7 +95,7 @@ export class TerminalView {
     private readonly color: boolean,
     private readonly now: () => number = Date.now,
     /** Where the results come from, when it is not the service: shown in the status area and the summary. */
-    private readonly sourceNote?: string | undefined,
+    public sourceNote?: string | undefined,
   ) {}
 
   /** The terminal's width, or undefined when it reports none (0 means unknown, not zero). */

@@ -144,6 +144,15 @@ export function parseScenario(input: unknown): Scenario {
   return ScenarioSchema.parse(input);
 }
 
+/**
+ * What a session playing `s` is, as the emulator's `x-svc-emulator` header says it
+ * (src/resultSource.ts): `scenario` when it scripts text or events, `speech-segments-only`
+ * when only the signal speaks (clips without text).
+ */
+export function scenarioNote(s: Scenario): 'scenario' | 'speech-segments-only' {
+  return s.transcript.length > 0 || s.timeline.length > 0 || s.steps.length > 0 ? 'scenario' : 'speech-segments-only';
+}
+
 /** Whether the analysis engine runs for this scenario. */
 export function analysisEnabled(s: Scenario): boolean {
   return s.analysis ?? s.steps.length === 0;

@@ -4,7 +4,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { WebSocketServer } from 'ws';
 import { AccountBook, type OrganizationSpec } from './accounts.js';
-import { parseScenario, type Scenario, type ScenarioInput } from './scenario.js';
+import { parseScenario, scenarioNote, type Scenario, type ScenarioInput } from './scenario.js';
+import { EMULATOR_HEADER } from '../resultSource.js';
 import { StreamingConnection, type ConnectionSummary } from './streaming.js';
 import { decideHandshake, formatFromQuery, GOING_AWAY_CLOSE_CODE } from './streamingProtocol.js';
 import { findStreamingRoute } from './endpoints.js';
@@ -111,6 +112,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
 
   const handle = (req: IncomingMessage, res: ServerResponse, expectsContinue: boolean): void => {
     const url = new URL(req.url ?? '/', 'http://emulator');
+    // Every answer says the emulator made it (a header the service never sends; bodies stay the contract's).
+    res.setHeader(EMULATOR_HEADER, 'stand-in');
     log(`${req.method} ${url.pathname}`);
     const route = matchRoute(routes, req.method ?? 'GET', url.pathname);
     if (!route) {
@@ -140,9 +143,14 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const servers = new Map<number, WebSocketServer>();
   const serverFor = (maxPayload: number): WebSocketServer => {
     let wss = servers.get(maxPayload);
-    if (!wss) servers.set(maxPayload, (wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload })));
+    if (!wss) {
+      servers.set(maxPayload, (wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload })));
+      wss.on('headers', (headers, req) => headers.push(`${EMULATOR_HEADER}: ${upgradeNotes.get(req) ?? 'stand-in'}`));
+    }
     return wss;
   };
+  /** What each upgrade's answer says it is (see EMULATOR_HEADER): scripted, or speech segments only. */
+  const upgradeNotes = new WeakMap<IncomingMessage, string>();
   const openSockets = (): number => [...servers.values()].reduce((n, wss) => n + wss.clients.size, 0);
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://emulator');
@@ -167,6 +175,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       socket.end(`HTTP/1.1 ${status} Refused\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
       return;
     }
+    upgradeNotes.set(req, scenarioNote(scenario));
     const handshake = decideHandshake(req, endpoint, accounts, scenario, limits);
     // A slot taken for a handshake ws then refuses (a malformed upgrade) goes back when its socket closes.
     let upgraded = false;

@@ -10,6 +10,7 @@ import { asyncScheduler, type SchedulerLike, type Subscription } from 'rxjs';
 import type { z } from 'zod';
 import { ContractError, errorFromHttp, InputError, SvcError, type ApiError } from '../errors.js';
 import { HTTP_DEFAULTS, type HttpLimits } from '../httpLimits.js';
+import { EMULATOR_HEADER, markEmulated } from '../resultSource.js';
 
 /** A request body, opened anew for each time it is sent (a followed 307/308 sends it again). */
 export interface HttpBody {
@@ -54,6 +55,12 @@ export interface HttpRequest extends HttpLimits {
 export interface HttpAnswer {
   readonly status: number;
   readonly body: unknown;
+  /** The emulator's mark ({@link EMULATOR_HEADER}), when the emulator answered. */
+  readonly emulated?: string | undefined;
+}
+
+function headerText(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v.join(', ') : v;
 }
 
 interface Limits {
@@ -63,7 +70,7 @@ interface Limits {
 }
 
 /** One hop: a redirect (its Location) or a final answer (its raw body). */
-type Hop = { readonly status: number; readonly location: string | undefined; readonly body: Buffer | undefined };
+type Hop = { readonly status: number; readonly location: string | undefined; readonly body: Buffer | undefined; readonly emulated?: string | undefined };
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
@@ -237,7 +244,7 @@ function exchangeNode(req: HttpRequest, url: URL, method: string, limits: Limits
         chunks.push(c);
         watchdog.touch();
       });
-      res.once('end', () => finish({ status, location: undefined, body: Buffer.concat(chunks) }));
+      res.once('end', () => finish({ status, location: undefined, body: Buffer.concat(chunks), emulated: headerText(res.headers[EMULATOR_HEADER]) }));
       res.on('error', (err) => abandon(fail.lost(err)));
       res.once('close', () => {
         if (!res.complete) abandon(fail.lost(new Error('the connection closed before the end of the answer')));
@@ -319,7 +326,7 @@ async function exchangeFetch(f: typeof fetch, req: HttpRequest, url: URL, method
         watchdog.touch();
       }
     }
-    return { status: res.status, location: undefined, body: Buffer.concat(chunks) };
+    return { status: res.status, location: undefined, body: Buffer.concat(chunks), emulated: res.headers.get(EMULATOR_HEADER) ?? undefined };
   } finally {
     watchdog.stop();
     req.signal?.removeEventListener('abort', onAbort);
@@ -356,7 +363,7 @@ export async function sendHttp(req: HttpRequest): Promise<HttpAnswer> {
   let url = req.url;
   for (let redirects = 0; ; redirects++) {
     const hop = req.fetch ? await exchangeFetch(req.fetch, req, url, req.method, limits, fail) : await exchangeNode(req, url, req.method, limits, fail);
-    if (!REDIRECTS.has(hop.status)) return { status: hop.status, body: parseBody(hop.body) };
+    if (!REDIRECTS.has(hop.status)) return { status: hop.status, body: parseBody(hop.body), ...(hop.emulated !== undefined ? { emulated: hop.emulated } : {}) };
     let target: URL;
     try {
       target = new URL(hop.location ?? '', url);
@@ -377,13 +384,16 @@ export async function sendHttp(req: HttpRequest): Promise<HttpAnswer> {
  * `invalid_response` otherwise). `refine` may narrow the code of a refusal its caller knows more about.
  */
 export async function requestJson<T>(req: HttpRequest, schema: z.ZodType<T>, refine?: (err: ApiError) => ApiError): Promise<T> {
-  const { status, body } = await sendHttp(req);
+  const { status, body, emulated } = await sendHttp(req);
   if (status < 200 || status > 299) {
     const err = errorFromHttp(status, body, req.context, req.secrets);
     throw refine ? refine(err) : err;
   }
   const parsed = schema.safeParse(body);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) {
+    markEmulated(parsed.data, emulated);
+    return parsed.data;
+  }
   const issue = parsed.error.issues[0];
   const where = issue ? ` at ${issue.path.map(String).join('.') || '(root)'}: ${issue.message}` : '';
   throw new ContractError('invalid_response', `${req.context} answered ${status} with a body the contract does not allow${where}`, { status, detail: body, secrets: req.secrets });

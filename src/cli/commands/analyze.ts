@@ -14,12 +14,15 @@ import type { ServerEvent } from '../../schema/events.js';
 import { conversationSession } from '../../session/conversation.js';
 import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
 import { option, type OptionValues } from '../options.js';
-import { BASE_URL_OPTION, CONFIG_OPTION, scenarioOption, speedOption } from '../sharedOptions.js';
+import { BASE_URL_OPTION, checkInputFile, CONFIG_OPTION, readConfig, scenarioOption, speedOption } from '../sharedOptions.js';
 import { createSessionStats } from '../../session/stats.js';
 import { initialConversationSnapshot, snapshotReducer, type ConversationSnapshot } from '../../state/snapshot.js';
 import { defineCommand, printError, readJsonFile, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
-import { resultSource, resultSourceNote } from '../resultSource.js';
+import { embeddedSource, sourceNote, watchSource } from '../resultSource.js';
+import { probeAudioFile } from '../../audio/probeAudioFile.js';
+import { FILE_FORMATS, RAW_FILE_EXTENSIONS } from '../../audio/fileFormats.js';
+import { samplePath } from '../../samples.js';
 import { recordSession } from '../../session/recordSession.js';
 import { eventLine } from '../liveView.js';
 import { mediaDurationMs } from '../mediaDuration.js';
@@ -27,6 +30,7 @@ import { colorEnabled, TerminalView, type AudioProgress } from '../terminalView.
 import { stateJson } from '../../state/stateJson.js';
 
 const OPTIONS = {
+  sample: option.flag("analyse the sample call the package ships (samples/call.wav) with its\nconfig and scenario, wherever the package is installed"),
   ...AUDIO_OPTIONS,
   ...CONFIG_OPTION,
   realtime: option.flag('send at live pace (1x)'),
@@ -66,14 +70,17 @@ async function scenarioArg(path: string): Promise<unknown> {
 
 async function run({ values, positionals }: { readonly values: OptionValues<typeof OPTIONS>; readonly positionals: string[] }, io: CliIo): Promise<number> {
   if (positionals.length > 1) throw new InputError('invalid_argument', `analyze takes one FILE, got ${positionals.length}`);
-  const file = positionals[0];
+  if (values.sample && positionals.length > 0) throw new InputError('invalid_argument', `--sample analyses the shipped call: give it or FILE, not both`, { path: 'sample' });
+  const file = values.sample ? samplePath('call.wav') : positionals[0];
 
   const format: AudioFormat | undefined = formatFromFlags(values);
-  const config = values.config ?? 'default';
+  // Every input is checked before anything starts: the file (exists, not empty, audio ffmpeg decodes), the config, the scenario.
+  if (file !== undefined && file !== '-') await checkAudioFile(file, format, values.transcode || rate(values) !== undefined || FILE_FORMATS[extname(file).toLowerCase()] === undefined);
+  const config = values.config ?? (values.sample ? readConfig(samplePath('call.config.json')) : undefined) ?? 'default';
   const scenarioPath = values.scenario ?? scenarioFor(file);
   // A scenario file, or a recorded session (--record) replayed in step with the audio.
   const scenario = scenarioPath ? await scenarioArg(scenarioPath) : undefined;
-  const rate = values.speed ?? (values.realtime ? 1 : undefined);
+  const pace = rate(values);
 
   let audio: AudioObservable;
   let transcodedDurationMs: number | undefined;
@@ -83,18 +90,23 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
     if (values.transcode) audio = audio.pipe(transcode()) as AudioObservable;
   } else {
     // A transcoded file's duration comes from the transcoding ffmpeg's own header.
-    audio = fileAudio(file, values, rate, (header) => (transcodedDurationMs = header.durationMs));
+    audio = fileAudio(file, values, pace, (header) => (transcodedDurationMs = header.durationMs), false);
   }
 
   const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
-  const source = resultSource(endpoint.emulator !== undefined, scenario !== undefined);
   if (endpoint.emulator && scenarioPath) io.stderr.write(`svc-stream: the emulator plays ${scenarioPath}\n`);
   const fleet = await fleetLimits(values.redis, io.env);
   const stats = createSessionStats();
   const live = !values.json && io.stdout.isTTY === true;
-  const view = live ? new TerminalView(io.stdout, colorEnabled(io.stdout, io.env), undefined, source === 'service' ? undefined : resultSourceNote(source, scenarioPath)) : undefined;
-  // Piped, the first line says where the results come from (the state line of --json has `source`).
-  if (!values.json && !live && source !== 'service') io.stdout.write(`${resultSourceNote(source, scenarioPath)}\n`);
+  const view = live ? new TerminalView(io.stdout, colorEnabled(io.stdout, io.env)) : undefined;
+  // Where the results come from, as the first answer says: on a terminal in the status area and
+  // the summary; piped, the first line (before any event); with --json, the state line's `source`.
+  const source = watchSource((first) => {
+    if (first === 'service') return;
+    const note = sourceNote(first, scenarioPath);
+    if (view) view.sourceNote = note;
+    else if (!values.json) io.stdout.write(`${note}\n`);
+  }, embeddedSource(endpoint.emulator !== undefined, scenario as never));
   // Progress on a terminal: the duration from the file, the position from the bytes sent. A
   // file that is transcoded (raw PCM sent from something that was not) needs no probe of its
   // own: the transcoder reports the duration when it opens the file.
@@ -123,6 +135,7 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
       config,
       stats,
       limiter: fleet.limiter,
+      webSocketFactory: source.webSocketFactory,
       ...(values['done-timeout'] !== undefined ? { doneTimeoutMs: values['done-timeout'] } : {}),
       // One line per reconnect; the transcript stays one (the session resumes on one time axis).
       onStateChange: (_old, next) => {
@@ -135,7 +148,7 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
     const events$ = values.record
       ? session$.pipe(
           recordSession(values.record, {
-            ...(rate !== undefined ? { positionMs: () => progress().positionMs } : {}),
+            ...(pace !== undefined ? { positionMs: () => progress().positionMs } : {}),
             audioEnded: () => stats.status === 'finishing' || stats.status === 'closing' || stats.status === 'done',
             secrets: [endpoint.apiKey, endpoint.baseUrl],
           }),
@@ -172,7 +185,7 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
     );
     if (values.json) {
       const { type, ...state } = stateJson(final);
-      io.stdout.write(`${JSON.stringify({ type, source, ...state })}\n`);
+      io.stdout.write(`${JSON.stringify({ type, source: source.source ?? 'service', ...state })}\n`);
     }
     else view?.finish(final, stats, progress());
     return 0;
@@ -183,6 +196,23 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
     await fleet.close();
     await endpoint.close();
   }
+}
+
+/** `--speed`, or 1 with `--realtime`; undefined: as fast as the session takes it. */
+function rate(values: { readonly speed: number | undefined; readonly realtime: boolean }): number | undefined {
+  return values.speed ?? (values.realtime ? 1 : undefined);
+}
+
+/**
+ * A file to stream, checked before anything starts: it exists, is readable and not empty, in
+ * the commands' one wording; and, unless it is raw audio (nothing to decode), ffmpeg decodes
+ * its start (`corrupt_audio` otherwise; with `transcoding`, whatever its extension says).
+ */
+async function checkAudioFile(file: string, format: AudioFormat | undefined, transcoding: boolean): Promise<void> {
+  checkInputFile(file);
+  if (format !== undefined && isRawFormat(format)) return;
+  if (RAW_FILE_EXTENSIONS[extname(file).toLowerCase()] !== undefined) return; // refused by fileAudio with the flags it needs
+  await probeAudioFile(file, { transcoding });
 }
 
 /** The line `analyze` and `dashboard` print when a session reconnects: why, and which attempt. */

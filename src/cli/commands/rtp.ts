@@ -8,6 +8,7 @@ import { createRtpSourceStats, rtpSource } from '../../telephony/rtpSource.js';
 import { defineCommand, printError, readJsonFile, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
 import { showCalls } from '../callView.js';
+import { embeddedSource, sourceNote, watchSource } from '../resultSource.js';
 
 const OPTIONS = {
   port: option.integer('N', 'UDP port (default 5004; 0 picks a free one, printed on stderr)', { min: 0, max: 65535, fallback: 5004 }),
@@ -44,6 +45,11 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   const callStats = createAnalyzeCallsStats();
   const out = (line: string): void => void io.stdout.write(`${line}\n`);
   const json = values.json === true;
+  // Where the results come from, as analyze says it: a line when the first call's session is
+  // answered (before its events), and `source` in each call's --json state line.
+  const source = watchSource((first) => {
+    if (!json && first !== 'service') out(sourceNote(first, values.scenario));
+  }, embeddedSource(endpoint.emulator !== undefined, scenario as never));
 
   try {
     return await showCalls(
@@ -71,6 +77,7 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
             whenFull: values['when-full'],
             callStats,
             limiter: fleet.limiter,
+            webSocketFactory: source.webSocketFactory,
           },
         ),
       (call) => {
@@ -83,6 +90,7 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
             text: `call from ${leg.remote.address}:${leg.remote.port} (${fmt}), ${call.status}`,
             json: { type: 'call', id: call.id, ssrc: leg.ssrc, payload_type: leg.payloadType, codec: leg.codec.name, format: leg.format, status: call.status, remote: leg.remote },
           },
+          stateSource: () => source.source ?? 'service',
           counters: () => {
             const s = leg.stats;
             return { received: s.received, lost: s.lost, late: s.late, duplicated: s.duplicated, reordered: s.reordered, dtmf: s.dtmf, cn: s.cn, rtcp: s.rtcp };

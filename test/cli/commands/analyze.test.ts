@@ -137,7 +137,8 @@ describe('svc-stream analyze', () => {
       expect(replayed!.code).toBe(0);
       const { source: a, ...first } = lines(recorded.stdout).at(-1) as Record<string, unknown>;
       const { source: b, ...second } = lines(replayed!.stdout).at(-1) as Record<string, unknown>;
-      expect([a, b]).toEqual(['scenario', 'service']);
+      // The replaying emulator runs elsewhere; its answers say it is a scenario all the same.
+      expect([a, b]).toEqual(['scenario', 'scenario']);
       expect(second).toEqual(first);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -166,17 +167,41 @@ describe('svc-stream analyze', () => {
       const bad = join(dir, 'bad.json');
       writeFileSync(bad, JSON.stringify({ behaviors: ['cheerfulness'] }));
       const r = await run(['analyze', sample('call.wav'), '--config', bad]);
-      expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(/svc-stream: invalid_config: invalid config at behaviors\.0/);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/^svc-stream: invalid_config: invalid config at behaviors\.0/);
+      expect(r.stderr).not.toContain('embedded emulator');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
 
-  it('a missing file fails with file_not_found', async () => {
-    const r = await run(['analyze', 'no/such/call.wav']);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain('svc-stream: file_not_found:');
+  it('a missing, empty or non-audio file is refused before anything starts: exit 2, one line naming it, no source line', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-cli-'));
+    try {
+      const empty = join(dir, 'empty.wav');
+      writeFileSync(empty, '');
+      const text = join(dir, 'notes.wav');
+      writeFileSync(text, 'these are notes, not audio\n'.repeat(100));
+      for (const [file, line] of [
+        ['no/such/call.wav', /^svc-stream: file_not_found: no\/such\/call\.wav: no such file\n$/],
+        [empty, /^svc-stream: empty_file: .*empty\.wav: the file is empty\n$/],
+        [text, /^svc-stream: corrupt_audio: audio file cannot be decoded: .*notes\.wav\n/],
+      ] as const) {
+        const r = await run(['analyze', file]);
+        expect(r.code).toBe(2);
+        expect(r.stderr).toMatch(line);
+        expect(r.stderr).not.toContain('embedded emulator');
+        expect(r.stdout).toBe('');
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('--speed fast names the flag, before anything starts', async () => {
+    const r = await run(['analyze', sample('call.wav'), '--speed', 'fast']);
+    expect(r.code).toBe(2);
+    expect(r.stderr.split('\n')[0]).toBe("svc-stream: invalid_argument: --speed expects a number > 0, got 'fast'");
   });
 
   it('with SVC_BASE_URL and a wrong SVC_API_KEY it fails with invalid_api_key, and never prints the key', async () => {

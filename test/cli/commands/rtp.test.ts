@@ -46,7 +46,9 @@ describe('svc-stream rtp', () => {
     const lines = stdout.text().trim().split('\n').map((l) => JSON.parse(l) as { type: string; id: string; status?: string; stats?: { received: number }; event?: { type: string } });
     expect(lines[0]).toMatchObject({ type: 'call', id: 'rtp-00000abc', codec: 'PCMU' });
     expect(lines.some((l) => l.type === 'event' && l.event?.type === 'done')).toBe(true);
-    expect(lines.at(-1)).toMatchObject({ type: 'call_end', id: 'rtp-00000abc', status: 'done', duration_ms: 1000, stats: { received: 50, lost: 0 } });
+    expect(lines.find((l) => l.type === 'call_end')).toMatchObject({ type: 'call_end', id: 'rtp-00000abc', status: 'done', duration_ms: 1000, stats: { received: 50, lost: 0 } });
+    // As analyze --json ends: a state line saying where the results come from.
+    expect(lines.at(-1)).toMatchObject({ type: 'state', id: 'rtp-00000abc', source: 'speech-segments-only' });
   });
 
   it('--max-legs refuses a second call and says so once on stderr; --frame-ms groups the audio it sends', async () => {
