@@ -5,6 +5,7 @@ import { option, type OptionValues } from '../options.js';
 import { BASE_URL_OPTION, CONFIG_OPTION, scenarioOption } from '../sharedOptions.js';
 import { parsePayloadTypeArg, type PayloadTypeSpec } from '../../telephony/payloadTypes.js';
 import { createRtpSourceStats, rtpSource } from '../../telephony/rtpSource.js';
+import type { TelephonyLimitWarning } from '../../telephony/limitWarning.js';
 import { defineCommand, printError, readJsonFile, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
 import { showCalls } from '../callView.js';
@@ -67,7 +68,7 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
             ...(values['max-legs'] !== undefined ? { maxLegs: values['max-legs'] } : {}),
             ...(values['frame-ms'] !== undefined ? { frameMs: values['frame-ms'] } : {}),
             onListening: (a) => io.stderr.write(`svc-stream: listening for RTP on ${a.address}:${a.port}\n`),
-            onWarning: (w) => io.stderr.write(`svc-stream: ${w.message.replace('Raise maxLegs', 'Raise --max-legs')}\n`),
+            onWarning: (w) => io.stderr.write(`svc-stream: ${warningLine(w)}\n`),
           }),
           {
             apiKey: endpoint.apiKey,
@@ -105,6 +106,13 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
     await fleet.close();
     await endpoint.close();
   }
+}
+
+/** A source's warning in the command line's words: the flag, not the option. */
+function warningLine(w: TelephonyLimitWarning): string {
+  if (w.option !== 'payloadTypes') return w.message.replace('Raise maxLegs', 'Raise --max-legs');
+  const map = `--payload-type ${w.payloadType}=${w.mapping ?? 'CODEC/RATE'}`;
+  return w.message.replace(/^rtpSource: /, '').replace(/Map it in payloadTypes.*$/, w.mapping ? `Map it with ${map} to be sure.` : `Map it with ${map} (e.g. ${w.payloadType}=L16/16000, ${w.payloadType}=opus/48000/2).`);
 }
 
 export const rtpCommands: readonly Command[] = [
