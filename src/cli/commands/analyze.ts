@@ -3,13 +3,13 @@
 import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
-import { lastValueFrom, Observable, scan, tap } from 'rxjs';
+import { finalize, interval, lastValueFrom, Observable, scan, tap } from 'rxjs';
 import { transcode } from '../../audio/transcode.js';
 import { AUDIO_OPTIONS, fileAudio, formatFromFlags } from '../audioFlags.js';
 import { fromReadable } from '../../audio/fromReadable.js';
 import { audioMetaOf, type AudioObservable } from '../../audio/meta.js';
 import { InputError, SvcError } from '../../errors.js';
-import { bytesToMs, isRawFormat, type AudioFormat } from '../../schema/audio.js';
+import { isRawFormat, type AudioFormat } from '../../schema/audio.js';
 import type { ServerEvent } from '../../schema/events.js';
 import { conversationSession } from '../../session/conversation.js';
 import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
@@ -26,7 +26,8 @@ import { samplePath } from '../../samples.js';
 import { recordSession } from '../../session/recordSession.js';
 import { eventLine } from '../liveView.js';
 import { mediaDurationMs } from '../mediaDuration.js';
-import { colorEnabled, TerminalView, type AudioProgress } from '../terminalView.js';
+import { colorEnabled, TerminalView } from '../terminalView.js';
+import { audioProgress, bytesAsMs } from '../audioProgress.js';
 import { stateJson } from '../../state/stateJson.js';
 
 const OPTIONS = {
@@ -75,7 +76,10 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
 
   const format: AudioFormat | undefined = formatFromFlags(values);
   // Every input is checked before anything starts: the file (exists, not empty, audio ffmpeg decodes), the config, the scenario.
-  if (file !== undefined && file !== '-') await checkAudioFile(file, format, values.transcode || rate(values) !== undefined || FILE_FORMATS[extname(file).toLowerCase()] === undefined);
+  // Transcoded (asked, paced, or a format the service does not take as it is): the transcoder
+  // reports the duration and is the source's own decode check, so the source keeps its probe.
+  const transcoding = file !== undefined && file !== '-' && (values.transcode || rate(values) !== undefined || FILE_FORMATS[extname(file).toLowerCase()]?.mode !== 'passthrough');
+  if (file !== undefined && file !== '-') await checkAudioFile(file, format, transcoding);
   const config = values.config ?? (values.sample ? readConfig(samplePath('call.config.json')) : undefined) ?? 'default';
   const scenarioPath = values.scenario ?? scenarioFor(file);
   // A scenario file, or a recorded session (--record) replayed in step with the audio.
@@ -90,7 +94,7 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
     if (values.transcode) audio = audio.pipe(transcode()) as AudioObservable;
   } else {
     // A transcoded file's duration comes from the transcoding ffmpeg's own header.
-    audio = fileAudio(file, values, pace, (header) => (transcodedDurationMs = header.durationMs), false);
+    audio = fileAudio(file, values, pace, (header) => (transcodedDurationMs = header.durationMs), transcoding);
   }
 
   const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
@@ -112,22 +116,36 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
   // own: the transcoder reports the duration when it opens the file.
   const sentFormat = audioMetaOf(audio)?.format ?? format;
   const transcoded = sentFormat !== undefined && isRawFormat(sentFormat) && !(format !== undefined && isRawFormat(format));
-  const probedDurationMs = live && file !== undefined && file !== '-' && !transcoded ? await mediaDurationMs(file, format) : undefined;
-  const fileSize = live && file !== undefined && file !== '-' ? await stat(file).then((st) => st.size, () => undefined) : undefined;
-  const startedAt = Date.now();
-  const progress = (): AudioProgress => {
-    const durationMs = probedDurationMs ?? transcodedDurationMs;
+  const isFile = file !== undefined && file !== '-';
+  const probedDurationMs = (live || values.json) && isFile && !transcoded ? await mediaDurationMs(file, format) : undefined;
+  const fileSize = isFile ? await stat(file).then((st) => st.size, () => undefined) : undefined;
+  const durationMs = (): number | undefined => probedDurationMs ?? transcodedDurationMs;
+  const progress = audioProgress({ stats, format: sentFormat, durationMs, fileSize, now: Date.now });
+  // The --json state line's account of the session: reconnects, the time they took, the audio sent, replayed and dropped.
+  const sessionJson = (): Record<string, unknown> => {
+    const ms = (bytes: number): number | null => {
+      const v = bytesAsMs(bytes, sentFormat, durationMs(), fileSize);
+      return v === undefined ? null : Math.round(v);
+    };
+    const sentOnce = Math.max(0, stats.bytesSent - stats.bytesReplayed);
     return {
-      positionMs:
-        // The audio sent once: what a reconnect sent again is not further into the file.
-        sentFormat && isRawFormat(sentFormat)
-          ? bytesToMs(sentFormat, stats.bytesSent - stats.bytesReplayed)
-          : durationMs !== undefined && fileSize ? (durationMs * (stats.bytesSent - stats.bytesReplayed)) / fileSize : undefined,
-      durationMs,
-      elapsedMs: Date.now() - startedAt,
+      status: stats.status,
+      reconnects: stats.reconnects,
+      reconnecting_ms: Math.round(stats.reconnectingMs),
+      audio_sent_ms: ms(sentOnce),
+      audio_replayed_ms: ms(stats.bytesReplayed),
+      audio_dropped_ms: ms(stats.bytesDropped),
+      bytes_sent: stats.bytesSent,
+      bytes_replayed: stats.bytesReplayed,
+      bytes_dropped: stats.bytesDropped,
     };
   };
+  const stateLine = (snapshot: ConversationSnapshot): void => {
+    const { type, ...state } = stateJson(snapshot);
+    io.stdout.write(`${JSON.stringify({ type, source: source.source ?? 'service', ...state, session: sessionJson() })}\n`);
+  };
 
+  let latest = initialConversationSnapshot;
   try {
     const session$ = conversationSession(audio, {
       apiKey: endpoint.apiKey,
@@ -138,7 +156,9 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
       webSocketFactory: source.webSocketFactory,
       ...(values['done-timeout'] !== undefined ? { doneTimeoutMs: values['done-timeout'] } : {}),
       // One line per reconnect; the transcript stays one (the session resumes on one time axis).
+      // The terminal's status follows each change at once (reconnecting has no events of its own).
       onStateChange: (_old, next) => {
+        view?.refresh(latest, stats, progress());
         if (next.status === 'reconnecting') io.stderr.write(`${reconnectLine(next.attempt, next.error)}\n`);
         else if (next.status === 'streaming' && _old.status === 'connecting' && stats.segment > 0) io.stderr.write(`svc-stream: reconnected (segment ${stats.segment}, ${stats.reconnects} reconnect${stats.reconnects === 1 ? '' : 's'} so far)\n`);
       },
@@ -165,9 +185,11 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
         sub.unsubscribe();
       };
     });
-    let latest = initialConversationSnapshot;
+    // The clock moves between events too: the position, rate and ETA are redrawn every 250 ms.
+    const ticks = view ? interval(250).subscribe(() => view.refresh(latest, stats, progress())) : undefined;
     const final = await lastValueFrom(
       guarded$.pipe(
+        finalize(() => ticks?.unsubscribe()),
         scan((s: ConversationSnapshot, e: ServerEvent) => {
           const next = snapshotReducer(s, e);
           if (values.json) io.stdout.write(`${JSON.stringify(e)}\n`);
@@ -183,13 +205,12 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
       ),
       { defaultValue: initialConversationSnapshot },
     );
-    if (values.json) {
-      const { type, ...state } = stateJson(final);
-      io.stdout.write(`${JSON.stringify({ type, source: source.source ?? 'service', ...state })}\n`);
-    }
+    if (values.json) stateLine(final);
     else view?.finish(final, stats, progress());
     return 0;
   } catch (err) {
+    // What was analysed before the failure, and the session's account, then the error.
+    if (values.json) stateLine(latest);
     printError(io, err);
     return 1;
   } finally {

@@ -48,7 +48,10 @@ describe('svc-stream analyze', () => {
     const state = out.at(-1)!;
     expect(out.at(-2)).toEqual({ type: 'done', duration_ms: 38507 });
     expect(state['type']).toBe('state');
-    expect(Object.keys(state).sort()).toEqual(['behaviors', 'clips', 'conversation_type', 'duration_ms', 'roles', 'source', 'summary', 'topic_sentiments', 'topics', 'type']);
+    expect(Object.keys(state).sort()).toEqual(['behaviors', 'clips', 'conversation_type', 'duration_ms', 'roles', 'session', 'source', 'summary', 'topic_sentiments', 'topics', 'type']);
+    // The session's account: no reconnect, the whole file sent once, nothing replayed or dropped.
+    expect(state['session']).toMatchObject({ status: 'done', reconnects: 0, reconnecting_ms: 0, audio_replayed_ms: 0, audio_dropped_ms: 0, bytes_replayed: 0, bytes_dropped: 0 });
+    expect(Math.abs((state['session'] as { audio_sent_ms: number }).audio_sent_ms - 38507)).toBeLessThan(5);
     // The sample call's scenario was played: scripted results, and the state line says so.
     expect(state['source']).toBe('scenario');
     expect(state['duration_ms']).toBe(38507);
@@ -101,6 +104,24 @@ describe('svc-stream analyze', () => {
     expect(r.stderr).toContain('reconnected (segment 1');
     const end = r.stdout.split('── transcript (10 clips)').at(-1)!;
     expect(end).toMatch(/session\s+done, 0:38\.5 of audio in .*, 1 reconnect \(/);
+  });
+
+  it('--json after a dropped connection: the state line carries the reconnect, its time, the audio replayed and dropped', async () => {
+    let n = 0;
+    const scenario = JSON.parse(readFileSync(sample('call.scenario.json'), 'utf8')) as Record<string, unknown>;
+    const emu = await startEmulator({ scenario: () => (n++ === 0 ? { ...scenario, faults: [{ at: 'audio', at_ms: 12_000, action: 'drop' }] } : scenario) });
+    emulators.push(emu);
+    const r = await run(['analyze', sample('call.wav'), '--json'], { env: { SVC_BASE_URL: emu.baseUrl, SVC_API_KEY: emu.apiKey } });
+    expect(r.code).toBe(0);
+    const session = (lines(r.stdout).at(-1) as { session: Record<string, number | string> }).session;
+    expect(session).toMatchObject({ status: 'done', reconnects: 1, audio_dropped_ms: 0, bytes_dropped: 0 });
+    expect(session['reconnecting_ms']).toBeGreaterThanOrEqual(0);
+    expect(session['bytes_replayed']).toBeGreaterThan(0);
+    expect(session['audio_replayed_ms']).toBeGreaterThan(0);
+    // Sent once: what was sent less what was sent again, in time (the library's figures; H1's
+    // fix of bytesReplayed makes it the whole file, 38 507 ms).
+    const sentOnce = (session['bytes_sent'] as number) - (session['bytes_replayed'] as number);
+    expect(Math.abs((session['audio_sent_ms'] as number) - (38507 * sentOnce) / 1232268)).toBeLessThan(5);
   });
 
   it('on a terminal, it never clears the screen and ends on the complete transcript and summary', async () => {
