@@ -3,13 +3,9 @@
 // bodies stay exactly as the contract says); the HTTP client reads it into the result's
 // metadata, kept beside the result (never in its JSON), and `resultSource` tells it.
 
-/**
- * The response header the emulator puts on every HTTP answer and WebSocket upgrade, saying
- * what made the result: `stand-in` (batch results computed from the signal by the emulator,
- * not by the service's models), `scenario` (a scripted session), `speech-segments-only` (a
- * session without a scenario: clips without text). The service never sends it.
- */
-export const EMULATOR_HEADER = 'x-svc-emulator';
+import { EMULATOR_HEADER } from './schema/emulatorHeader.js';
+
+export { EMULATOR_HEADER };
 
 /** Where a result came from: the service, or the emulator (with what its header said). */
 export type ResultSource = 'service' | 'emulator';

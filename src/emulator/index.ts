@@ -23,6 +23,7 @@ export {
 } from './scenario.js';
 export { STREAMING_ERRORS, GOING_AWAY_CLOSE_CODE } from './streamingProtocol.js';
 export type { ConnectionStatus, ConnectionSummary } from './streaming.js';
+export type { AlignmentNote } from './resumeAlignment.js';
 export {
   loadEmulatorConfig,
   emulatorOptionsFromConfig,

@@ -11,7 +11,7 @@ import type { SessionStatus } from '../schema/sessionState.js';
 import { rawDataBuffer } from '../internal/wsData.js';
 import type { AccountBook, Model, Organization } from './accounts.js';
 import { ConnectionSender } from './connectionSender.js';
-import type { Engine } from './engine.js';
+import type { Engine, EngineOutput } from './engine.js';
 import type { DoneWireEvent } from './engineEvents.js';
 import type { StreamingRoute } from './endpoints.js';
 import { onFrameRefused, type FrameRefusal } from './frameRefusals.js';
@@ -19,6 +19,7 @@ import { AudioIntake, IntakeError } from './intake.js';
 import type { PcmBlock } from './pcm.js';
 import { DEFAULT_EMULATOR_LIMITS, type EmulatorLimits } from './routes.js';
 import { analysisEnabled, type Scenario } from './scenario.js';
+import { AligningEngine, type AlignmentNote } from './resumeAlignment.js';
 import { ScenarioScript } from './scenarioScript.js';
 import { GOING_AWAY_CLOSE_CODE, parseConfigFrame, STREAMING_ERRORS, type Handshake } from './streamingProtocol.js';
 
@@ -55,6 +56,8 @@ export interface ConnectionSummary {
   readonly closeCode: number | undefined;
   /** Text frames the emulator sent. */
   readonly eventsSent: number;
+  /** For a scenario that names its audio: where the session's audio was found in it, or why it was not. */
+  readonly alignment: AlignmentNote | undefined;
 }
 
 const REFUSAL_TEXT: Readonly<Record<FrameRefusal, string>> = {
@@ -78,6 +81,7 @@ export class StreamingConnection {
   private inactivity: NodeJS.Timeout | undefined;
   private readonly sender: ConnectionSender;
   private readonly script: ScenarioScript;
+  private alignment: AlignmentNote | undefined;
 
   constructor(
     ws: WebSocket,
@@ -183,11 +187,15 @@ export class StreamingConnection {
     this.status = 'streaming';
     const scenario = this.ctx.scenario;
     if (analysisEnabled(scenario)) {
-      this.engine = this.endpoint.engine(scenario, config, {
+      const out: EngineOutput = {
         send: (e) => this.sender.send(JSON.stringify(e)),
         clipSent: (i) => void this.script.strike('clip', 0, i),
         log: this.ctx.log,
-      });
+      };
+      const make = (s: Scenario, o: EngineOutput): Engine => this.endpoint.engine(s, config, o);
+      // A scenario that names its audio follows a resumed stream (resumeAlignment.ts).
+      const audio = scenario.audio;
+      this.engine = audio !== undefined ? new AligningEngine({ ...scenario, audio }, make, out, (note) => (this.alignment = note)) : make(scenario, out);
     }
     this.intake = new AudioIntake(this.format, (block) => this.onPcm(block));
     this.script.strike('config');
@@ -279,6 +287,7 @@ export class StreamingConnection {
       durationMs,
       closeCode: this.sender.closeCode ?? code,
       eventsSent: this.sender.eventsSent,
+      alignment: this.alignment,
     };
     this.ctx.onEnd?.(summary);
   }

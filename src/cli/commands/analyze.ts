@@ -1,7 +1,7 @@
 // `svc-stream analyze [FILE|-]`: stream a file or stdin through conversation analysis and
 // show the derived state live, as plain lines, or as NDJSON.
 import { existsSync } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { finalize, interval, lastValueFrom, Observable, scan, tap } from 'rxjs';
 import { transcode } from '../../audio/transcode.js';
@@ -14,10 +14,10 @@ import type { ServerEvent } from '../../schema/events.js';
 import { conversationSession } from '../../session/conversation.js';
 import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
 import { option, type OptionValues } from '../options.js';
-import { BASE_URL_OPTION, checkInputFile, CONFIG_OPTION, readConfig, scenarioOption, speedOption } from '../sharedOptions.js';
+import { BASE_URL_OPTION, checkInputFile, CONFIG_OPTION, loadScenario, readConfig, scenarioOption, speedOption } from '../sharedOptions.js';
 import { createSessionStats } from '../../session/stats.js';
 import { initialConversationSnapshot, snapshotReducer, type ConversationSnapshot } from '../../state/snapshot.js';
-import { defineCommand, printError, readJsonFile, type CliIo, type Command } from '../command.js';
+import { defineCommand, printError, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
 import { embeddedSource, sourceNote, watchSource } from '../resultSource.js';
 import { probeAudioFile } from '../../audio/probeAudioFile.js';
@@ -55,20 +55,6 @@ export function scenarioFor(file: string | undefined): string | undefined {
   return undefined;
 }
 
-async function scenarioArg(path: string): Promise<unknown> {
-  const text = await readFile(path, 'utf8').catch((err: Error) => {
-    throw new InputError('invalid_argument', `cannot read scenario ${path}: ${err.message}`, { path });
-  });
-  // The emulator's modules load only with the emulator.
-  const { isRecording, recordingScenario } = await import('../../emulator/recording.js');
-  if (!isRecording(text)) return readJsonFile(path, 'scenario');
-  try {
-    return recordingScenario(text, path);
-  } catch (err) {
-    throw new InputError('invalid_argument', (err as Error).message, { path });
-  }
-}
-
 async function run({ values, positionals }: { readonly values: OptionValues<typeof OPTIONS>; readonly positionals: string[] }, io: CliIo): Promise<number> {
   if (positionals.length > 1) throw new InputError('invalid_argument', `analyze takes one FILE, got ${positionals.length}`);
   if (values.sample && positionals.length > 0) throw new InputError('invalid_argument', `--sample analyses the shipped call: give it or FILE, not both`, { path: 'sample' });
@@ -83,7 +69,7 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
   const config = values.config ?? (values.sample ? readConfig(samplePath('call.config.json')) : undefined) ?? 'default';
   const scenarioPath = values.scenario ?? scenarioFor(file);
   // A scenario file, or a recorded session (--record) replayed in step with the audio.
-  const scenario = scenarioPath ? await scenarioArg(scenarioPath) : undefined;
+  const scenario = scenarioPath ? await loadScenario(scenarioPath) : undefined;
   const pace = rate(values);
 
   let audio: AudioObservable;
@@ -97,7 +83,18 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
     audio = fileAudio(file, values, pace, (header) => (transcodedDurationMs = header.durationMs), transcoding);
   }
 
-  const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
+  // What the embedded emulator says of its scenario (a resumed segment found in the scenario's
+  // audio, or not): on stderr, and a segment it could not follow in the source note.
+  let unaligned: string | undefined;
+  const emulatorLog = (line: string): void => {
+    if (!line.startsWith('scenario: ')) return;
+    io.stderr.write(`svc-stream: emulator ${line}\n`);
+    if (!/could not be aligned/.test(line) || unaligned !== undefined) return;
+    unaligned = 'a resumed segment could not be found in the scenario\'s audio: speech segments only from there';
+    if (view?.sourceNote) view.sourceNote = `${view.sourceNote}; ${unaligned}`;
+    else if (!values.json && !view) io.stdout.write(`source: ${unaligned}\n`);
+  };
+  const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never, log: emulatorLog } : {});
   if (endpoint.emulator && scenarioPath) io.stderr.write(`svc-stream: the emulator plays ${scenarioPath}\n`);
   const fleet = await fleetLimits(values.redis, io.env);
   const stats = createSessionStats();
@@ -142,7 +139,7 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
   };
   const stateLine = (snapshot: ConversationSnapshot): void => {
     const { type, ...state } = stateJson(snapshot);
-    io.stdout.write(`${JSON.stringify({ type, source: source.source ?? 'service', ...state, session: sessionJson() })}\n`);
+    io.stdout.write(`${JSON.stringify({ type, source: source.source ?? 'service', ...(unaligned ? { source_note: unaligned } : {}), ...state, session: sessionJson() })}\n`);
   };
 
   let latest = initialConversationSnapshot;

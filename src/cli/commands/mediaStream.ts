@@ -6,11 +6,11 @@ import { analyzeCalls, createAnalyzeCallsStats } from '../../telephony/analyzeCa
 import type { MediaStreamAuth } from '../../telephony/mediaStreamAuth.js';
 import { createMediaStreamServerStats, mediaStreamServer } from '../../telephony/mediaStreamServer.js';
 import { showCalls } from '../callView.js';
-import { defineCommand, printError, readJsonFile, type CliIo, type Command } from '../command.js';
+import { defineCommand, printError, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
 import { playMediaStreamDemo } from '../mediaStreamDemo.js';
 import { option, type OptionValues } from '../options.js';
-import { BASE_URL_OPTION, CONFIG_OPTION, scenarioOption } from '../sharedOptions.js';
+import { BASE_URL_OPTION, CONFIG_OPTION, loadScenario, scenarioOption } from '../sharedOptions.js';
 import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
 import { embeddedSource, sourceNote, watchSource } from '../resultSource.js';
 import { samplePath } from '../../samples.js';
@@ -65,7 +65,7 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   };
   const config = values.config ?? 'default';
   const scenarioPath = values.scenario ?? (demo ? samplePath('call.scenario.json') : undefined);
-  const scenario = scenarioPath ? readJsonFile(scenarioPath, 'scenario') : undefined;
+  const scenario = scenarioPath ? await loadScenario(scenarioPath) : undefined;
 
   const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
   const fleet = await fleetLimits(values.redis, io.env);

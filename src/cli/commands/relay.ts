@@ -4,12 +4,12 @@ import { randomBytes } from 'node:crypto';
 import { basename, extname } from 'node:path';
 import { AUDIO_OPTIONS, fileAudio } from '../audioFlags.js';
 import { option, type OptionValues } from '../options.js';
-import { BASE_URL_OPTION, checkInputFile, CONFIG_OPTION, scenarioOption } from '../sharedOptions.js';
+import { BASE_URL_OPTION, checkInputFile, CONFIG_OPTION, loadScenario, scenarioOption } from '../sharedOptions.js';
 import { InputError } from '../../errors.js';
 import { createRelay } from '../../relay/server.js';
 import type { RelayEnd } from '../../relay/protocol.js';
 import { conversationSession } from '../../session/conversation.js';
-import { aborted, defineCommand, readJsonFile, type CliIo, type Command } from '../command.js';
+import { aborted, defineCommand, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
 import { scenarioFor } from './analyze.js';
 
@@ -38,7 +38,7 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
   const { port, speed, history } = values;
   const config = values.config ?? 'default';
   const scenarioPath = values.scenario ?? scenarioFor(positionals[0]);
-  const scenario = scenarioPath ? readJsonFile(scenarioPath, 'scenario') : undefined;
+  const scenario = scenarioPath ? await loadScenario(scenarioPath) : undefined;
   let token = io.env['SVC_RELAY_TOKEN'];
   const madeToken = token === undefined || token === '';
   if (madeToken) token = randomBytes(24).toString('base64url');

@@ -2,11 +2,11 @@
 import { analyzeCalls, createAnalyzeCallsStats } from '../../telephony/analyzeCalls.js';
 import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
 import { option, type OptionValues } from '../options.js';
-import { BASE_URL_OPTION, CONFIG_OPTION, scenarioOption } from '../sharedOptions.js';
+import { BASE_URL_OPTION, CONFIG_OPTION, loadScenario, scenarioOption } from '../sharedOptions.js';
 import { parsePayloadTypeArg, type PayloadTypeSpec } from '../../telephony/payloadTypes.js';
 import { createRtpSourceStats, rtpSource } from '../../telephony/rtpSource.js';
 import type { TelephonyLimitWarning } from '../../telephony/limitWarning.js';
-import { defineCommand, printError, readJsonFile, type CliIo, type Command } from '../command.js';
+import { defineCommand, printError, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
 import { showCalls } from '../callView.js';
 import { embeddedSource, sourceNote, watchSource } from '../resultSource.js';
@@ -38,7 +38,7 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   const port = values.port;
   const exitAfter = values['exit-after'];
   const config = values.config ?? 'default';
-  const scenario = values.scenario ? readJsonFile(values.scenario, 'scenario') : undefined;
+  const scenario = values.scenario ? await loadScenario(values.scenario) : undefined;
 
   const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
   const fleet = await fleetLimits(values.redis, io.env);
