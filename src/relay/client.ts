@@ -3,8 +3,12 @@
 // only fetch, TextDecoder and AbortController: no Node built-in, so it bundles for browsers.
 import { Observable, timer, type SchedulerLike } from 'rxjs';
 import { ERROR_CODES, RelayError, SessionError, type ErrorCode } from '../errors.js';
-import { parseServerEventValue, type ServerEvent } from '../schema/events.js';
+import type { ServerEvent } from '../schema/events.js';
+import { parseServerEventValue } from '../schema/parseServerEvent.js';
 import type { RelayEnd, RelayGap, RelaySessionInfo } from './protocol.js';
+
+// What a page needs of the wire beside the client: 'svc-stream/relay' and 'svc-stream/browser' export this module whole.
+export { RELAY_MESSAGES, type RelayStatus, type RelayGap, type RelayEnd, type RelaySessionInfo } from './protocol.js';
 import { SseParser, type SseMessage } from './sse.js';
 
 /** Options of {@link relayMessages} and {@link relayEvents}. */

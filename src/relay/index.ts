@@ -5,14 +5,4 @@
 export { createRelay, type Relay, type RelayOptions, type RelaySessionOptions, type RelayStats } from './server.js';
 export type { RelaySession, RelaySessionCounters } from './relaySession.js';
 export { RELAY_TOKEN_COOKIE, type RelayTokenCheck } from './access.js';
-export { RELAY_MESSAGES, type RelayStatus, type RelayGap, type RelayEnd, type RelaySessionInfo } from './protocol.js';
-export {
-  relayMessages,
-  relayEvents,
-  listRelaySessions,
-  relaySessionUrl,
-  type RelayClientOptions,
-  type RelayEventsOptions,
-  type RelayMessage,
-} from './client.js';
-export { RelayError } from '../errors.js';
+export * from './client.js';

@@ -6,7 +6,7 @@ import type { ServerResponse } from 'node:http';
 import { timer, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
 import { InputError } from '../errors.js';
 import type { ServerEvent } from '../schema/events.js';
-import type { SessionState } from '../session/streamingSession.js';
+import type { SessionState } from '../schema/sessionState.js';
 import { wireEvent, type RelayEnd, type RelaySessionInfo } from './protocol.js';
 import { sseMessage } from './sse.js';
 

@@ -5,7 +5,7 @@ import { option, type OptionValues } from '../options.js';
 import { BASE_URL_OPTION, CONFIG_OPTION, loadScenario, scenarioOption } from '../sharedOptions.js';
 import { parsePayloadTypeArg, type PayloadTypeSpec } from '../../telephony/payloadTypes.js';
 import { createRtpSourceStats, rtpSource } from '../../telephony/rtpSource.js';
-import type { TelephonyLimitWarning } from '../../telephony/limitWarning.js';
+import type { LimitWarning, PayloadTypeWarning } from '../../warnings.js';
 import { defineCommand, printError, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
 import { showCalls } from '../callView.js';
@@ -109,7 +109,7 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
 }
 
 /** A source's warning in the command line's words: the flag, not the option. */
-function warningLine(w: TelephonyLimitWarning): string {
+function warningLine(w: LimitWarning | PayloadTypeWarning): string {
   if (w.option !== 'payloadTypes') return w.message.replace('Raise maxLegs', 'Raise --max-legs');
   const map = `--payload-type ${w.payloadType}=${w.mapping ?? 'CODEC/RATE'}`;
   return w.message.replace(/^rtpSource: /, '').replace(/Map it in payloadTypes.*$/, w.mapping ? `Map it with ${map} to be sure.` : `Map it with ${map} (e.g. ${w.payloadType}=L16/16000, ${w.payloadType}=opus/48000/2).`);
