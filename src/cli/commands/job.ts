@@ -11,6 +11,7 @@ import { printError, type CliIo, type Command } from '../command.js';
 import { openEndpoint, type ModelsEndpoint } from '../endpoint.js';
 import { readPlatformCredentials } from '../../credentials.js';
 import { resultSource } from '../../resultSource.js';
+import { checkInputFile } from '../sharedOptions.js';
 import { sourceNote } from '../resultSource.js';
 
 const OPTIONS = {
@@ -117,6 +118,15 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     return reportUsageError(io.stderr, 'job', USAGE, err);
   }
 
+  // Every FILE checked before anything starts, in the commands' one wording (exit 2).
+  if (sub === 'submit') {
+    try {
+      for (const file of positionals) checkInputFile(file);
+    } catch (err) {
+      printError(io, err);
+      return 2;
+    }
+  }
   const flags = { emotion_annotation: values.emotion === true, demographics: values.demographics === true };
   const signal = io.signal;
 

@@ -121,3 +121,12 @@ describe('svc-stream job', () => {
     }
   });
 });
+
+describe('svc-stream job submit, a missing FILE', () => {
+  it('is refused before anything starts: exit 2, the one wording', async () => {
+    const t = io({});
+    expect(await jobCommand.run(['submit', 'no/such.wav'], t)).toBe(2);
+    expect(t.err()).toBe('svc-stream: file_not_found: no/such.wav: no such file\n');
+    expect(t.out()).toBe('');
+  });
+});
