@@ -19,52 +19,42 @@ describe.skipIf(skip !== undefined)('a dashboard page loaded after the session e
     await chromium?.close();
   });
 
-  it('a failed session: the title, the failed status and the failure where the transcript would be', async () => {
-    const dashboard = await startDashboard({
-      events$: () =>
-        new Observable<ServerEvent>((s) => {
-          s.next({ type: 'error', error: 'Invalid API key.' });
-          s.error(new SessionError('invalid_api_key', 'session closed with 4001: Invalid API key.'));
-        }),
-      title: 'call.wav',
-      start: 'now',
-    });
+  /** A dashboard whose session has ended with `events$`, and a page first loaded then. */
+  async function loadedAfterTheEnd(events$: Observable<ServerEvent>, title: string, check: (page: Awaited<ReturnType<typeof chromium.context.newPage>>) => Promise<void>): Promise<void> {
+    const dashboard = await startDashboard({ events$: () => events$, title, start: 'now' });
     const page = await chromium.context.newPage();
     page.setDefaultTimeout(5_000);
     try {
       await dashboard.session.ended;
       await page.goto(dashboard.url);
-      await page.locator('body[data-status="failed"]').waitFor();
-      await page.waitForFunction(() => document.getElementById('title').textContent === 'call.wav');
-      expect(await page.title()).toBe('call.wav — svc-stream dashboard');
-      const empty = await page.locator('#transcript-empty').textContent();
-      expect(empty).toBe('The session failed: invalid_api_key: session closed with 4001: Invalid API key.');
+      await page.waitForFunction((t: string) => document.getElementById('title').textContent === t, title);
+      expect(await page.title()).toBe(`${title} — svc-stream dashboard`);
+      await check(page);
     } finally {
       await page.close();
       await dashboard.close();
     }
+  }
+
+  it('a failed session: the title, the failed status and the failure where the transcript would be', async () => {
+    const failed = new Observable<ServerEvent>((s) => {
+      s.next({ type: 'error', error: 'Invalid API key.' });
+      s.error(new SessionError('invalid_api_key', 'session closed with 4001: Invalid API key.'));
+    });
+    await loadedAfterTheEnd(failed, 'call.wav', async (page) => {
+      await page.locator('body[data-status="failed"]').waitFor();
+      expect(await page.locator('#transcript-empty').textContent()).toBe('The session failed: invalid_api_key: session closed with 4001: Invalid API key.');
+    });
   }, 30_000);
 
   it('a session done without speech: the title, and "No speech was detected"', async () => {
-    const dashboard = await startDashboard({
-      events$: () => new Observable<ServerEvent>((s) => {
-        s.next({ type: 'done', duration_ms: 1000 });
-        s.complete();
-      }),
-      title: 'silence.wav',
-      start: 'now',
+    const silent = new Observable<ServerEvent>((s) => {
+      s.next({ type: 'done', duration_ms: 1000 });
+      s.complete();
     });
-    const page = await chromium.context.newPage();
-    page.setDefaultTimeout(5_000);
-    try {
-      await dashboard.session.ended;
-      await page.goto(dashboard.url);
+    await loadedAfterTheEnd(silent, 'silence.wav', async (page) => {
       await page.locator('body[data-status="done"]').waitFor();
-      await page.waitForFunction(() => document.getElementById('title').textContent === 'silence.wav');
       expect(await page.locator('#transcript-empty').textContent()).toBe('No speech was detected');
-    } finally {
-      await page.close();
-      await dashboard.close();
-    }
+    });
   }, 30_000);
 });

@@ -19,6 +19,20 @@ function capture(onWrite?: (text: string) => void): Writable & { text: () => str
   return Object.assign(w, { text: () => text });
 }
 
+
+/** `svc-stream rtp ARGS` in-process on a free port: its output, the port it listens on, and its exit. */
+function startRtp(args: readonly string[], signal?: AbortSignal) {
+  let resolvePort!: (p: number) => void;
+  const port = new Promise<number>((r) => (resolvePort = r));
+  const stderr = capture((t) => {
+    const m = /listening for RTP on [\d.]+:(\d+)/.exec(t);
+    if (m) resolvePort(Number(m[1]));
+  });
+  const stdout = capture();
+  const io: CliIo = { stdout, stderr, stdin: new PassThrough(), env: {}, ...(signal ? { signal } : {}) };
+  return { stdout, stderr, port, done: main(['rtp', '--port', '0', ...args], io) };
+}
+
 describe('svc-stream rtp', () => {
   it('prints its help', async () => {
     const stdout = capture();
@@ -35,15 +49,7 @@ describe('svc-stream rtp', () => {
   });
 
   it('analyses an RTP call on the embedded emulator and prints NDJSON per call', async () => {
-    let resolvePort!: (p: number) => void;
-    const port = new Promise<number>((r) => (resolvePort = r));
-    const stderr = capture((t) => {
-      const m = /listening for RTP on [\d.]+:(\d+)/.exec(t);
-      if (m) resolvePort(Number(m[1]));
-    });
-    const stdout = capture();
-    const io: CliIo = { stdout, stderr, stdin: new PassThrough(), env: {} };
-    const done = main(['rtp', '--port', '0', '--idle-timeout', '300', '--exit-after', '1', '--json'], io);
+    const { stdout, port, done } = startRtp(['--idle-timeout', '300', '--exit-after', '1', '--json']);
     await sendRtpCall(await port, 0xabc, 1, 2);
     expect(await done).toBe(0);
     const lines = stdout.text().trim().split('\n').map((l) => JSON.parse(l) as { type: string; id: string; status?: string; stats?: { received: number }; event?: { type: string } });
@@ -55,15 +61,7 @@ describe('svc-stream rtp', () => {
   });
 
   it('--max-legs refuses a second call and says so once on stderr; --frame-ms groups the audio it sends', async () => {
-    let resolvePort!: (p: number) => void;
-    const port = new Promise<number>((r) => (resolvePort = r));
-    const stderr = capture((t) => {
-      const m = /listening for RTP on [\d.]+:(\d+)/.exec(t);
-      if (m) resolvePort(Number(m[1]));
-    });
-    const stdout = capture();
-    const io: CliIo = { stdout, stderr, stdin: new PassThrough(), env: {} };
-    const done = main(['rtp', '--port', '0', '--idle-timeout', '300', '--exit-after', '1', '--max-legs', '1', '--frame-ms', '100', '--json'], io);
+    const { stdout, stderr, port, done } = startRtp(['--idle-timeout', '300', '--exit-after', '1', '--max-legs', '1', '--frame-ms', '100', '--json']);
     const p = await port;
     // 0xabc's first packet starts the one leg allowed; every packet of 0xdef is refused.
     await Promise.all([sendRtpCall(p, 0xabc, 1, 2), new Promise((r) => setTimeout(r, 50)).then(() => sendRtpCall(p, 0xdef, 1, 2))]);
@@ -77,14 +75,7 @@ describe('svc-stream rtp', () => {
 
 describe('svc-stream rtp hears ffmpeg default L16 RTP (dynamic payload type 97, nobody mapped it)', () => {
   it('the call is analysed as L16/16000 and the inference is said once, with the flag that maps it', async () => {
-    let resolvePort!: (p: number) => void;
-    const port = new Promise<number>((r) => (resolvePort = r));
-    const stderr = capture((t) => {
-      const m = /listening for RTP on [\d.]+:(\d+)/.exec(t);
-      if (m) resolvePort(Number(m[1]));
-    });
-    const stdout = capture();
-    const done = main(['rtp', '--port', '0', '--idle-timeout', '400', '--exit-after', '1'], { stdout, stderr, stdin: new PassThrough(), env: {} });
+    const { stdout, stderr, port, done } = startRtp(['--idle-timeout', '400', '--exit-after', '1']);
     const ffmpeg = await resolveFfmpeg();
     const sender = execFile(
       ffmpeg.path,
@@ -106,13 +97,8 @@ describe('svc-stream rtp hears ffmpeg default L16 RTP (dynamic payload type 97, 
   }, 30_000);
 
   it('a payload type that cannot be told is named once on stderr with the flag, and nothing is analysed', async () => {
-    let resolvePort!: (p: number) => void;
-    const port = new Promise<number>((r) => (resolvePort = r));
-    const stderr = capture((t) => {
-      const m = /listening for RTP on [\d.]+:(\d+)/.exec(t);
-      if (m) resolvePort(Number(m[1]));
-    });
     const controller = new AbortController();
+    const { stdout, stderr, port, done } = startRtp([], controller.signal);
     const warned = new Promise<void>((resolve) => {
       const check = setInterval(() => {
         if (/payload type 111/.test(stderr.text())) {
@@ -121,8 +107,6 @@ describe('svc-stream rtp hears ffmpeg default L16 RTP (dynamic payload type 97, 
         }
       }, 10);
     });
-    const stdout = capture();
-    const done = main(['rtp', '--port', '0'], { stdout, stderr, stdin: new PassThrough(), env: {}, signal: controller.signal });
     // Packets of 33 bytes whose timestamps step by 160: neither L16 nor Opus (GSM-like).
     const socket = createSocket('udp4');
     const p = await port;
