@@ -250,7 +250,8 @@ async function firstHour(tarball: string): Promise<void> {
   await check('first hour: npx svc-stream dashboard serves the sample call and stops on Ctrl-C', async () => {
     const line = commands.find((l) => l === 'npx svc-stream dashboard');
     if (!line) throw new Error('the README has no `npx svc-stream dashboard` line');
-    const child = spawn('bash', ['-c', `exec ${line}`], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SVC_API_KEY: '', SVC_BASE_URL: '', BROWSER: 'true' } });
+    // Its own process group, so Ctrl-C is what a terminal sends: SIGINT to every process of the job (npx and the command under it).
+    const child = spawn('bash', ['-c', `exec ${line}`], { cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SVC_API_KEY: '', SVC_BASE_URL: '' } });
     try {
       const url = await new Promise<string>((resolve, reject) => {
         let text = '';
@@ -266,11 +267,15 @@ async function firstHour(tarball: string): Promise<void> {
       });
       const page = await fetch(url);
       if (page.status !== 200) throw new Error(`the page answered ${page.status}`);
-      child.kill('SIGINT');
+      process.kill(-child.pid!, 'SIGINT');
       const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
       if (code !== 0) throw new Error(`exit ${code}`);
     } finally {
-      child.kill('SIGKILL');
+      try {
+        if (child.exitCode === null) process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        /* the group is gone */
+      }
     }
   });
   await check('first hour: a batch result on the embedded emulator says it is the emulator\'s (source on the line, one stderr line)', () => {
