@@ -2,6 +2,6 @@
 // session wrapper that feeds it, and the view model it renders.
 /// <reference types="node" preserve="true" />
 
-export { startDashboard, type DashboardOptions, type DashboardHooks, type RunningDashboard } from './server.js';
+export { startDashboard, type DashboardOptions, type RunningDashboard } from './server.js';
 export { dashboardSession, type DashboardSession, type DashboardSessionOptions } from './dashboardSession.js';
 export { dashboardView, type DashboardView, type DashboardStatus, type DashboardError } from './view.js';

@@ -206,9 +206,7 @@ export function analyzeCalls<C extends AnalyzableCall>(calls$: Observable<C>, op
               stopped = true;
               if (drainRejected !== false) call.audio$.subscribe({ error: () => undefined });
               sub.error(
-                new SessionError('concurrency_limit', `call ${call.id} refused: it waited ${maxQueueMs} ms for one of ${max} sessions (maxQueueMs); its live audio would be analysed late`, {
-                  retryable: true,
-                }),
+                new SessionError('concurrency_limit', `call ${call.id} refused: it waited ${maxQueueMs} ms for one of ${max} sessions (maxQueueMs); its live audio would be analysed late`),
               );
             });
           }
@@ -247,7 +245,7 @@ export function analyzeCalls<C extends AnalyzableCall>(calls$: Observable<C>, op
       if (reject) {
         status = 'rejected';
         stats.rejected++;
-        const error = new SessionError('concurrency_limit', `call ${call.id} refused: ${max} sessions already run (whenFull: 'reject')`, { retryable: true });
+        const error = new SessionError('concurrency_limit', `call ${call.id} refused: ${max} sessions already run (whenFull: 'reject')`);
         subscriber.next(analysis);
         outcome.next({ status: 'rejected', error, snapshot: last });
         outcome.complete();

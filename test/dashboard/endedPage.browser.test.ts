@@ -21,7 +21,7 @@ describe.skipIf(skip !== undefined)('a dashboard page loaded after the session e
 
   /** A dashboard whose session has ended with `events$`, and a page first loaded then. */
   async function loadedAfterTheEnd(events$: Observable<ServerEvent>, title: string, check: (page: Awaited<ReturnType<typeof chromium.context.newPage>>) => Promise<void>): Promise<void> {
-    const dashboard = await startDashboard({ events$: () => events$, title, start: 'now' });
+    const dashboard = await startDashboard({ events$, title, start: 'now' });
     const page = await chromium.context.newPage();
     page.setDefaultTimeout(5_000);
     try {

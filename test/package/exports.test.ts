@@ -30,7 +30,6 @@ it('the main entry is a front door: at most 60 runtime names, none of them a zod
  * one goes, take its line out (the test says so), and no new one may come.
  */
 const PENDING_DEPRECATIONS: Readonly<Record<string, string>> = {
-  'src/session/stats.ts': 'SessionPhase and SessionStats.phase, removed by the session rewrite (#31)',
 };
 
 it('no name is deprecated before 1.0, but those whose removal is under way', () => {

@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
-import { finalize, interval, lastValueFrom, Observable, scan, tap } from 'rxjs';
+import { finalize, interval, lastValueFrom, Observable, scan, tap, type Subscription } from 'rxjs';
 import { transcode } from '../../audio/transcode.js';
 import { AUDIO_OPTIONS, fileAudio, formatFromFlags } from '../audioFlags.js';
 import { fromReadable } from '../../audio/fromReadable.js';
@@ -15,7 +15,8 @@ import { conversationSession } from '../../session/conversation.js';
 import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
 import { option, type OptionValues } from '../options.js';
 import { BASE_URL_OPTION, checkInputFile, CONFIG_OPTION, loadScenario, readConfig, scenarioOption, speedOption } from '../sharedOptions.js';
-import { createSessionStats } from '../../session/stats.js';
+import { createSessionStats, type SessionStats } from '../../session/stats.js';
+import type { SessionStatus } from '../../schema/sessionState.js';
 import { initialConversationSnapshot, snapshotReducer, type ConversationSnapshot } from '../../state/snapshot.js';
 import { defineCommand, printError, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
@@ -143,6 +144,9 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
   };
 
   let latest = initialConversationSnapshot;
+  let reconnects: Subscription | undefined;
+  // The terminal's status follows each change of the session at once (reconnecting has no events of its own).
+  const redraws = view ? stats.state$.subscribe(() => view.refresh(latest, stats, progress())) : undefined;
   try {
     const session$ = conversationSession(audio, {
       apiKey: endpoint.apiKey,
@@ -152,14 +156,10 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
       limiter: fleet.limiter,
       webSocketFactory: source.webSocketFactory,
       ...(values['done-timeout'] !== undefined ? { doneTimeoutMs: values['done-timeout'] } : {}),
-      // One line per reconnect; the transcript stays one (the session resumes on one time axis).
-      // The terminal's status follows each change at once (reconnecting has no events of its own).
-      onStateChange: (_old, next) => {
-        view?.refresh(latest, stats, progress());
-        if (next.status === 'reconnecting') io.stderr.write(`${reconnectLine(next.attempt, next.error)}\n`);
-        else if (next.status === 'streaming' && _old.status === 'connecting' && stats.segment > 0) io.stderr.write(`svc-stream: reconnected (segment ${stats.segment}, ${stats.reconnects} reconnect${stats.reconnects === 1 ? '' : 's'} so far)\n`);
-      },
     });
+    // One line per reconnect, from the session's life cycle; the transcript stays one (the
+    // session resumes on one time axis).
+    reconnects = reconnectLines(stats, io);
     // Paced, the bytes sent are the audio position; sent at full speed they run ahead of it,
     // and the position is the audio time the events name.
     const events$ = values.record
@@ -211,6 +211,8 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
     printError(io, err);
     return 1;
   } finally {
+    reconnects?.unsubscribe();
+    redraws?.unsubscribe();
     await fleet.close();
     await endpoint.close();
   }
@@ -231,6 +233,18 @@ async function checkAudioFile(file: string, format: AudioFormat | undefined, tra
   if (format !== undefined && isRawFormat(format)) return;
   if (RAW_FILE_EXTENSIONS[extname(file).toLowerCase()] !== undefined) return; // refused by fileAudio with the flags it needs
   await probeAudioFile(file, { transcoding });
+}
+
+/** Follow a session's life cycle (`stats.state$`) on stderr: a line per reconnect, and one when a reconnected session opens. */
+export function reconnectLines(stats: SessionStats, io: Pick<CliIo, 'stderr'>): Subscription {
+  let previous: SessionStatus | undefined;
+  return stats.state$.subscribe((next) => {
+    if (next.status === 'reconnecting') io.stderr.write(`${reconnectLine(next.attempt, next.error)}\n`);
+    else if ((next.status === 'streaming' || next.status === 'paused') && previous === 'connecting' && stats.segment > 0) {
+      io.stderr.write(`svc-stream: reconnected (segment ${stats.segment}, ${stats.reconnects} reconnect${stats.reconnects === 1 ? '' : 's'} so far)\n`);
+    }
+    previous = next.status;
+  });
 }
 
 /** The line `analyze` and `dashboard` print when a session reconnects: why, and which attempt. */

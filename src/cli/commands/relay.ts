@@ -10,6 +10,7 @@ import { createRelay } from '../../relay/server.js';
 import type { RelayEnd } from '../../relay/protocol.js';
 import { conversationSession } from '../../session/conversation.js';
 import { aborted, defineCommand, type CliIo, type Command } from '../command.js';
+import { createSessionStats } from '../../session/stats.js';
 import { openEndpoint } from '../endpoint.js';
 import { scenarioFor } from './analyze.js';
 
@@ -54,7 +55,9 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
     if (madeToken) io.stdout.write(`svc-stream relay token: ${token} (set SVC_RELAY_TOKEN to choose one)\n`);
     for (const file of positionals) {
       const session = relay.addSession({ id: basename(file, extname(file)), title: basename(file) });
-      session.feed(conversationSession(fileAudio(file, values, speed), { apiKey: endpoint.apiKey, baseUrl: endpoint.baseUrl, config, onStateChange: session.onStateChange }));
+      const stats = createSessionStats();
+      session.follow(stats.state$);
+      session.feed(conversationSession(fileAudio(file, values, speed), { apiKey: endpoint.apiKey, baseUrl: endpoint.baseUrl, config, stats }));
       ends.push(
         session.ended.then((end) => {
           const what = end.status === 'failed' ? `failed: ${end.error?.code}: ${end.error?.message}` : end.status;
