@@ -268,8 +268,14 @@ async function firstHour(tarball: string): Promise<void> {
       const page = await fetch(url);
       if (page.status !== 200) throw new Error(`the page answered ${page.status}`);
       process.kill(-child.pid!, 'SIGINT');
-      const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
-      if (code !== 0) throw new Error(`exit ${code}`);
+      // npx itself dies of the SIGINT (as in a terminal, where the shell then says 130); the
+      // dashboard under it stops on it: its page no longer answers.
+      await new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
+      for (let waited = 0; ; waited += 200) {
+        if (!(await fetch(url).then(() => true, () => false))) break;
+        if (waited > 15_000) throw new Error('the dashboard still answers 15 s after Ctrl-C');
+        await new Promise((r) => setTimeout(r, 200));
+      }
     } finally {
       try {
         if (child.exitCode === null) process.kill(-child.pid!, 'SIGKILL');
