@@ -7,13 +7,13 @@ import { runFfmpeg } from '../audio/ffmpegProcess.js';
 import { withAudioMeta, type AudioObservable } from '../audio/meta.js';
 import { AudioSourceError, InputError } from '../errors.js';
 import { bytesPerFrame, type AudioFormat } from '../schema/audio.js';
-import { resolvePayloadType, routeFormat, type PayloadTypeSpec, type RtpCodec } from './payloadTypes.js';
+import { PayloadTypeGuesser, resolvePayloadType, routeFormat, type PayloadTypeSpec, type RtpCodec } from './payloadTypes.js';
 import { DEFAULT_LIVE_FRAME_MS } from './liveAudio.js';
 import { PlayoutStream, type StreamStats } from './playoutStream.js';
 import { createRtpHeader, isRtcpDatagram, isRtpDatagram, parseRtpHeader } from './rtpHeader.js';
 import { SequenceExtender } from './rtpSequence.js';
 import { warnOnce } from './limitWarning.js';
-import type { LimitWarning, WarningHandler } from '../warnings.js';
+import type { LimitWarning, PayloadTypeWarning, WarningHandler } from '../warnings.js';
 import { workerHandle, type CallWorker } from './callWorker.js';
 
 /** One direction of one call: the packets of one SSRC. */
@@ -104,7 +104,7 @@ export interface RtpSourceOptions {
    * option to raise). Default: `process.emitWarning` (printed once to stderr, code
    * `SVC_STREAM_MAX_LEGS`). Later refusals are only counted in `stats.refusedLegs`.
    */
-  readonly onWarning?: WarningHandler<LimitWarning> | undefined;
+  readonly onWarning?: WarningHandler<LimitWarning | PayloadTypeWarning> | undefined;
   /**
    * Frames of audio, ms (default 100): a leg's 20 ms packets are
    * joined into frames of `frameMs` before the session sends them, five times fewer frames
@@ -223,7 +223,7 @@ interface Leg {
  * ```
  */
 export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
-  const payloadTypes = options.payloadTypes ?? {};
+  let payloadTypes = options.payloadTypes ?? {};
   // Fail early on a bad map, not at the first packet.
   for (const pt of Object.keys(payloadTypes)) resolvePayloadType(Number(pt), payloadTypes);
   const maxLegs = options.maxLegs ?? DEFAULT_MAX_LEGS;
@@ -255,6 +255,20 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
       },
       options.onWarning,
     );
+    // A dynamic payload type nobody mapped: told from its packets where they leave no doubt, said once either way.
+    const guesser = new PayloadTypeGuesser<[Buffer, dgram.RemoteInfo]>(scheduler, (v) => {
+      const from = v.kind === 'mapped' && v.held[0] ? ` (from ${v.held[0][1].address}:${v.held[0][1].port})` : '';
+      warnOnce(
+        v.kind === 'mapped'
+          ? { code: 'inferred_payload_type', option: 'payloadTypes', payloadType: v.payloadType, mapping: v.mapping, message: `rtpSource: payload type ${v.payloadType}${from} is not mapped; its packets are L16 or Opus beyond doubt and are taken as ${v.mapping}. Map it in payloadTypes to be sure.` }
+          : { code: 'unmapped_payload_type', option: 'payloadTypes', payloadType: v.payloadType, mapping: undefined, message: `rtpSource: payload type ${v.payloadType} ${v.payloadType < 96 ? v.reason : `is not mapped and ${v.reason}`}; its packets are dropped and counted in stats.unknownPayloadType. Map it in payloadTypes (e.g. { ${v.payloadType}: { codec: 'L16', rate: 16000 } }).` },
+        options.onWarning,
+      )();
+      if (v.kind === 'unknown') stats.unknownPayloadType += v.dropped;
+      if (v.kind !== 'mapped' || closed) return;
+      payloadTypes = { ...payloadTypes, [v.payloadType]: v.spec };
+      for (const [held, from] of v.held) onMessage(held, from, true);
+    });
     let closed = false;
 
     const startLeg = (ssrc: number, codec: RtpCodec, rinfo: dgram.RemoteInfo) => {
@@ -293,13 +307,14 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
       return entry;
     };
 
-    const onMessage = (msg: Buffer, rinfo: dgram.RemoteInfo): void => {
-      stats.datagrams++;
+    // `replayed`: a datagram held while its payload type was being told, counted when it came.
+    const onMessage = (msg: Buffer, rinfo: dgram.RemoteInfo, replayed = false): void => {
+      if (!replayed) stats.datagrams++;
       if (allowed && !allowed(rinfo)) {
         stats.disallowedSource++;
         return;
       }
-      take(msg, rinfo);
+      take(msg, rinfo, replayed);
     };
 
     /** Across workers, a new SSRC waits for the primary's place under `maxLegs`; its datagrams meanwhile (copies). */
@@ -330,15 +345,15 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
           return;
         }
         admitted.add(ssrc);
-        for (const d of datagrams) take(d, rinfo);
+        for (const d of datagrams) take(d, rinfo, true);
         admitted.delete(ssrc);
       });
     };
     /** SSRCs whose place the primary granted, while their first datagrams are taken. */
     const admitted = new Set<number>();
 
-    /** One datagram past the source filter: RTCP counted, RTP to its leg. */
-    const take = (msg: Buffer, rinfo: dgram.RemoteInfo): void => {
+    /** One datagram past the source filter: RTCP counted, RTP to its leg (`replayed`: held a while, already told to `onDatagram`). */
+    const take = (msg: Buffer, rinfo: dgram.RemoteInfo, replayed = false): void => {
       if (msg.length < 8) {
         stats.malformed++;
         options.onDatagram?.(msg, undefined);
@@ -359,15 +374,16 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
         return;
       }
       const ssrc = header.ssrc;
-      options.onDatagram?.(msg, ssrc);
+      if (!replayed) options.onDatagram?.(msg, ssrc);
       const pt = header.payloadType;
       let leg = legs.get(ssrc);
       // Nearly every packet is of its leg's own payload type, whose codec the leg keeps.
       const codec = leg !== undefined && pt === leg.payloadType ? leg.codec : resolvePayloadType(pt, payloadTypes);
-      if (!codec) {
-        stats.unknownPayloadType++;
-        if (!leg) return;
+      if (!codec && !leg) {
+        if (!guesser.observe(pt, ssrc, header.sequenceNumber, header.timestamp, msg.subarray(header.payloadStart, header.payloadEnd), [Buffer.from(msg), rinfo])) stats.unknownPayloadType++;
+        return;
       }
+      if (!codec) stats.unknownPayloadType++;
       if (!leg) {
         if (codec!.kind !== 'audio') {
           stats.nonAudioBeforeLeg++;
@@ -426,6 +442,7 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
       closed = true;
       for (const l of [...legs.values()]) l.stream.stop();
       legs.clear();
+      guesser.stop();
       try {
         socket.close();
       } catch {

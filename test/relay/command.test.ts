@@ -70,10 +70,18 @@ describe('svc-stream relay', () => {
   }, 30_000);
 
   it('makes a token when none is set, and refuses bad arguments before listening', async () => {
-    await expect(relayCommand.run([], cli().io)).rejects.toMatchObject({ code: 'invalid_argument' });
-    await expect(relayCommand.run(['samples/nope.wav'], cli().io)).rejects.toMatchObject({ code: 'file_not_found' });
-    await expect(relayCommand.run(['samples/call.wav', '--origin', 'http://a.test/x'], cli().io)).rejects.toMatchObject({ code: 'invalid_argument' });
-    await expect(relayCommand.run(['samples/call.wav', 'samples/call.wav'], cli().io)).rejects.toMatchObject({ code: 'invalid_argument' });
+    // Usage mistakes and input errors: exit 2, one line naming the flag or the file (the one parser's wording).
+    for (const [argv, line] of [
+      [[], 'svc-stream: invalid_argument: relay needs at least one FILE'],
+      [['samples/nope.wav'], 'svc-stream: file_not_found: samples/nope.wav: no such file'],
+      [['samples/call.wav', '--origin', 'http://a.test/x'], 'svc-stream: invalid_argument: '],
+      [['samples/call.wav', 'samples/call.wav'], 'svc-stream: invalid_argument: two FILEs have the stem call: session ids must differ'],
+    ] as const) {
+      const c = cli();
+      expect(await relayCommand.run(argv, c.io)).toBe(2);
+      expect(c.stderr.text().split('\n')[0]).toContain(line);
+      expect(c.stdout.text()).toBe('');
+    }
     const t = cli();
     const exit = relayCommand.run(['samples/call.wav', '--speed', '40'], t.io);
     const token = await printed(t.stdout, /svc-stream relay token: (\S+) /);

@@ -10,13 +10,13 @@ import { inCallWorker, showCallsOnWorkers, workersSummary } from '../callWorkers
 import type { CallAnalysis } from '../../telephony/analyzeCalls.js';
 import type { CallWorker } from '../../telephony/callWorkers.js';
 import type { MediaStreamCall } from '../../telephony/mediaStreamServer.js';
-import { defineCommand, printError, readJsonFile, type CliIo, type Command } from '../command.js';
+import { defineCommand, printError, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
 import { playMediaStreamDemo } from '../mediaStreamDemo.js';
 import { option, type OptionValues } from '../options.js';
-import { BASE_URL_OPTION, CONFIG_OPTION, scenarioOption } from '../sharedOptions.js';
+import { BASE_URL_OPTION, CONFIG_OPTION, loadScenario, scenarioOption } from '../sharedOptions.js';
 import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
-import { resultSource, resultSourceNote } from '../resultSource.js';
+import { embeddedSource, sourceNote, watchSource } from '../resultSource.js';
 import { samplePath } from '../../samples.js';
 
 const OPTIONS = {
@@ -56,6 +56,7 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   };
   const demo = values.demo;
   if (demo && values.workers > 1) throw new InputError('invalid_argument', '--demo plays one call into one process: leave out --workers', { path: 'workers' });
+  const onWorkers = values.workers > 1 || inCallWorker();
   const exitAfter = values['exit-after'] ?? (demo ? 1 : undefined);
   const twilioAuthToken = values['twilio-auth-token'] ?? io.env['TWILIO_AUTH_TOKEN'];
   // The demo brings a token of its own when none is set, so its bridge is never open.
@@ -71,16 +72,21 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   };
   const config = values.config ?? 'default';
   const scenarioPath = values.scenario ?? (demo ? samplePath('call.scenario.json') : undefined);
-  const scenario = scenarioPath ? readJsonFile(scenarioPath, 'scenario') : undefined;
+  const scenario = scenarioPath ? await loadScenario(scenarioPath) : undefined;
 
   const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
-  const source = resultSource(endpoint.emulator !== undefined, scenario !== undefined);
   const fleet = await fleetLimits(values.redis, io.env);
   const serverStats = createMediaStreamServerStats();
   const callStats = createAnalyzeCallsStats();
   const out = (line: string): void => void io.stdout.write(`${line}\n`);
   const json = values.json === true;
-  if (!json && source !== 'service') out(resultSourceNote(source, scenarioPath));
+  // Where the results come from, as the first call's session is answered (before its events).
+  const embedded = embeddedSource(endpoint.emulator !== undefined, scenario as never);
+  // Across workers, the primary (which runs the embedded emulator) says it once; a worker does not.
+  const source = watchSource((first) => {
+    if (!json && !onWorkers && first !== 'service') out(sourceNote(first, scenarioPath));
+  }, embedded);
+  if (!json && onWorkers && !inCallWorker() && embedded !== undefined) out(sourceNote(embedded, scenarioPath));
 
   const calls = (fail: (err: unknown) => void, worker?: CallWorker) =>
     analyzeCalls(
@@ -122,6 +128,7 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
         callStats,
         limiter: fleet.limiter,
         ...(worker ? { worker } : {}),
+        webSocketFactory: source.webSocketFactory,
       },
     );
   const view = (call: CallAnalysis<MediaStreamCall>) => {
@@ -139,12 +146,12 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
         const sum = (k: 'received' | 'lost' | 'late' | 'duplicated' | 'reordered') => tracks.reduce((n, t) => n + t[k], 0);
         return { received: sum('received'), lost: sum('lost'), late: sum('late'), duplicated: sum('duplicated'), reordered: sum('reordered') };
       },
-      stateSource: source,
+      stateSource: () => source.source ?? 'service',
     };
   };
 
   try {
-    if (values.workers > 1 || inCallWorker()) {
+    if (onWorkers) {
       return await showCallsOnWorkers(
         io,
         { workers: values.workers, exitAfter, json, endpoint, summary: (s) => workersSummary(s, 'mediaStreamServer', ['connections', 'messages', 'malformed', 'overCapacity']) },

@@ -2,17 +2,18 @@
 import { analyzeCalls, createAnalyzeCallsStats } from '../../telephony/analyzeCalls.js';
 import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
 import { option, type OptionValues } from '../options.js';
-import { BASE_URL_OPTION, CONFIG_OPTION, scenarioOption } from '../sharedOptions.js';
+import { BASE_URL_OPTION, CONFIG_OPTION, loadScenario, scenarioOption } from '../sharedOptions.js';
 import { parsePayloadTypeArg, type PayloadTypeSpec } from '../../telephony/payloadTypes.js';
-import { createRtpSourceStats, hasReusePort, rtpSource } from '../../telephony/rtpSource.js';
+import { createRtpSourceStats, hasReusePort, rtpSource, type CallLeg } from '../../telephony/rtpSource.js';
+import type { CallAnalysis } from '../../telephony/analyzeCalls.js';
+import type { CallWorker } from '../../telephony/callWorkers.js';
 import { InputError } from '../../errors.js';
-import { defineCommand, printError, readJsonFile, type CliIo, type Command } from '../command.js';
+import type { LimitWarning, PayloadTypeWarning } from '../../warnings.js';
+import { defineCommand, printError, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
 import { showCalls } from '../callView.js';
 import { inCallWorker, showCallsOnWorkers, workersSummary } from '../callWorkersView.js';
-import type { CallAnalysis } from '../../telephony/analyzeCalls.js';
-import type { CallWorker } from '../../telephony/callWorkers.js';
-import type { CallLeg } from '../../telephony/rtpSource.js';
+import { embeddedSource, sourceNote, watchSource } from '../resultSource.js';
 
 const OPTIONS = {
   port: option.integer('N', 'UDP port (default 5004; 0 picks a free one, printed on stderr)', { min: 0, max: 65535, fallback: 5004 }),
@@ -43,8 +44,9 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   const port = values.port;
   const exitAfter = values['exit-after'];
   const config = values.config ?? 'default';
-  const scenario = values.scenario ? readJsonFile(values.scenario, 'scenario') : undefined;
+  const scenario = values.scenario ? await loadScenario(values.scenario) : undefined;
   if (values['reuse-port'] && !hasReusePort()) throw new InputError('invalid_argument', `--reuse-port needs Node 22.12 or later (this is ${process.versions.node}); without it each worker takes its own port, --port + i`, { path: 'reuse-port' });
+  const onWorkers = values.workers > 1 || inCallWorker();
 
   const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
   const fleet = await fleetLimits(values.redis, io.env);
@@ -52,6 +54,14 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   const callStats = createAnalyzeCallsStats();
   const out = (line: string): void => void io.stdout.write(`${line}\n`);
   const json = values.json === true;
+  // Where the results come from, as analyze says it: a line when the first call's session is
+  // answered (before its events), and `source` in each call's --json state line.
+  const embedded = embeddedSource(endpoint.emulator !== undefined, scenario as never);
+  // Across workers, the primary (which runs the embedded emulator) says it once; a worker does not.
+  const source = watchSource((first) => {
+    if (!json && !onWorkers && first !== 'service') out(sourceNote(first, values.scenario));
+  }, embedded);
+  if (!json && onWorkers && !inCallWorker() && embedded !== undefined) out(sourceNote(embedded, values.scenario));
 
   const calls = (worker?: CallWorker) =>
     analyzeCalls(
@@ -67,7 +77,7 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
         ...(values['max-legs'] !== undefined ? { maxLegs: values['max-legs'] } : {}),
         ...(values['frame-ms'] !== undefined ? { frameMs: values['frame-ms'] } : {}),
         onListening: (a) => io.stderr.write(`svc-stream: listening for RTP on ${a.address}:${a.port}\n`),
-        onWarning: (w) => io.stderr.write(`svc-stream: ${w.message.replace('Raise maxLegs', 'Raise --max-legs')}\n`),
+        onWarning: (w) => io.stderr.write(`svc-stream: ${warningLine(w)}\n`),
       }),
       {
         apiKey: endpoint.apiKey,
@@ -77,6 +87,7 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
         whenFull: values['when-full'],
         callStats,
         limiter: fleet.limiter,
+        webSocketFactory: source.webSocketFactory,
         ...(worker ? { worker } : {}),
       },
     );
@@ -90,6 +101,7 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
         text: `call from ${leg.remote.address}:${leg.remote.port} (${fmt}), ${call.status}`,
         json: { type: 'call', id: call.id, ssrc: leg.ssrc, payload_type: leg.payloadType, codec: leg.codec.name, format: leg.format, status: call.status, remote: leg.remote },
       },
+      stateSource: () => source.source ?? 'service',
       counters: () => {
         const s = leg.stats;
         return { received: s.received, lost: s.lost, late: s.late, duplicated: s.duplicated, reordered: s.reordered, dtmf: s.dtmf, cn: s.cn, rtcp: s.rtcp };
@@ -98,7 +110,7 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   };
 
   try {
-    if (values.workers > 1 || inCallWorker()) {
+    if (onWorkers) {
       return await showCallsOnWorkers(
         io,
         { workers: values.workers, exitAfter, json, endpoint, summary: (s) => workersSummary(s, 'rtpSource', ['datagrams', 'legs', 'refusedLegs', 'malformed']) },
@@ -114,6 +126,13 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
     await fleet.close();
     await endpoint.close();
   }
+}
+
+/** A source's warning in the command line's words: the flag, not the option. */
+function warningLine(w: LimitWarning | PayloadTypeWarning): string {
+  if (w.option !== 'payloadTypes') return w.message.replace('Raise maxLegs', 'Raise --max-legs');
+  const map = `--payload-type ${w.payloadType}=${w.mapping ?? 'CODEC/RATE'}`;
+  return w.message.replace(/^rtpSource: /, '').replace(/Map it in payloadTypes.*$/, w.mapping ? `Map it with ${map} to be sure.` : `Map it with ${map} (e.g. ${w.payloadType}=L16/16000, ${w.payloadType}=opus/48000/2).`);
 }
 
 export const rtpCommands: readonly Command[] = [
