@@ -476,6 +476,8 @@ async function oneRun(script: string, spec: TelephonySpec, standIn: ChildProcess
   const load = loadavg();
   standIn.send({ type: 'reset' });
   const prof = a.values['cpu-prof'] !== undefined ? ['--cpu-prof', '--cpu-prof-interval', '250', '--cpu-prof-dir', `${a.values['cpu-prof']}/${path}`] : [];
+  // BENCH_NODE_ARGS: more flags for the receivers (`--trace-gc`, `--max-semi-space-size=32`).
+  prof.push(...(process.env['BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boolean));
   const receiver = forkRole(
     script,
     ['--role', 'receiver', '--path', path, '--calls', String(calls), '--seconds', String(a.seconds), '--frame-ms', String(a.frameMs), '--workers', String(a.workers), '--stand-in', standInUrl],
