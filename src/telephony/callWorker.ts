@@ -55,6 +55,8 @@ export class WorkerHandle implements CallWorker {
   /** What the primary last said about each bound: full, so a new call is refused here without asking. */
   private readonly fullNow = new Set<SharedBound>();
   private readonly reported = new Map<string, Record<string, number>>();
+  /** Calls the primary was told of and not yet of their end (each is told once, whoever tells). */
+  private readonly open = new Set<string>();
   private statsTimer: NodeJS.Timeout | undefined;
   /** Told when the primary asks the worker to stop taking calls. */
   onStop: (() => void) | undefined;
@@ -146,6 +148,8 @@ export class WorkerHandle implements CallWorker {
 
   /** A call started here (the primary keeps it until it ends, to end it if this worker dies). */
   callStarted(id: string, info: Readonly<Record<string, unknown>>): void {
+    if (this.open.has(id)) return;
+    this.open.add(id);
     // The counters first (the source counted the new leg or connection), then the call.
     this.flushStats();
     this.send({ t: 'svcw:call', id, info });
@@ -153,6 +157,7 @@ export class WorkerHandle implements CallWorker {
 
   /** A call ended here, with its outcome. */
   callEnded(id: string, status: string, error?: unknown): void {
+    if (!this.open.delete(id)) return;
     // The counters first, so the primary's totals include this call when it hears of its end.
     this.flushStats();
     const e = error as { code?: unknown; message?: unknown } | undefined;

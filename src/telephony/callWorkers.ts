@@ -110,7 +110,7 @@ export function callWorkers<C extends AnalyzableCall>(options: CallWorkersOption
   return isCallWorker() ? workerSide(work) : primarySide(n, options);
 }
 
-/** A worker: run the pipeline with a handle on the primary, and report its calls to the primary (they are its events, not the worker's). */
+/** A worker: run the pipeline with a handle on the primary; its calls are the primary's to report (the worker's observable emits nothing). */
 function workerSide<C extends AnalyzableCall>(work: (worker: CallWorker) => Observable<CallAnalysis<C>>): Observable<CallWorkersEvent> {
   return new Observable<CallWorkersEvent>((subscriber) => {
     const handle = new WorkerHandle(Number(process.env[WORKER_ENV]), Number(process.env[WORKERS_ENV] ?? 1), (m) => {
@@ -122,8 +122,14 @@ function workerSide<C extends AnalyzableCall>(work: (worker: CallWorker) => Obse
     process.on('message', onMessage);
     let sub: Subscription | undefined;
     handle.onStop = () => sub?.unsubscribe();
-    // analyzeCalls, given the handle, reports each call to the primary before anyone sees it.
+    // analyzeCalls, given the handle, tells the primary of each call before anyone sees it; a
+    // pipeline that did not give it the handle still has each call told here, as it comes out.
     sub = work(handle).subscribe({
+      next: (call) => {
+        handle.callStarted(call.id, {});
+        // Completes with the outcome: nothing to keep per call.
+        call.outcome$.subscribe((o) => handle.callEnded(call.id, o.status, o.error));
+      },
       error: (err: unknown) => subscriber.error(err),
       complete: () => subscriber.complete(),
     });
