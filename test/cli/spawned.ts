@@ -15,3 +15,14 @@ export function spawned(...args: Parameters<typeof spawn>): ChildProcess {
 export function killSpawned(): void {
   for (const c of children.splice(0)) c.kill('SIGKILL');
 }
+
+/** `svc-stream ARGS` as a real process (the bin, with a clean environment), its output as it comes. */
+export function spawnBin(args: readonly string[]): { child: ChildProcess; out(): string; err(): string } {
+  const bin = new URL('../../bin/svc-stream.js', import.meta.url).pathname;
+  const child = spawned(process.execPath, [bin, ...args], { env: { PATH: process.env['PATH'] }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+  return { child, out: () => out, err: () => err };
+}

@@ -7,7 +7,7 @@ import WebSocket from 'ws';
 import { samplePath } from 'svc-stream';
 import { twilioSignature } from 'svc-stream/telephony';
 import { main } from '../../../src/cli/main.js';
-import { killSpawned, spawned } from '../spawned.js';
+import { killSpawned, spawnBin } from '../spawned.js';
 
 afterEach(killSpawned);
 
@@ -183,22 +183,15 @@ describe('svc-stream media-stream', () => {
 });
 
 describe('svc-stream media-stream --workers', () => {
-  it('deals the connections out to two worker processes; --max-connections holds across them; every call done, totals on stderr', async () => {
-    const bin = new URL('../../../bin/svc-stream.js', import.meta.url).pathname;
-    const child = spawned(process.execPath, [bin, 'media-stream', '--port', '0', '--workers', '2', '--token', 't0ken-t0ken', '--max-calls', '10', '--max-connections', '4', '--exit-after', '4', '--json'], {
-      env: { PATH: process.env['PATH'] },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+  it('deals the connections run.out() to two worker processes; --max-connections holds across them; every call done, totals on stderr', async () => {
+    const run = spawnBin(['media-stream', '--port', '0', '--workers', '2', '--token', 't0ken-t0ken', '--max-calls', '10', '--max-connections', '4', '--exit-after', '4', '--json']);
+    const child = run.child;
     try {
-      let out = '';
-      let err = '';
-      child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-      child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
       const port = await new Promise<number>((resolve, reject) => {
         const check = (): void => {
-          const m = /media streams on ws:\/\/[^:]+:(\d+)/.exec(err);
+          const m = /media streams on ws:\/\/[^:]+:(\d+)/.exec(run.err());
           if (m) resolve(Number(m[1]));
-          else if (child.exitCode !== null) reject(new Error(err));
+          else if (child.exitCode !== null) reject(new Error(run.err()));
         };
         child.stderr!.on('data', check);
         child.once('exit', check);
@@ -225,15 +218,15 @@ describe('svc-stream media-stream --workers', () => {
       for (const sid of ['MZa', 'MZb', 'MZc', 'MZd']) await callWhenAdmitted(sid);
       const code = await new Promise<number | null>((r) => child.once('close', r));
       expect(code).toBe(0);
-      const ends = ndjson(out).filter((l) => l['type'] === 'call_end');
+      const ends = ndjson(run.out()).filter((l) => l['type'] === 'call_end');
       expect(ends.map((e) => [e['id'], e['status']]).sort()).toEqual([
         ['MZa:inbound', 'done'],
         ['MZb:inbound', 'done'],
         ['MZc:inbound', 'done'],
         ['MZd:inbound', 'done'],
       ]);
-      expect(err).toMatch(/worker 0 started[\s\S]*worker 1 started|worker 1 started[\s\S]*worker 0 started/);
-      expect(err).toMatch(/2 worker\(s\) running, 0 restart\(s\): 4 calls, 4 done, 0 failed, 0 rejected, 0 lost with a worker; connections \d+, messages \d+, malformed 0, overCapacity 1/);
+      expect(run.err()).toMatch(/worker 0 started[\s\S]*worker 1 started|worker 1 started[\s\S]*worker 0 started/);
+      expect(run.err()).toMatch(/2 worker\(s\) running, 0 restart\(s\): 4 calls, 4 done, 0 failed, 0 rejected, 0 lost with a worker; connections \d+, messages \d+, malformed 0, overCapacity 1/);
     } finally {
       child.kill('SIGKILL');
     }
