@@ -149,6 +149,8 @@ interface StandInReport {
   type: 'stand-in-report';
   connections: number;
   bytes: number;
+  /** Binary WebSocket messages (audio frames) heard. */
+  frames: number;
   done: number;
   /** Per call index: when the chunk k's last byte arrived (monotonic ms; 0 = never). */
   arrivals: Record<number, Float64Array>;
@@ -159,7 +161,7 @@ export async function standInRole(chunks: number): Promise<void> {
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false, maxPayload: 1 << 20 });
   await new Promise<void>((r) => wss.once('listening', () => r()));
   let open = 0;
-  let report: StandInReport = { type: 'stand-in-report', connections: 0, bytes: 0, done: 0, arrivals: {} };
+  let report: StandInReport = { type: 'stand-in-report', connections: 0, bytes: 0, frames: 0, done: 0, arrivals: {} };
   wss.on('connection', (ws, req) => {
     open++;
     report.connections++;
@@ -176,6 +178,7 @@ export async function standInRole(chunks: number): Promise<void> {
         const before = bytes;
         bytes += buf.length;
         mine.bytes += buf.length;
+        mine.frames++;
         const now = mono();
         for (let k = Math.ceil(before / CHUNK); (k + 1) * CHUNK <= bytes && k < chunks; k++) if (arrivals[k] === 0) arrivals[k] = now;
         // A partial clip each second of audio, a clip every two: the events a live call brings.
@@ -204,7 +207,7 @@ export async function standInRole(chunks: number): Promise<void> {
   });
   const port = (wss.address() as { port: number }).port;
   process.on('message', (m: { type: string }) => {
-    if (m.type === 'reset') report = { type: 'stand-in-report', connections: 0, bytes: 0, done: 0, arrivals: {} };
+    if (m.type === 'reset') report = { type: 'stand-in-report', connections: 0, bytes: 0, frames: 0, done: 0, arrivals: {} };
     else if (m.type === 'open') process.send!({ type: 'open-count', open });
     else if (m.type === 'report') process.send!(report);
     else if (m.type === 'stop') {
@@ -462,7 +465,7 @@ export interface RunResult {
   readonly openAtStart: number;
   readonly rssPerCall: number;
   readonly counters: Counters;
-  readonly standIn: { connections: number; bytes: number; done: number };
+  readonly standIn: { connections: number; bytes: number; frames: number; done: number };
   readonly bytesSent: number;
   readonly latency: { p50: number; p99: number; missing: number };
   readonly eldP99: number;
@@ -545,7 +548,7 @@ async function oneRun(script: string, spec: TelephonySpec, standIn: ChildProcess
     openAtStart,
     rssPerCall: (rssPeak - rssBase) / calls,
     counters: report.counters,
-    standIn: { connections: si.connections, bytes: si.bytes, done: si.done },
+    standIn: { connections: si.connections, bytes: si.bytes, frames: si.frames, done: si.done },
     bytesSent: calls * a.chunks * CHUNK,
     latency: { p50: percentile(lat, 50), p99: percentile(lat, 99), missing },
     eldP99: report.eldP99,
@@ -560,7 +563,7 @@ function runLine(r: RunResult, spec: TelephonySpec, a: ReturnType<typeof benchAr
   const fails = r.counters.failures.length ? ` [${r.counters.failures.slice(0, 2).join('; ')}]` : '';
   return [
     `  ${r.path.padEnd(7)} CPU ${fmt(r.cpuPct).padStart(5)} % of a core (user ${fmt(r.userPct)}, system ${fmt(r.systemPct)}) over ${fmt(r.windowMs / 1000, 1)} s${steady}; load before ${r.load}`,
-    `          ${spec.unit} ${r.counters.received}/${expected}, legs ${r.counters.legs}, done ${r.counters.done}/${r.calls}, failed ${r.counters.failed}${fails}; service heard ${r.standIn.bytes}/${r.bytesSent} bytes on ${r.standIn.connections} sessions; sent → heard p50 ${fmt(r.latency.p50, 1)} ms, p99 ${fmt(r.latency.p99, 1)} ms, ${r.latency.missing} chunks never heard; RSS +${fmt(r.rssPerCall / 1024, 0)} kB per call; event-loop delay p99 ${fmt(r.eldP99, 1)} ms; sender ${fmt(r.sender.cpuPct)} % of a core, ${r.sender.lateChunks} chunks sent late${r.sender.lateChunks > (r.calls * a.chunks) / 100 ? ' (the machine, not the receiver, was the limit)' : ''}`,
+    `          ${spec.unit} ${r.counters.received}/${expected}, legs ${r.counters.legs}, done ${r.counters.done}/${r.calls}, failed ${r.counters.failed}${fails}; service heard ${r.standIn.bytes}/${r.bytesSent} bytes in ${r.standIn.frames} frames on ${r.standIn.connections} sessions; sent → heard p50 ${fmt(r.latency.p50, 1)} ms, p99 ${fmt(r.latency.p99, 1)} ms, ${r.latency.missing} chunks never heard; RSS +${fmt(r.rssPerCall / 1024, 0)} kB per call; event-loop delay p99 ${fmt(r.eldP99, 1)} ms; sender ${fmt(r.sender.cpuPct)} % of a core, ${r.sender.lateChunks} chunks sent late${r.sender.lateChunks > (r.calls * a.chunks) / 100 ? ' (the machine, not the receiver, was the limit)' : ''}`,
   ].join('\n');
 }
 
