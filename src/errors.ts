@@ -269,6 +269,12 @@ function classifyStatus(status: number): Classified {
   }
 }
 
+function ownRefusal(body: unknown): { code: ErrorCode; message: string } | undefined {
+  const b = body as { code?: unknown; message?: unknown } | null;
+  if (typeof b !== 'object' || b === null || typeof b.code !== 'string' || typeof b.message !== 'string') return undefined;
+  return (ERROR_CODES as readonly string[]).includes(b.code) ? { code: b.code as ErrorCode, message: b.message.slice(0, 500) } : undefined;
+}
+
 /**
  * The single factory from an HTTP failure to an ApiError. `body` is the parsed JSON body
  * (or the raw text); `detail` decides the code where it is known, the status otherwise.
@@ -289,8 +295,10 @@ export function errorFromHttp(status: number, body: unknown, context = 'request'
     });
   }
   const parsed = ErrorResponseSchema.safeParse(body);
-  const detail = parsed.success ? parsed.data.detail : typeof body === 'string' && body.length > 0 ? body.slice(0, 500) : undefined;
-  const c = (detail !== undefined ? classifyDetail(detail) : undefined) ?? classifyStatus(status);
+  // This library's own servers (the relay) answer `{ code, message }` with a code of the table: kept as is.
+  const own = ownRefusal(body);
+  const detail = parsed.success ? parsed.data.detail : own ? own.message : typeof body === 'string' && body.length > 0 ? body.slice(0, 500) : undefined;
+  const c = own ? { code: own.code, retryable: classifyStatus(status).retryable } : (detail !== undefined ? classifyDetail(detail) : undefined) ?? classifyStatus(status);
   const message = detail !== undefined ? `${context} failed with HTTP ${status}: ${detail}` : `${context} failed with HTTP ${status}`;
   return new ApiError(c.code, message, { status, detail, body, retryable: c.retryable, secrets });
 }

@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { Subject, type Observable, type Subscription } from 'rxjs';
 import type { ServerEvent } from '../schema/events.js';
-import type { SessionState } from '../session/streamingSession.js';
+import type { SessionState } from '../schema/sessionState.js';
 import type { SessionStats } from '../session/stats.js';
 import { createRelay } from '../relay/server.js';
 import { dashboardSession, type DashboardSession } from './dashboardSession.js';

@@ -6,8 +6,8 @@ import type { ServerResponse } from 'node:http';
 import { timer, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
 import { InputError } from '../errors.js';
 import type { ServerEvent } from '../schema/events.js';
-import type { SessionState } from '../session/streamingSession.js';
-import { wireEvent, type RelayEnd, type RelaySessionInfo } from './protocol.js';
+import type { SessionState } from '../schema/sessionState.js';
+import { errorSummary, wireEvent, type RelayEnd, type RelaySessionInfo } from './protocol.js';
 import { sseMessage } from './sse.js';
 
 /** The limits a session's history and its pages live within (see `RelayOptions`). */
@@ -104,7 +104,7 @@ class Reader {
       const first = this.hub.firstRetained();
       if (this.sent + 1 < first) {
         this.hub.counters.gaps++;
-        this.write(sseMessage('gap', { after: this.sent, next: first, missed: first - this.sent - 1 }));
+        this.write(sseMessage('gap', { after: this.sent === 0 ? '' : String(this.sent), next: String(first), missed: first - this.sent - 1 }));
         this.sent = first - 1;
         continue;
       }
@@ -277,14 +277,6 @@ class SessionHub implements RelaySession {
       clients: this.readers.size,
     };
   }
-}
-
-/** The failure's stable code and first line, as pages are told (SvcErrors mask secrets in their messages). */
-function errorSummary(err: unknown): { code: string; message: string } {
-  const e = err as { code?: unknown; message?: unknown } | null;
-  const code = typeof e?.code === 'string' ? e.code : 'error';
-  const message = typeof e?.message === 'string' ? e.message.split('\n')[0]! : String(err);
-  return { code, message };
 }
 
 /** A session hub for the relay (internal: `createRelay` makes them). */

@@ -3,6 +3,7 @@
 // Bundled for the browser by esbuild (src/dashboard/pageBundle.ts); served as /app.js.
 import { asyncScheduler, Subject } from 'rxjs';
 import { relayMessages } from '../../relay/client.js';
+import { errorSummary } from '../../relay/protocol.js';
 import type { ServerEvent } from '../../schema/events.js';
 import type { SessionStatus } from '../../schema/sessionState.js';
 import { initialConversationSnapshot } from '../../state/snapshot.js';
@@ -40,11 +41,6 @@ splitSession(events$).snapshot$.subscribe({
   error: () => undefined,
 });
 
-const firstLine = (err: unknown): DashboardError => {
-  const e = err as { code?: unknown; message?: unknown } | null;
-  return { code: typeof e?.code === 'string' ? e.code : 'error', message: typeof e?.message === 'string' ? e.message.split('\n')[0]! : String(err) };
-};
-
 connection('connecting', 'connecting');
 relayMessages(`/sessions/${DASHBOARD_SESSION_ID}/events`, { maxRetries: 60 }).subscribe({
   next: (m) => {
@@ -71,7 +67,7 @@ relayMessages(`/sessions/${DASHBOARD_SESSION_ID}/events`, { maxRetries: 60 }).su
     }
   },
   error: (err: unknown) => {
-    error = firstLine(err);
+    error = errorSummary(err);
     status = 'failed';
     events$.complete();
     connection('ended', 'session ended');
