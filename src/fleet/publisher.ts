@@ -597,7 +597,7 @@ function publishUrl(options: PublisherOptions): string {
  */
 export async function createPublisher(options: PublisherOptions = {}): Promise<Publisher> {
   const target = options.redis ? 'the given Redis client' : redactRedisUrl(publishUrl(options));
-  const client = options.redis ? Promise.resolve(options.redis) : openRedis(publishUrl(options), 'publishing to Redis');
+  const client = options.redis ? Promise.resolve(options.redis) : openRedis(publishUrl(options), 'publishing to Redis', { connectionName: 'svc-stream:publisher' });
   const core = new PublisherCore(options, target, client);
   await client;
   return core;
@@ -606,7 +606,7 @@ export async function createPublisher(options: PublisherOptions = {}): Promise<P
 /** A publisher whose connection may still be loading (internal: `publishSession` with a `url`). */
 export function startPublisher(options: PublisherOptions): Publisher {
   const target = options.redis ? 'the given Redis client' : redactRedisUrl(publishUrl(options));
-  const client = options.redis ? Promise.resolve(options.redis) : openRedis(publishUrl(options), 'publishing to Redis');
+  const client = options.redis ? Promise.resolve(options.redis) : openRedis(publishUrl(options), 'publishing to Redis', { connectionName: 'svc-stream:publisher' });
   client.catch(() => undefined);
   return new PublisherCore(options, target, client);
 }

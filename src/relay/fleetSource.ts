@@ -48,6 +48,8 @@ class FleetPage implements FollowSink {
     private readonly source: FleetSourceImpl,
     private readonly res: ServerResponse,
     private readonly session: DirectorySession | undefined,
+    /** From the start of what is kept (no cursor): the first entry may not be the start, which names the status. */
+    private fresh: boolean,
   ) {
     res.on('close', () => this.finish());
   }
@@ -58,8 +60,14 @@ class FleetPage implements FollowSink {
 
   entry(e: StreamEntry, cursor: string, note: { readonly reset?: RelayReset; readonly gap?: RelayGap }): boolean {
     if (this.finished) return false;
-    if (note.reset) this.write(sseMessage('reset', note.reset));
+    if (note.reset) {
+      this.write(sseMessage('reset', note.reset));
+      this.fresh = true;
+    }
     if (note.gap) this.write(sseMessage('gap', note.gap));
+    // Joined past the session's start (trimmed): what the directory knows comes first.
+    if (this.fresh && e.kind !== 'start' && this.session) this.write(sseMessage('status', { status: this.session.status, title: this.session.title }));
+    this.fresh = false;
     const frame = this.source.frame(e, cursor, this.session);
     if (frame !== undefined) this.write(frame);
     if (e.kind === 'end') {
@@ -171,12 +179,6 @@ class FleetSourceImpl implements FleetSource {
   }
 
   async join(id: string, lastEventId: string | undefined, res: ServerResponse, open: () => void): Promise<FleetJoin> {
-    let from: { epoch: string; seq: number; streamId: string; cursor: string } | undefined;
-    if (lastEventId !== undefined && lastEventId !== '') {
-      const c = parseRelayCursor(lastEventId);
-      if (!c || c.streamId === undefined) return { kind: 'bad_cursor' };
-      from = { epoch: c.epoch, seq: c.seq, streamId: c.streamId, cursor: lastEventId };
-    }
     let session = this.reader.session(id);
     if (!session) {
       // Not in the directory (its notes trimmed, or this relay started after): the stream decides.
@@ -187,11 +189,16 @@ class FleetSourceImpl implements FleetSource {
       }
       session = this.reader.session(id);
     }
+    let from: { epoch: string; seq: number; streamId: string; cursor: string } | undefined;
+    if (lastEventId !== undefined && lastEventId !== '') {
+      const c = parseRelayCursor(lastEventId);
+      if (!c || c.streamId === undefined) return { kind: 'bad_cursor' };
+      from = { epoch: c.epoch, seq: c.seq, streamId: c.streamId, cursor: lastEventId };
+    }
     open();
-    const page = new FleetPage(this, res, session);
+    const page = new FleetPage(this, res, session, from === undefined);
     this.pages.add(page);
     this.clients.set(id, (this.clients.get(id) ?? 0) + 1);
-    if (session) res.write(sseMessage('status', { status: session.status, title: session.title }));
     try {
       page.follower = await this.reader.follow(id, from, page);
       if (res.destroyed) page.follower.close();
