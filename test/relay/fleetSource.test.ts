@@ -3,7 +3,6 @@
 // in order), resets (trimmed, replaced), a hole shown as a gap, a slow page cut off at its
 // bound that resumes, and one reader per relay whatever the number of pages.
 import { Redis } from 'ioredis';
-import { Subject } from 'rxjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerEvent } from '../../src/schema/events.js';
 import { createPublisher, type Publisher, type SessionPublisher } from '../../src/fleet/publisher.js';
@@ -163,7 +162,7 @@ describe('relay from Redis', () => {
     const s = publisher.session('holes');
     await publish(s, 0, 2);
     const key = fleetKeys(prefix).stream('holes');
-    const [[topId, fields]] = (await admin.xrevrange(key, '+', '-', 'COUNT', 1)) as [string, string[]][];
+    const [topId, fields] = ((await admin.xrevrange(key, '+', '-', 'COUNT', 1)) as [string, string[]][])[0]!;
     const epoch = fields[fields.indexOf('e') + 1]!;
     const [ms, seq] = topId!.split('-').map(Number) as [number, number];
     // Entries seq+1 … seq+3 never made it; seq+4 did.
@@ -211,7 +210,7 @@ describe('relay from Redis', () => {
     const s = publisher.session('big');
     const slow = await page(urls[0]!, 'big');
     slow.response.pause(); // reads nothing more
-    const big = (i: number): ServerEvent => ({ type: 'summary', summary: `${i} ${'x'.repeat(16 << 10)}` });
+    const big = (i: number): ServerEvent => ({ type: 'summary', text: `${i} ${'x'.repeat(16 << 10)}` });
     const total = 1500; // ~24 MB: more than the kernel's socket buffers hold
     for (let i = 0; i < total; i++) s.event(big(i));
     s.end({ status: 'done' });
@@ -224,7 +223,7 @@ describe('relay from Redis', () => {
     expect(slow.messages.some((m) => m.event === 'end')).toBe(false);
     const rest = await page(urls[0]!, 'big', got.at(-1)!.id);
     await rest.closed;
-    const all = [...got, ...rest.messages.filter((m) => m.event === 'event')].map((m) => Number(JSON.parse(m.data).summary.split(' ')[0]));
+    const all = [...got, ...rest.messages.filter((m) => m.event === 'event')].map((m) => Number(JSON.parse(m.data).text.split(' ')[0]));
     expect(all).toEqual(Array.from({ length: total }, (_, i) => i));
     expect(rest.messages.at(-1)!.event).toBe('end');
   }, 60_000);
