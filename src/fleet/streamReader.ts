@@ -163,11 +163,22 @@ class Feed {
     this.floor = '0-0';
     this.lastId = '0-0';
     for (const f of this.followers) f.restartFromStart();
-    void this.init().then(
+    this.load();
+  }
+
+  /** Read the tail, then bring the followers along; while Redis is away, again until it works. */
+  load(): void {
+    this.init().then(
       () => {
         for (const f of [...this.followers]) f.pump();
       },
-      () => undefined,
+      () => {
+        this.ready = undefined;
+        const t = setTimeout(() => {
+          if (this.ready === undefined && this.reader.feedOf(this.id) === this) this.load();
+        }, 250);
+        t.unref();
+      },
     );
   }
 
@@ -559,6 +570,10 @@ class FleetReaderImpl implements FleetReader {
     return this.directory.get(id);
   }
 
+  feedOf(id: string): Feed | undefined {
+    return this.feeds.get(id);
+  }
+
   async exists(id: string): Promise<boolean> {
     return (await this.cmd.exists(this.keys.stream(id))) > 0;
   }
@@ -688,6 +703,7 @@ class FleetReaderImpl implements FleetReader {
     this.wake?.();
     for (const c of [this.blocking, this.cmd]) c.disconnect();
     await this.loopDone;
+    this.feeds.clear();
   }
 }
 
