@@ -142,6 +142,11 @@ const EVENTS_PATH = /^\/sessions\/([^/]+)\/events$/;
  * - Throws `invalid_argument` for a bad option.
  */
 export function createRelay(options: RelayOptions): Relay {
+  return relayOn(options, undefined);
+}
+
+/** A relay whose fleet side is `fleet`, opened by the caller (the fleet dashboard shares its reader). Internal. */
+export function relayOn(options: RelayOptions, fleetSource: Promise<FleetSource> | undefined): Relay {
   if (options.token === undefined) throw new InputError('invalid_argument', 'relay option token is required: a token, a list, a function, or null for none', { path: 'token' });
   const scheduler = options.scheduler ?? asyncScheduler;
   const limits: RelaySessionLimits = {
@@ -179,7 +184,8 @@ export function createRelay(options: RelayOptions): Relay {
   // With `from`, the fleet's reader: loaded and connected in the background (listen waits for it).
   let fleet: FleetSource | undefined;
   const fleetReady: Promise<FleetSource> | undefined =
-    options.from === undefined
+    fleetSource?.then((f) => (fleet = f)) ??
+    (options.from === undefined
       ? undefined
       : import('./fleetSource.js').then(async ({ openFleetSource }) =>
           (fleet = await openFleetSource({
@@ -191,7 +197,7 @@ export function createRelay(options: RelayOptions): Relay {
             scheduler,
             onRedisError: options.onRedisError,
           })),
-        );
+        ));
   fleetReady?.catch(() => undefined);
 
   const heartbeat = interval(heartbeatMs, scheduler).subscribe(() => {
@@ -209,7 +215,7 @@ export function createRelay(options: RelayOptions): Relay {
 
   const addSession = (o: RelaySessionOptions = {}): RelaySession => {
     if (closed) throw new RelayError('relay_busy', 'the relay is closed');
-    if (options.from !== undefined) throw new InputError('invalid_argument', 'a relay from Redis serves what is published there: publish sessions with publishSession instead', { path: 'from' });
+    if (fleetReady !== undefined) throw new InputError('invalid_argument', 'a relay from Redis serves what is published there: publish sessions with publishSession instead', { path: 'from' });
     const id = o.id ?? randomUUID();
     checkSessionId(id);
     if (hubs.has(id)) throw new InputError('invalid_argument', `relay session id ${id} is taken`, { path: 'id' });

@@ -31,18 +31,26 @@ const changed = (): void => {
   asyncScheduler.schedule(draw, 50);
 };
 
-const events$ = new Subject<ServerEvent>();
-splitSession(events$).snapshot$.subscribe({
-  next: (s) => {
-    snapshot = s;
-    changed();
-  },
-  // The relay's own failure is reported below; the fold itself does not fail.
-  error: () => undefined,
-});
+// One fold per stream of events: a reset (the relay could not resume where the page was)
+// starts a new one from the oldest event kept.
+let events$ = new Subject<ServerEvent>();
+const fold = (): void => {
+  splitSession(events$).snapshot$.subscribe({
+    next: (s) => {
+      snapshot = s;
+      changed();
+    },
+    // The relay's own failure is reported below; the fold itself does not fail.
+    error: () => undefined,
+  });
+};
+fold();
+
+// The session to follow: `?id=` (the fleet dashboard's calls), else the dashboard's one session.
+const id = new URLSearchParams(location.search).get('id') ?? DASHBOARD_SESSION_ID;
 
 connection('connecting', 'connecting');
-relayMessages(`/sessions/${DASHBOARD_SESSION_ID}/events`, { maxRetries: 60 }).subscribe({
+relayMessages(`/sessions/${encodeURIComponent(id)}/events`, { maxRetries: 60 }).subscribe({
   next: (m) => {
     switch (m.type) {
       case 'event':
@@ -58,6 +66,16 @@ relayMessages(`/sessions/${DASHBOARD_SESSION_ID}/events`, { maxRetries: 60 }).su
       case 'gap':
         // Events the relay no longer holds: the fold is incomplete, and the page says so.
         error = { code: 'relay_gap', message: `${m.gap.missed} events of this session were missed; the view may be incomplete` };
+        changed();
+        return;
+      case 'reset':
+        // The relay could not resume where the page was: fold again from the oldest event kept.
+        events$.complete();
+        events$ = new Subject<ServerEvent>();
+        snapshot = initialConversationSnapshot;
+        events = 0;
+        fold();
+        error = { code: 'relay_gap', message: m.reset.reason === 'trimmed' ? 'the oldest events of this session are no longer kept; the view starts later' : 'the session\'s stream was lost and started again; the view starts from there' };
         changed();
         return;
       case 'connection':
