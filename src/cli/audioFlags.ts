@@ -12,21 +12,15 @@ import type { AudioObservable } from '../audio/meta.js';
 import { InputError } from '../errors.js';
 import { resolveFfmpeg } from '../internal/ffmpegPath.js';
 import { isRawFormat, type AudioFormat, type RawAudioFormat } from '../schema/audio.js';
+import { option } from './options.js';
 
-/** parseArgs options of the audio flags. */
+/** The audio flags, for the one option parser (options.ts). */
 export const AUDIO_OPTIONS = {
-  format: { type: 'string' },
-  rate: { type: 'string' },
-  channels: { type: 'string' },
-  transcode: { type: 'boolean' },
+  format: option.text('F', "the input's audio_format: raw (s16le, mulaw, alaw, …) for a headerless\nfile or stdin, with --rate and --channels; or a container (wav, mp3, …)"),
+  rate: option.text('HZ', 'sample_rate of raw input (8000 … 96000)'),
+  channels: option.text('N', 'num_channels of raw input (1-8)'),
+  transcode: option.flag('transcode with ffmpeg whatever the file is (s16le, 16 kHz, mono)'),
 } as const;
-
-/** The help lines of the audio flags, in the commands' one wording. */
-export const AUDIO_HELP = `  --format F        the input's audio_format: raw (s16le, mulaw, alaw, …) for a headerless
-                    file or stdin, with --rate and --channels; or a container (wav, mp3, …)
-  --rate HZ         sample_rate of raw input (8000 … 96000)
-  --channels N      num_channels of raw input (1-8)
-  --transcode       transcode with ffmpeg whatever the file is (s16le, 16 kHz, mono)`;
 
 /** The values of the audio flags as parsed. */
 export interface AudioFlagValues {

@@ -4,6 +4,8 @@ import { readFileSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { InputError } from '../errors.js';
 import type { SessionConfig } from '../schema/config.js';
+import { isUsageError, reportUsageError } from './usage.js';
+import { HELP_OPTION, optionsHelp, parseOptions, type OptionTable, type OptionValues } from './options.js';
 
 export interface CliIo {
   readonly stdout: Writable & { isTTY?: boolean; columns?: number };
@@ -22,6 +24,13 @@ export interface Command {
   readonly usage: string;
   /** Run with the arguments after the command name; resolves to the exit code. */
   run(argv: readonly string[], io: CliIo): Promise<number>;
+}
+
+/** The input errors a command reports before it starts anything, as usage mistakes are: exit status 2. */
+const INPUT_FILE_CODES = new Set(['file_not_found', 'empty_file', 'invalid_config', 'corrupt_audio', 'unsupported_format']);
+
+function isInputFileError(err: unknown): boolean {
+  return err instanceof InputError && INPUT_FILE_CODES.has(err.code);
 }
 
 /** Print an error the CLI way: one line with its code on stderr. */
@@ -44,4 +53,63 @@ export function readJsonFile(path: string, what: string): unknown {
 /** The value of `--config FILE|default`: `'default'` when absent or `default`, else the file's JSON (validated by the session). */
 export function configFlag(value: string | undefined): SessionConfig {
   return value === undefined || value === 'default' ? 'default' : (readJsonFile(value, 'config') as SessionConfig);
+}
+
+/** What {@link defineCommand} builds a command from: its words, its options, and what it does. */
+export interface CommandDefinition<S extends OptionTable> {
+  readonly name: string;
+  /** One line for `svc-stream --help`. */
+  readonly summary: string;
+  /** What follows `Usage: ` (`svc-stream analyze [FILE|-] [options]`). */
+  readonly synopsis: string;
+  /** The paragraphs between the usage line and the options. */
+  readonly description: string;
+  /** The options; `-h, --help` is added. */
+  readonly options: S;
+  /** The paragraphs after the options (environment, exit status). */
+  readonly footer?: string | undefined;
+  /** Whether the command takes positional arguments (FILE…). */
+  readonly positionals?: boolean | undefined;
+  /** Run with the parsed options (every value already read and checked). */
+  run(args: { readonly values: OptionValues<S>; readonly positionals: string[] }, io: CliIo): Promise<number>;
+}
+
+/**
+ * A command whose options are parsed by the one parser (src/cli/options.ts): its `--help`
+ * text is built from its table, `--help` is answered before anything else, and a usage
+ * mistake or a refused value throws before `run` starts anything.
+ */
+export function defineCommand<S extends OptionTable>(def: CommandDefinition<S>): Command {
+  const options = { ...def.options, ...HELP_OPTION };
+  const usage = [`Usage: ${def.synopsis}`, def.description.trim(), `Options:\n${optionsHelp(options)}`, ...(def.footer ? [def.footer.trim()] : [])].join('\n\n');
+  return {
+    name: def.name,
+    summary: def.summary,
+    usage,
+    async run(argv, io) {
+      try {
+        const { values, positionals } = parseOptions(argv, options, def.positionals === true);
+        if (values.help) {
+          io.stdout.write(`${usage}\n`);
+          return 0;
+        }
+        return await def.run({ values: values as OptionValues<S>, positionals }, io);
+      } catch (err) {
+        if (isUsageError(err)) return reportUsageError(io.stderr, def.name, usage, err);
+        if (isInputFileError(err)) {
+          printError(io, err);
+          return 2;
+        }
+        throw err;
+      }
+    },
+  };
+}
+
+/** Resolves when `signal` aborts (never without one): a long-running command's Ctrl-C. */
+export function aborted(signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) resolve();
+    signal?.addEventListener('abort', () => resolve(), { once: true });
+  });
 }

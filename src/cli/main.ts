@@ -10,7 +10,7 @@ import { mediaStreamCommand } from './commands/mediaStream.js';
 import { queueCommand } from './commands/queue.js';
 import { relayCommands } from './commands/relay.js';
 import { rtpCommands } from './commands/rtp.js';
-import { argsErrorMessage, suggestOption, usageHint } from './usage.js';
+import { isUsageError, reportUsageError, suggestOption } from './usage.js';
 
 export const COMMANDS: readonly Command[] = [analyzeCommand, ...dashboardCommands, ...relayCommands, ...batchCommands, ...jobCommands, queueCommand, ...rtpCommands, mediaStreamCommand, emulatorCommand];
 
@@ -57,11 +57,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   try {
     return await command.run(rest, io);
   } catch (err) {
-    const code = (err as { code?: unknown }).code;
-    if (code === 'invalid_argument' || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'))) {
-      io.stderr.write(`svc-stream: invalid_argument: ${argsErrorMessage(err, command.usage).split('\n')[0]}\n${usageHint(command.name, command.usage)}\n`);
-      return 2;
-    }
+    if (isUsageError(err)) return reportUsageError(io.stderr, command.name, command.usage, err);
     printError(io, err);
     return 1;
   }

@@ -1,11 +1,12 @@
 // `--redis URL` (or SVC_REDIS_URL) for every command that takes a concurrency slot: the
 // organization's slots shared with the rest of the fleet. Redis code loads only when asked.
 import type { LimiterSource } from '../limiter.js';
+import { option } from './options.js';
 
-export const REDIS_OPTION = { redis: { type: 'string' } } as const;
-
-export const REDIS_HELP = `  --redis URL         share the organization's concurrency slots with a fleet through Redis
-                      (default SVC_REDIS_URL; without either, this process limits only itself)`;
+/** `--redis URL`, for the one option parser (options.ts). */
+export const REDIS_OPTION = {
+  redis: option.text('URL', "share the organization's concurrency slots with a fleet through Redis\n(default SVC_REDIS_URL; without either, this process limits only itself)"),
+} as const;
 
 export interface FleetLimits {
   /** The shared limits, when a Redis URL was given. */

@@ -64,3 +64,15 @@ export function usageHint(name: string, usage: string): string {
   const head = usage.split(/\n\s*\n/, 1)[0]!.trimEnd();
   return `${head}\nRun 'svc-stream ${name} --help' for every option.`;
 }
+
+/** Whether `err` is a usage mistake: a parseArgs error or an `invalid_argument` input error. */
+export function isUsageError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return code === 'invalid_argument' || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'));
+}
+
+/** Print a usage mistake the one way (`svc-stream: invalid_argument: …`, then the usage line); the exit status, 2. */
+export function reportUsageError(stderr: { write(text: string): unknown }, name: string, usage: string, err: unknown): number {
+  stderr.write(`svc-stream: invalid_argument: ${argsErrorMessage(err, usage).split('\n')[0]}\n${usageHint(name, usage)}\n`);
+  return 2;
+}

@@ -3,20 +3,21 @@
 import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { lastValueFrom, Observable, scan, tap } from 'rxjs';
 import { transcode } from '../../audio/transcode.js';
-import { AUDIO_HELP, AUDIO_OPTIONS, fileAudio, formatFromFlags } from '../audioFlags.js';
+import { AUDIO_OPTIONS, fileAudio, formatFromFlags } from '../audioFlags.js';
 import { fromReadable } from '../../audio/fromReadable.js';
 import { audioMetaOf, type AudioObservable } from '../../audio/meta.js';
 import { InputError, SvcError } from '../../errors.js';
 import { bytesToMs, isRawFormat, type AudioFormat } from '../../schema/audio.js';
 import type { ServerEvent } from '../../schema/events.js';
 import { conversationSession } from '../../session/conversation.js';
-import { fleetLimits, REDIS_HELP, REDIS_OPTION } from '../redisFlag.js';
+import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
+import { option, type OptionValues } from '../options.js';
+import { BASE_URL_OPTION, CONFIG_OPTION, scenarioOption, speedOption } from '../sharedOptions.js';
 import { createSessionStats } from '../../session/stats.js';
 import { initialConversationSnapshot, snapshotReducer, type ConversationSnapshot } from '../../state/snapshot.js';
-import { configFlag, printError, readJsonFile, type CliIo, type Command } from '../command.js';
+import { defineCommand, printError, readJsonFile, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
 import { resultSource, resultSourceNote } from '../resultSource.js';
 import { recordSession } from '../../session/recordSession.js';
@@ -25,33 +26,18 @@ import { mediaDurationMs } from '../mediaDuration.js';
 import { colorEnabled, TerminalView, type AudioProgress } from '../terminalView.js';
 import { stateJson } from '../../state/stateJson.js';
 
-const USAGE = `Usage: svc-stream analyze [FILE|-] [options]
-
-Stream audio through conversation analysis and show the results as they arrive.
-FILE is any audio file: the contract's formats (.wav .mp3 .mp4 .ogg .flac .webm .aac .aiff
-.mov .opus) as they are, anything else ffmpeg reads (.m4a .mkv …) transcoded, and headerless
-raw audio (.raw .pcm .mulaw …) with --format/--rate/--channels. '-' (or no FILE) reads stdin,
-which then needs --format (and --rate/--channels for raw audio).
-
-Options:
-${AUDIO_HELP}
-  --config FILE     BatchConfig JSON file, or 'default' (the default)
-  --realtime        send at live pace (1x)
-  --speed X         send at X times live pace (implies --realtime)
-  --json            one NDJSON line per event, then one {"type":"state","source":…} line
-                    (source: service, scenario, or speech-segments-only for an emulator
-                    without a scenario, which does not transcribe)
-  --scenario FILE   what the embedded emulator plays (default: FILE's stem + .scenario.json);
-                    a recording (--record) replays its events in step with the audio
-  --record FILE     write the session's events with their audio positions to FILE (NDJSON,
-                    no key or URL in it); replay it with svc-stream emulator --scenario FILE
-  --base-url URL    models API base (default SVC_BASE_URL, else the embedded emulator)
-  --done-timeout MS how long to wait for done after the end of audio (default 120000)
-${REDIS_HELP}
-  -h, --help        this help
-
-Environment: SVC_API_KEY, SVC_BASE_URL. With neither set, an embedded emulator is started.
-Exit status: 0 after done; 1 on failure, with one line "svc-stream: CODE: message" on stderr.`;
+const OPTIONS = {
+  ...AUDIO_OPTIONS,
+  ...CONFIG_OPTION,
+  realtime: option.flag('send at live pace (1x)'),
+  ...speedOption('send at X times live pace (implies --realtime)'),
+  json: option.flag('one NDJSON line per event, then one {"type":"state","source":…} line\n(source: service, scenario, or speech-segments-only for an emulator\nwithout a scenario, which does not transcribe)'),
+  ...scenarioOption("what the embedded emulator plays (default: FILE's stem + .scenario.json;\n`sample`: the shipped call's); a recording (--record) replays its events\nin step with the audio"),
+  record: option.text('FILE', "write the session's events with their audio positions to FILE (NDJSON,\nno key or URL in it); replay it with svc-stream emulator --scenario FILE"),
+  ...BASE_URL_OPTION,
+  'done-timeout': option.integer('MS', 'how long to wait for done after the end of audio (default 120000)', { min: 1 }),
+  ...REDIS_OPTION,
+} as const;
 
 /** The scenario the embedded emulator plays for `file`: `<stem>.scenario.json`, or up to the first `-`. */
 export function scenarioFor(file: string | undefined): string | undefined {
@@ -78,37 +64,16 @@ async function scenarioArg(path: string): Promise<unknown> {
   }
 }
 
-async function run(argv: readonly string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: [...argv],
-    allowPositionals: true,
-    options: {
-      ...AUDIO_OPTIONS,
-      config: { type: 'string' },
-      realtime: { type: 'boolean' },
-      speed: { type: 'string' },
-      json: { type: 'boolean' },
-      scenario: { type: 'string' },
-      record: { type: 'string' },
-      'base-url': { type: 'string' },
-      'done-timeout': { type: 'string' },
-      ...REDIS_OPTION,
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) {
-    io.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
+async function run({ values, positionals }: { readonly values: OptionValues<typeof OPTIONS>; readonly positionals: string[] }, io: CliIo): Promise<number> {
   if (positionals.length > 1) throw new InputError('invalid_argument', `analyze takes one FILE, got ${positionals.length}`);
   const file = positionals[0];
 
   const format: AudioFormat | undefined = formatFromFlags(values);
-  const config = configFlag(values.config);
+  const config = values.config ?? 'default';
   const scenarioPath = values.scenario ?? scenarioFor(file);
   // A scenario file, or a recorded session (--record) replayed in step with the audio.
   const scenario = scenarioPath ? await scenarioArg(scenarioPath) : undefined;
-  const rate = values.speed ? Number(values.speed) : values.realtime ? 1 : undefined;
+  const rate = values.speed ?? (values.realtime ? 1 : undefined);
 
   let audio: AudioObservable;
   let transcodedDurationMs: number | undefined;
@@ -158,7 +123,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       config,
       stats,
       limiter: fleet.limiter,
-      ...(values['done-timeout'] ? { doneTimeoutMs: Number(values['done-timeout']) } : {}),
+      ...(values['done-timeout'] !== undefined ? { doneTimeoutMs: values['done-timeout'] } : {}),
       // One line per reconnect; the transcript stays one (the session resumes on one time axis).
       onStateChange: (_old, next) => {
         if (next.status === 'reconnecting') io.stderr.write(`${reconnectLine(next.attempt, next.error)}\n`);
@@ -226,9 +191,18 @@ export function reconnectLine(attempt: number, error: unknown): string {
   return `svc-stream: connection ${typeof code === 'string' ? `failed (${code})` : 'failed'}; reconnecting (attempt ${attempt})`;
 }
 
-export const analyzeCommand: Command = {
+export const analyzeCommand: Command = defineCommand({
   name: 'analyze',
   summary: 'stream a file or stdin through conversation analysis',
-  usage: USAGE,
+  synopsis: 'svc-stream analyze [FILE|-] [options]',
+  description: `Stream audio through conversation analysis and show the results as they arrive.
+FILE is any audio file: the contract's formats (.wav .mp3 .mp4 .ogg .flac .webm .aac .aiff
+.mov .opus) as they are, anything else ffmpeg reads (.m4a .mkv …) transcoded, and headerless
+raw audio (.raw .pcm .mulaw …) with --format/--rate/--channels. '-' (or no FILE) reads stdin,
+which then needs --format (and --rate/--channels for raw audio).`,
+  options: OPTIONS,
+  footer: `Environment: SVC_API_KEY, SVC_BASE_URL. With neither set, an embedded emulator is started.
+Exit status: 0 after done; 1 on failure, with one line "svc-stream: CODE: message" on stderr.`,
+  positionals: true,
   run,
-};
+});

@@ -1,6 +1,5 @@
 // `svc-stream events|emotion|presets`: batch calls from the command line. Results are JSON
 // lines on stdout; progress (on a TTY) and the failure summary go to stderr.
-import { parseArgs } from 'node:util';
 import { defer, finalize, from, switchMap, type Observable } from 'rxjs';
 import { detectAudioEvents, detectEmotion, listPresetsAsync } from '../../batch/calls.js';
 import { overFiles, type FileOutcome } from '../../batch/overFiles.js';
@@ -8,54 +7,40 @@ import type { BatchOptions } from '../../batch/request.js';
 import { MAX_BATCH_CONCURRENCY } from '../../batch/semaphore.js';
 import { InputError } from '../../errors.js';
 import { describeByteLimit, MAX_UPLOAD_BYTES } from '../../schema/limits.js';
-import { printError, type CliIo, type Command } from '../command.js';
+import { defineCommand, printError, type CliIo, type Command } from '../command.js';
 import { openEndpoint, type ModelsEndpoint } from '../endpoint.js';
-import { argsErrorMessage, usageHint } from '../usage.js';
-import { AUDIO_HELP, AUDIO_OPTIONS, prepareUpload } from '../audioFlags.js';
+import { option } from '../options.js';
+import { AUDIO_OPTIONS, prepareUpload } from '../audioFlags.js';
 import { BATCH_FILE_EXTENSIONS } from '../../batch/files.js';
-import { fleetLimits, REDIS_HELP, REDIS_OPTION } from '../redisFlag.js';
+import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
 
-const COMMON_OPTIONS = {
-  'base-url': { type: 'string' },
-  'api-key': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
+const ENDPOINT_OPTIONS = {
+  'base-url': option.text('URL', 'models API base (default SVC_BASE_URL)'),
+  'api-key': option.text('KEY', 'models API key (default SVC_API_KEY)\n(with neither set, an embedded emulator is started)'),
 } as const;
 
-const ENDPOINT_HELP = `  --base-url URL      models API base (default SVC_BASE_URL)
-  --api-key KEY       models API key (default SVC_API_KEY)
-                      (with neither set, an embedded emulator is started)
-  -h, --help          this help`;
+const FILES_OPTIONS = {
+  ...AUDIO_OPTIONS,
+  concurrency: option.integer('N', `requests in flight at once for this model (1-${MAX_BATCH_CONCURRENCY}, default 3)`, { min: 1, max: MAX_BATCH_CONCURRENCY }),
+  'fail-fast': option.flag('stop at the first failed file'),
+  redis: option.text('URL', `${REDIS_OPTION.redis.help}\n(--concurrency is then the fleet's limit for the model)`),
+  ...ENDPOINT_OPTIONS,
+} as const;
 
-function filesUsage(name: string, what: string): string {
-  return `Usage: svc-stream ${name} [options] FILE...
-
-${what} for each FILE (.aac .aiff .flac .mp3 .mp4 .mov .ogg .opus .wav .webm, at most ${describeByteLimit(MAX_UPLOAD_BYTES)}).
+function filesDescription(what: string): string {
+  return `${what} for each FILE (.aac .aiff .flac .mp3 .mp4 .mov .ogg .opus .wav .webm, at most ${describeByteLimit(MAX_UPLOAD_BYTES)}).
 Other audio files ffmpeg reads (.m4a …) and headerless raw audio (with --format/--rate/--channels)
 are converted to WAV with ffmpeg before the upload; --transcode converts any file.
-Prints one JSON line per file on stdout: {"path":…,"result":…} or
+Prints one JSON line per file on stdout: {"path":…,"source":…,"result":…} or
 {"path":…,"error":{"code":…,"status":…,"detail":…,"message":…},"skipped":false}.
 A progress line goes to stderr when it is a terminal; a summary of failures by code at the end.
-Exit status: 0 when every file succeeded, 1 when any failed, 2 on a usage error.
-
-Options:
-${AUDIO_HELP}
-  --concurrency N     requests in flight at once for this model (1-${MAX_BATCH_CONCURRENCY}, default 3)
-  --fail-fast         stop at the first failed file
-${REDIS_HELP}
-                      (--concurrency is then the fleet's limit for the model)
-${ENDPOINT_HELP}`;
+Exit status: 0 when every file succeeded, 1 when any failed, 2 on a usage error.`;
 }
 
 function outcomeLine(o: FileOutcome<unknown>): string {
   if ('result' in o) return JSON.stringify({ path: o.path, result: o.result });
   const e = o.error;
   return JSON.stringify({ path: o.path, error: { code: e.code, status: e.status, detail: e.detail, message: e.message }, skipped: o.skipped });
-}
-
-function usageError(io: CliIo, message: string, name: string): number {
-  const usage = name === 'presets' ? presetsUsage : filesUsage(name, '');
-  io.stderr.write(`svc-stream: invalid_argument: ${message}\n${usageHint(name, usage)}\n`);
-  return 2;
 }
 
 /** The endpoint from flags and environment; undefined (after printing why) when it cannot be had. */
@@ -69,37 +54,16 @@ async function endpointOrUsage(values: { 'base-url'?: string | undefined; 'api-k
 }
 
 function filesCommand(name: string, summary: string, what: string, call: (path: string, o: BatchOptions) => Observable<unknown>): Command {
-  const usage = filesUsage(name, what);
-  return {
+  return defineCommand({
     name,
     summary,
-    usage,
-    async run(argv, io) {
-      let parsed;
-      try {
-        parsed = parseArgs({
-          args: [...argv],
-          options: { ...COMMON_OPTIONS, ...REDIS_OPTION, ...AUDIO_OPTIONS, concurrency: { type: 'string' }, 'fail-fast': { type: 'boolean' } },
-          allowPositionals: true,
-          strict: true,
-        });
-      } catch (err) {
-        return usageError(io, argsErrorMessage(err, usage), name);
-      }
-      const { values, positionals } = parsed;
-      if (values.help) {
-        io.stdout.write(`${usage}\n`);
-        return 0;
-      }
-      if (positionals.length === 0) return usageError(io, 'no FILE given', name);
-      let concurrency: number | undefined;
-      if (values.concurrency !== undefined) {
-        concurrency = Number(values.concurrency);
-        if (!/^\d+$/.test(values.concurrency) || concurrency < 1 || concurrency > MAX_BATCH_CONCURRENCY) {
-          return usageError(io, `--concurrency must be an integer from 1 to ${MAX_BATCH_CONCURRENCY}, got ${values.concurrency}`, name);
-        }
-      }
-
+    synopsis: `svc-stream ${name} [options] FILE...`,
+    description: filesDescription(what),
+    options: FILES_OPTIONS,
+    positionals: true,
+    async run({ values, positionals }, io) {
+      if (positionals.length === 0) throw new InputError('invalid_argument', 'no FILE given', { path: 'FILE' });
+      const concurrency = values.concurrency;
       const endpoint = await endpointOrUsage(values, io);
       if (endpoint === undefined) return 2;
       let fleet;
@@ -168,41 +132,24 @@ function filesCommand(name: string, summary: string, what: string, call: (path: 
       }
       return 0;
     },
-  };
+  });
 }
 
-const presetsUsage = `Usage: svc-stream presets [options]
-
-Lists the behavior presets a config can reference as "preset:<identifier>", one JSON line each.
-Consumes no usage.
-
-Options:
-  --from batch|streaming  Which catalogue path to ask (default batch)
-${ENDPOINT_HELP}`;
-
-const presetsCommand: Command = {
+const presetsCommand: Command = defineCommand({
   name: 'presets',
   summary: 'list the behavior presets (preset:<identifier>)',
-  usage: presetsUsage,
-  async run(argv, io) {
-    let parsed;
-    try {
-      parsed = parseArgs({ args: [...argv], options: { ...COMMON_OPTIONS, from: { type: 'string' } }, allowPositionals: false, strict: true });
-    } catch (err) {
-      return usageError(io, argsErrorMessage(err, presetsUsage), 'presets');
-    }
-    const { values } = parsed;
-    if (values.help) {
-      io.stdout.write(`${presetsUsage}\n`);
-      return 0;
-    }
-    if (values.from !== undefined && values.from !== 'batch' && values.from !== 'streaming') {
-      return usageError(io, `--from must be batch or streaming, got ${values.from}`, 'presets');
-    }
+  synopsis: 'svc-stream presets [options]',
+  description: `Lists the behavior presets a config can reference as "preset:<identifier>", one JSON line each.
+Consumes no usage.`,
+  options: {
+    from: option.choice('batch|streaming', ['batch', 'streaming'], 'Which catalogue path to ask (default batch)', 'batch'),
+    ...ENDPOINT_OPTIONS,
+  },
+  async run({ values }, io) {
     const endpoint = await endpointOrUsage(values, io);
     if (endpoint === undefined) return 2;
     try {
-      const presets = await listPresetsAsync({ baseUrl: endpoint.baseUrl, apiKey: endpoint.apiKey, from: values.from as 'batch' | 'streaming' | undefined, signal: io.signal });
+      const presets = await listPresetsAsync({ baseUrl: endpoint.baseUrl, apiKey: endpoint.apiKey, from: values.from, signal: io.signal });
       for (const p of presets) io.stdout.write(`${JSON.stringify(p)}\n`);
       return 0;
     } catch (err) {
@@ -212,7 +159,7 @@ const presetsCommand: Command = {
       await endpoint.close();
     }
   },
-};
+});
 
 export const batchCommands: readonly Command[] = [
   filesCommand('events', 'detect audio events (applause, laughter, instruments…) in files', 'Detects non-speech audio events', detectAudioEvents),

@@ -2,49 +2,32 @@
 import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
-import { AUDIO_HELP, AUDIO_OPTIONS, fileAudio } from '../audioFlags.js';
-import { aborted, numberFlag } from '../numberFlag.js';
+import { AUDIO_OPTIONS, fileAudio } from '../audioFlags.js';
+import { option, type OptionValues } from '../options.js';
+import { BASE_URL_OPTION, checkInputFile, readConfig, scenarioOption } from '../sharedOptions.js';
 import { openBrowser } from '../../dashboard/openBrowser.js';
 import { startDashboard } from '../../dashboard/server.js';
 import type { DashboardView } from '../../dashboard/view.js';
 import { InputError } from '../../errors.js';
-import { configFrame, conversationSession } from '../../session/conversation.js';
+import { conversationSession } from '../../session/conversation.js';
 import { createSessionStats } from '../../session/stats.js';
-import { configFlag, readJsonFile, type CliIo, type Command } from '../command.js';
+import { aborted, defineCommand, readJsonFile, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
-import { fleetLimits, REDIS_HELP, REDIS_OPTION } from '../redisFlag.js';
+import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
 import { reconnectLine, scenarioFor } from './analyze.js';
 
-const USAGE = `Usage: svc-stream dashboard [FILE] [options]
-
-Serve a live dashboard of one conversation-analysis session on 127.0.0.1 and open it in
-the browser: the transcript growing with its in-progress lines, speaker roles, the
-conversation type, topics, per-speaker topic sentiment, behaviors as they fire, the summary
-and the session's status. The session starts when the page first loads (or at once with
---start-now) and runs once: reloading the page shows the current state at once.
-Without FILE, the sample call shipped with the package (samples/call.wav) is played with
-its config (samples/call.config.json: behaviors and emotions on). FILE is any audio file:
-the contract's formats, anything else ffmpeg reads (.m4a …), and headerless raw audio
-(.raw .pcm .mulaw …) with --format/--rate/--channels.
-
-Options:
-  --port N          port on 127.0.0.1 (default 0: a free port)
-${AUDIO_HELP}
-  --config FILE     BatchConfig JSON file, or 'default' (the default when FILE is given)
-  --speed X         send the audio at X times live pace (default 1: real time)
-  --no-open         do not open the browser; just print the URL
-  --start-now       start the session at once instead of on the first page load
-  --exit-when-done  exit once the session ended (pages connected then are sent its end
-                    first), whether a page is connected or not; otherwise run until Ctrl-C
-  --scenario FILE   what the embedded emulator plays (default: FILE's stem + .scenario.json)
-  --base-url URL    models API base (default SVC_BASE_URL, else the embedded emulator)
-${REDIS_HELP}
-  -h, --help        this help
-
-Environment: SVC_API_KEY, SVC_BASE_URL. With neither set, an embedded emulator is started.
-Prints the page's URL on stdout. Exit status: 0 when stopped (Ctrl-C) or, with
---exit-when-done, after done; 1 when the session failed, with "svc-stream: CODE: message".`;
+const OPTIONS = {
+  port: option.integer('N', 'port on 127.0.0.1 (default 0: a free port)', { min: 0, max: 65535, fallback: 0 }),
+  ...AUDIO_OPTIONS,
+  config: option.custom('FILE', "BatchConfig JSON file, or 'default' (the default when FILE is given)", (raw, flag) => readConfig(raw, flag)),
+  speed: option.number('X', 'send the audio at X times live pace (default 1: real time)', { above: 0, fallback: 1 }),
+  'no-open': option.flag('do not open the browser; just print the URL'),
+  'start-now': option.flag('start the session at once instead of on the first page load'),
+  'exit-when-done': option.flag('exit once the session ended (pages connected then are sent its end\nfirst), whether a page is connected or not; otherwise run until Ctrl-C'),
+  ...scenarioOption("what the embedded emulator plays (default: FILE's stem + .scenario.json;\n`sample`: the shipped call's)"),
+  ...BASE_URL_OPTION,
+  ...REDIS_OPTION,
+} as const;
 
 /** A file shipped in the package's samples/ folder, from src/cli/commands (tsx) or dist/cli/commands (built). */
 function packagedSample(name: string): string | undefined {
@@ -52,37 +35,13 @@ function packagedSample(name: string): string | undefined {
   return existsSync(path) ? path : undefined;
 }
 
-async function run(argv: readonly string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: [...argv],
-    allowPositionals: true,
-    options: {
-      port: { type: 'string' },
-      ...AUDIO_OPTIONS,
-      config: { type: 'string' },
-      speed: { type: 'string' },
-      'no-open': { type: 'boolean' },
-      'start-now': { type: 'boolean' },
-      'exit-when-done': { type: 'boolean' },
-      scenario: { type: 'string' },
-      'base-url': { type: 'string' },
-      ...REDIS_OPTION,
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) {
-    io.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
+async function run({ values, positionals }: { readonly values: OptionValues<typeof OPTIONS>; readonly positionals: string[] }, io: CliIo): Promise<number> {
   if (positionals.length > 1) throw new InputError('invalid_argument', `dashboard takes one FILE, got ${positionals.length}`);
   const file = positionals[0] ?? packagedSample('call.wav');
   if (file === undefined) throw new InputError('invalid_argument', 'no FILE given and the sample call is not installed');
-  if (!existsSync(file)) throw new InputError('file_not_found', `no such file: ${file}`, { path: file });
-  const port = numberFlag(values.port, 'port', 0, (n) => Number.isInteger(n) && n >= 0 && n <= 65535);
-  const speed = numberFlag(values.speed, 'speed', 1, (n) => Number.isFinite(n) && n > 0);
-  const configPath = values.config ?? (positionals[0] === undefined ? packagedSample('call.config.json') : undefined);
-  const config = configFlag(configPath);
-  configFrame(config); // an invalid config fails here, not after the page loads
+  checkInputFile(file);
+  const { port, speed } = values;
+  const config = values.config ?? (positionals[0] === undefined ? readConfig(packagedSample('call.config.json')) : undefined) ?? 'default';
   const scenarioPath = values.scenario ?? scenarioFor(file);
   const scenario = scenarioPath ? readJsonFile(scenarioPath, 'scenario') : undefined;
 
@@ -136,11 +95,25 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   return final?.status === 'failed' ? 1 : 0;
 }
 
-export const dashboardCommand: Command = {
+export const dashboardCommand: Command = defineCommand({
   name: 'dashboard',
   summary: 'a live dashboard of a session in the browser',
-  usage: USAGE,
+  synopsis: 'svc-stream dashboard [FILE] [options]',
+  description: `Serve a live dashboard of one conversation-analysis session on 127.0.0.1 and open it in
+the browser: the transcript growing with its in-progress lines, speaker roles, the
+conversation type, topics, per-speaker topic sentiment, behaviors as they fire, the summary
+and the session's status. The session starts when the page first loads (or at once with
+--start-now) and runs once: reloading the page shows the current state at once.
+Without FILE, the sample call shipped with the package (samples/call.wav) is played with
+its config (samples/call.config.json: behaviors and emotions on). FILE is any audio file:
+the contract's formats, anything else ffmpeg reads (.m4a …), and headerless raw audio
+(.raw .pcm .mulaw …) with --format/--rate/--channels.`,
+  options: OPTIONS,
+  footer: `Environment: SVC_API_KEY, SVC_BASE_URL. With neither set, an embedded emulator is started.
+Prints the page's URL on stdout. Exit status: 0 when stopped (Ctrl-C) or, with
+--exit-when-done, after done; 1 when the session failed, with "svc-stream: CODE: message".`,
+  positionals: true,
   run,
-};
+});
 
 export const dashboardCommands: readonly Command[] = [dashboardCommand];

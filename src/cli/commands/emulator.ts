@@ -1,30 +1,21 @@
 // `svc-stream emulator`: run the local emulator in the foreground until interrupted.
-import { parseArgs } from 'node:util';
 import { InputError } from '../../errors.js';
 import type { EmulatorOptions } from '../../emulator/server.js';
-import { samplePath } from '../../samples.js';
-import type { CliIo, Command } from '../command.js';
+import { defineCommand, type CliIo, type Command } from '../command.js';
+import { option, type OptionValues } from '../options.js';
+import { checkInputFile, scenarioOption } from '../sharedOptions.js';
 import { exitWithParent } from '../exitWithParent.js';
 
-const USAGE = `Usage: svc-stream emulator [--port N] [--host H] [--config FILE] [--scenario FILE|sample] [--log]
-
-Run the local emulator of the whole service interface on loopback until interrupted, or until
-its parent exits or its stdout is closed. On SIGINT or SIGTERM, live streaming sessions get an
-error event and close 1012 (service restart), then the emulator exits. The first five lines
-printed on stdout are KEY=value pairs for the environment:
-
-  svc-stream emulator --scenario sample > /tmp/svc-emulator.env &
-  sleep 1; export $(cat /tmp/svc-emulator.env)
-
-Options:
-  --port N         port to listen on (default 0: a free port)
-  --host H         interface (default 127.0.0.1)
-  --config FILE    JSON: organizations and their limits, scenarios, platform account
-                   (see docs/emulator.md, "Config file"); flags win over it
-  --scenario FILE  JSON scenario the streaming endpoint plays for every connection;
-                   \`sample\` is the one of the sample call the package ships
-  --log            log each request (never a key) on stderr
-  -h, --help       this help`;
+const OPTIONS = {
+  port: option.integer('N', 'port to listen on (default 0: a free port)', { min: 0, max: 65535 }),
+  host: option.text('H', 'interface (default 127.0.0.1)'),
+  config: option.custom('FILE', 'JSON: organizations and their limits, scenarios, platform account\n(see docs/emulator.md, "Config file"); flags win over it', (raw, flag) => {
+    if (raw !== undefined) checkInputFile(raw, flag);
+    return raw;
+  }),
+  ...scenarioOption("JSON scenario the streaming endpoint plays for every connection;\n`sample` is the one of the sample call the package ships"),
+  log: option.flag('log each request (never a key) on stderr'),
+} as const;
 
 async function loading<T>(what: string, load: () => Promise<T>): Promise<T> {
   try {
@@ -34,28 +25,12 @@ async function loading<T>(what: string, load: () => Promise<T>): Promise<T> {
   }
 }
 
-async function run(argv: readonly string[], io: CliIo): Promise<number> {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: {
-      port: { type: 'string' },
-      host: { type: 'string' },
-      config: { type: 'string' },
-      scenario: { type: 'string' },
-      log: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) {
-    io.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
-  const port = values.port === undefined ? 0 : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InputError('invalid_argument', `--port must be 0-65535, got ${values.port}`, { path: 'port' });
+async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }, io: CliIo): Promise<number> {
+  const port = values.port ?? 0;
   // The emulator is loaded only by the command that runs it (its own entry point).
   const { loadEmulatorConfig, loadScenarioFile, startEmulator } = await import('../../emulator/index.js');
   const fromFile = values.config ? await loading('config', () => loadEmulatorConfig(values.config!)) : {};
-  const scenarioFile = values.scenario === 'sample' ? samplePath('call.scenario.json') : values.scenario;
+  const scenarioFile = values.scenario;
   const scenario = scenarioFile ? await loading('scenario', () => loadScenarioFile(scenarioFile)) : undefined;
   const options: EmulatorOptions = {
     ...fromFile,
@@ -80,9 +55,17 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   return 0;
 }
 
-export const emulatorCommand: Command = {
+export const emulatorCommand: Command = defineCommand({
   name: 'emulator',
   summary: 'run the local emulator of the service on loopback',
-  usage: USAGE,
+  synopsis: 'svc-stream emulator [--port N] [--host H] [--config FILE] [--scenario FILE|sample] [--log]',
+  description: `Run the local emulator of the whole service interface on loopback until interrupted, or until
+its parent exits or its stdout is closed. On SIGINT or SIGTERM, live streaming sessions get an
+error event and close 1012 (service restart), then the emulator exits. The first five lines
+printed on stdout are KEY=value pairs for the environment:
+
+  svc-stream emulator --scenario sample > /tmp/svc-emulator.env &
+  sleep 1; export $(cat /tmp/svc-emulator.env)`,
+  options: OPTIONS,
   run,
-};
+});

@@ -1,15 +1,27 @@
 // `svc-stream job submit|status`: the orchestration API from the command line.
-import { parseArgs } from 'node:util';
 import { lastValueFrom, tap } from 'rxjs';
 import { InputError } from '../../errors.js';
-import { argsErrorMessage, usageHint } from '../usage.js';
-import { AUDIO_HELP, AUDIO_OPTIONS, prepareUpload, type PreparedUpload } from '../audioFlags.js';
+import { reportUsageError } from '../usage.js';
+import { HELP_OPTION, option, optionsHelp, parseOptions, type OptionValues } from '../options.js';
+import { AUDIO_OPTIONS, prepareUpload, type PreparedUpload } from '../audioFlags.js';
 import { SUBMISSION_EXTENSIONS } from '../../platform/files.js';
 import { PlatformClient } from '../../platform/PlatformClient.js';
 import type { PollJobOptions } from '../../platform/PlatformClient.js';
 import { printError, type CliIo, type Command } from '../command.js';
 import { openEndpoint, type ModelsEndpoint } from '../endpoint.js';
 import { readPlatformCredentials } from '../../credentials.js';
+
+const OPTIONS = {
+  wait: option.flag("poll until the status is exactly 'completed'; exit 0 when it\nis. Any other status (even 'failed') is polled until --timeout-ms."),
+  emotion: option.flag('ask for emotion annotation (flags.emotion_annotation)'),
+  demographics: option.flag('ask for demographics (flags.demographics)'),
+  realtime: option.flag('real-time job, no files (cannot be combined with --wait)'),
+  'interval-ms': option.integer('N', 'first delay between polls (default 1000; grows 1.5x, capped at 10000)', { min: 1 }),
+  'timeout-ms': option.integer('N', 'give up waiting after N ms (default 900000)', { min: 1 }),
+  'platform-url': option.text('URL', 'orchestration API base (default SVC_PLATFORM_URL)'),
+  ...AUDIO_OPTIONS,
+  ...HELP_OPTION,
+} as const;
 
 const USAGE = `Usage:
   svc-stream job submit FILE... [--wait] [--emotion] [--demographics]
@@ -24,16 +36,7 @@ not take (.m4a …) and headerless raw audio (with --format/--rate/--channels) a
 converted to WAV before the upload; --transcode converts any file.
 
 Options:
-  --wait              poll until the status is exactly 'completed'; exit 0 when it
-                      is. Any other status (even 'failed') is polled until --timeout-ms.
-  --emotion           ask for emotion annotation (flags.emotion_annotation)
-  --demographics      ask for demographics (flags.demographics)
-  --realtime          real-time job, no files (cannot be combined with --wait)
-  --interval-ms N     first delay between polls (default 1000; grows 1.5x, capped at 10000)
-  --timeout-ms N      give up waiting after N ms (default 900000)
-  --platform-url URL  orchestration API base (default SVC_PLATFORM_URL)
-${AUDIO_HELP}
-  -h, --help          this help
+${optionsHelp(OPTIONS)}
 
 Output: JSON lines on stdout: the submission reply (or the status), then with
 --wait one line per status change, the last one 'completed' with the results.
@@ -45,24 +48,6 @@ is started for the command's lifetime: its jobs exist only while the command run
 so 'job status' of an earlier job needs a running emulator or the real service.
 `;
 
-const OPTIONS = {
-  wait: { type: 'boolean' },
-  realtime: { type: 'boolean' },
-  emotion: { type: 'boolean' },
-  demographics: { type: 'boolean' },
-  'interval-ms': { type: 'string' },
-  'timeout-ms': { type: 'string' },
-  'platform-url': { type: 'string' },
-  ...AUDIO_OPTIONS,
-  help: { type: 'boolean', short: 'h' },
-} as const;
-
-function positiveInt(value: string | undefined, flag: string): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new InputError('invalid_argument', `${flag} must be a positive integer, got ${JSON.stringify(value)}`, { path: flag });
-  return n;
-}
 
 function writeLine(io: CliIo, value: unknown): void {
   io.stdout.write(`${JSON.stringify(value)}\n`);
@@ -99,12 +84,12 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     (sub === undefined ? io.stderr : io.stdout).write(USAGE);
     return sub === undefined ? 2 : 0;
   }
-  let values: { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
+  let values: OptionValues<typeof OPTIONS>;
   let positionals: string[];
   let poll: PollJobOptions;
   try {
     if (sub !== 'submit' && sub !== 'status') throw new InputError('invalid_argument', `unknown job subcommand ${JSON.stringify(sub)}; use submit or status (see --help)`);
-    ({ values, positionals } = parseArgs({ args: [...rest], options: OPTIONS, allowPositionals: true, strict: true }));
+    ({ values, positionals } = parseOptions(rest, OPTIONS, true));
     if (values.help) {
       io.stdout.write(USAGE);
       return 0;
@@ -116,12 +101,11 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     } else if (positionals.length !== 1) {
       throw new InputError('invalid_argument', 'job status needs exactly one JOB_ID');
     }
-    const intervalMs = positiveInt(values['interval-ms'] as string | undefined, '--interval-ms');
-    const deadlineMs = positiveInt(values['timeout-ms'] as string | undefined, '--timeout-ms');
+    const intervalMs = values['interval-ms'];
+    const deadlineMs = values['timeout-ms'];
     poll = { ...(intervalMs !== undefined ? { intervalMs } : {}), ...(deadlineMs !== undefined ? { deadlineMs } : {}), ...(io.signal ? { signal: io.signal } : {}) };
   } catch (err) {
-    io.stderr.write(`svc-stream: invalid_argument: ${argsErrorMessage(err, USAGE).split('\n')[0]}\n${usageHint('job', USAGE)}\n`);
-    return 2;
+    return reportUsageError(io.stderr, 'job', USAGE, err);
   }
 
   const flags = { emotion_annotation: values.emotion === true, demographics: values.demographics === true };
@@ -129,7 +113,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
 
   let endpoint: PlatformEndpoint | undefined;
   try {
-    endpoint = await platformEndpoint(values['platform-url'] as string | undefined, io);
+    endpoint = await platformEndpoint(values['platform-url'], io);
     const { client } = endpoint;
     if (sub === 'status') {
       const jobId = positionals[0]!;

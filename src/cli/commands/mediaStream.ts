@@ -1,112 +1,56 @@
 // `svc-stream media-stream`: a bridge for Twilio/Telnyx media streams that analyses each call
 // as it comes, printing what `analyze` prints, per call.
 import { randomBytes } from 'node:crypto';
-import { parseArgs } from 'node:util';
 import { InputError } from '../../errors.js';
 import { analyzeCalls, createAnalyzeCallsStats } from '../../telephony/analyzeCalls.js';
 import type { MediaStreamAuth } from '../../telephony/mediaStreamAuth.js';
 import { createMediaStreamServerStats, mediaStreamServer } from '../../telephony/mediaStreamServer.js';
 import { showCalls } from '../callView.js';
-import { configFlag, printError, readJsonFile, type CliIo, type Command } from '../command.js';
+import { defineCommand, printError, readJsonFile, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
 import { playMediaStreamDemo } from '../mediaStreamDemo.js';
-import { minFlag } from '../numberFlag.js';
-import { fleetLimits, REDIS_HELP, REDIS_OPTION } from '../redisFlag.js';
+import { option, type OptionValues } from '../options.js';
+import { BASE_URL_OPTION, CONFIG_OPTION, scenarioOption } from '../sharedOptions.js';
+import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
 import { resultSource, resultSourceNote } from '../resultSource.js';
 import { samplePath } from '../../samples.js';
 
-const USAGE = `Usage: svc-stream media-stream [options]
-
-A WebSocket bridge for cloud-telephony media streams (Twilio Media Streams, Telnyx Media
-Streaming): point the provider's stream URL at it, and each call is analysed live in its own
-session, one line per result prefixed with the call's id (or NDJSON with --json).
-
-Options:
-  --port N              port (default 8080; 0 picks a free one, printed on stderr)
-  --host H              interface (default 127.0.0.1; any other needs --token or --twilio-auth-token)
-  --path P              accept upgrades on this path only (default: any)
-  --preset P            twilio, telnyx or auto (default auto: told by each start message)
-  --tracks M            separate (default: one call per track) or interleaved (one two-channel call)
-  --token T             connections must carry it as "Authorization: Bearer T" or ?token=T
-                        (default SVC_BRIDGE_TOKEN)
-  --twilio-auth-token T verify X-Twilio-Signature with the account's auth token
-                        (default TWILIO_AUTH_TOKEN)
-  --public-url URL      the stream URL as in the TwiML <Stream url> (what Twilio signs; default
-                        wss:// + Host + path)
-  --max-calls N         sessions at once (default 3)
-  --max-connections N   provider connections at once; more are refused with 1013 (default 100)
-  --frame-ms MS         group each call's 20 ms media into frames of up to MS ms before sending
-                        (fewer writes per call, up to MS - 20 ms more partial latency; default 0)
-  --when-full P         queue (default) or reject calls beyond --max-calls
-  --exit-after N        exit once N calls have ended (--demo: default 1)
-  --demo                play a provider: stream the sample call (8 kHz mu-law) as a Twilio
-                        (or, with --preset telnyx, Telnyx) media stream into the bridge
-  --speed X             demo pace, times real time (default 1)
-  --seconds N           demo length (default: the whole call, 38.5 s)
-  --config FILE         BatchConfig JSON file, or 'default' (the default)
-  --scenario FILE       what the embedded emulator plays (default with --demo: the sample's)
-  --base-url URL        models API base (default SVC_BASE_URL, else the embedded emulator)
-  --json                NDJSON: per call a call line, its events, a call_end and a state line
-${REDIS_HELP}
-  -h, --help            this help
-
-Environment: SVC_API_KEY, SVC_BASE_URL, SVC_BRIDGE_TOKEN, TWILIO_AUTH_TOKEN.
-Exit status: 0 after --exit-after calls (or Ctrl-C); 1 when it cannot listen or the demo fails.`;
-
-
-function oneOf<T extends string>(value: string | undefined, name: string, allowed: readonly T[], fallback: T): T {
-  if (value === undefined) return fallback;
-  if (!(allowed as readonly string[]).includes(value)) throw new InputError('invalid_argument', `--${name} expects ${allowed.join(', ')}, got '${value}'`, { path: name });
-  return value as T;
-}
+const OPTIONS = {
+  port: option.integer('N', 'port (default 8080; 0 picks a free one, printed on stderr)', { min: 0, max: 65535, fallback: 8080 }),
+  host: option.text('H', 'interface (default 127.0.0.1; any other needs --token or --twilio-auth-token)', '127.0.0.1'),
+  path: option.text('P', 'accept upgrades on this path only (default: any)'),
+  preset: option.choice('P', ['twilio', 'telnyx', 'auto'], 'twilio, telnyx or auto (default auto: told by each start message)', 'auto'),
+  tracks: option.choice('M', ['separate', 'interleaved'], 'separate (default: one call per track) or interleaved (one two-channel call)', 'separate'),
+  token: option.text('T', 'connections must carry it as "Authorization: Bearer T" or ?token=T\n(default SVC_BRIDGE_TOKEN)'),
+  'twilio-auth-token': option.text('T', "verify X-Twilio-Signature with the account's auth token\n(default TWILIO_AUTH_TOKEN)"),
+  'public-url': option.text('URL', 'the stream URL as in the TwiML <Stream url> (what Twilio signs; default\nwss:// + Host + path)'),
+  'max-calls': option.integer('N', 'sessions at once (default 3)', { min: 1, fallback: 3 }),
+  'max-connections': option.integer('N', 'provider connections at once; more are refused with 1013 (default 100)', { min: 1 }),
+  'frame-ms': option.integer('MS', "group each call's 20 ms media into frames of up to MS ms before sending\n(fewer writes per call, up to MS - 20 ms more partial latency; default 0)", { min: 0 }),
+  'when-full': option.choice('P', ['queue', 'reject'], 'queue (default) or reject calls beyond --max-calls', 'queue'),
+  'exit-after': option.integer('N', 'exit once N calls have ended (--demo: default 1)', { min: 1 }),
+  demo: option.flag('play a provider: stream the sample call (8 kHz mu-law) as a Twilio\n(or, with --preset telnyx, Telnyx) media stream into the bridge'),
+  speed: option.number('X', 'demo pace, times real time (default 1)', { min: 0.01, fallback: 1 }),
+  seconds: option.number('N', 'demo length (default: the whole call, 38.5 s)', { min: 0.02, fallback: 38.6 }),
+  ...CONFIG_OPTION,
+  ...scenarioOption("what the embedded emulator plays (default with --demo: the sample's;\n`sample`: the shipped call's)"),
+  ...BASE_URL_OPTION,
+  json: option.flag('NDJSON: per call a call line, its events, a call_end and a state line'),
+  ...REDIS_OPTION,
+} as const;
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
-async function run(argv: readonly string[], io: CliIo): Promise<number> {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: {
-      port: { type: 'string' },
-      host: { type: 'string' },
-      path: { type: 'string' },
-      preset: { type: 'string' },
-      tracks: { type: 'string' },
-      token: { type: 'string' },
-      'twilio-auth-token': { type: 'string' },
-      'public-url': { type: 'string' },
-      'max-calls': { type: 'string' },
-      'max-connections': { type: 'string' },
-      'frame-ms': { type: 'string' },
-      'when-full': { type: 'string' },
-      'exit-after': { type: 'string' },
-      demo: { type: 'boolean' },
-      speed: { type: 'string' },
-      seconds: { type: 'string' },
-      config: { type: 'string' },
-      scenario: { type: 'string' },
-      'base-url': { type: 'string' },
-      json: { type: 'boolean' },
-      ...REDIS_OPTION,
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) {
-    io.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
-  const host = values.host ?? '127.0.0.1';
-  const port = minFlag(values.port, 'port', 8080, 0);
+async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }, io: CliIo): Promise<number> {
+  const { host, port, preset, speed, seconds } = values;
+  const trackMode = values.tracks;
+  const whenFull = values['when-full'];
   const limits = {
-    ...(values['max-connections'] !== undefined ? { maxConnections: minFlag(values['max-connections'], 'max-connections', 100, 1) } : {}),
-    ...(values['frame-ms'] !== undefined ? { frameMs: minFlag(values['frame-ms'], 'frame-ms', 0, 0) } : {}),
+    ...(values['max-connections'] !== undefined ? { maxConnections: values['max-connections'] } : {}),
+    ...(values['frame-ms'] !== undefined ? { frameMs: values['frame-ms'] } : {}),
   };
-  const preset = oneOf(values.preset, 'preset', ['twilio', 'telnyx', 'auto'] as const, 'auto');
-  const trackMode = oneOf(values.tracks, 'tracks', ['separate', 'interleaved'] as const, 'separate');
-  const whenFull = oneOf(values['when-full'], 'when-full', ['queue', 'reject'] as const, 'queue');
-  const demo = values.demo === true;
-  const exitAfter = values['exit-after'] !== undefined ? minFlag(values['exit-after'], 'exit-after', 1, 1) : demo ? 1 : undefined;
-  const speed = minFlag(values.speed, 'speed', 1, 0.01, false);
-  const seconds = minFlag(values.seconds, 'seconds', 38.6, 0.02, false);
+  const demo = values.demo;
+  const exitAfter = values['exit-after'] ?? (demo ? 1 : undefined);
   const twilioAuthToken = values['twilio-auth-token'] ?? io.env['TWILIO_AUTH_TOKEN'];
   // The demo brings a token of its own when none is set, so its bridge is never open.
   const token = values.token ?? io.env['SVC_BRIDGE_TOKEN'] ?? (demo && !twilioAuthToken ? randomBytes(18).toString('base64url') : undefined);
@@ -119,7 +63,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     ...(token !== undefined ? { token } : {}),
     ...(twilioAuthToken !== undefined ? { twilio: { authToken: twilioAuthToken, ...(publicUrl !== undefined ? { url: publicUrl } : {}) } } : {}),
   };
-  const config = configFlag(values.config);
+  const config = values.config ?? 'default';
   const scenarioPath = values.scenario ?? (demo ? samplePath('call.scenario.json') : undefined);
   const scenario = scenarioPath ? readJsonFile(scenarioPath, 'scenario') : undefined;
 
@@ -170,7 +114,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
             apiKey: endpoint.apiKey,
             baseUrl: endpoint.baseUrl,
             config,
-            maxConcurrent: minFlag(values['max-calls'], 'max-calls', 3, 1),
+            maxConcurrent: values['max-calls'],
             whenFull,
             callStats,
             limiter: fleet.limiter,
@@ -204,9 +148,15 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   }
 }
 
-export const mediaStreamCommand: Command = {
+export const mediaStreamCommand: Command = defineCommand({
   name: 'media-stream',
   summary: 'a bridge for Twilio/Telnyx media streams: analyse each call live',
-  usage: USAGE,
+  synopsis: 'svc-stream media-stream [options]',
+  description: `A WebSocket bridge for cloud-telephony media streams (Twilio Media Streams, Telnyx Media
+Streaming): point the provider's stream URL at it, and each call is analysed live in its own
+session, one line per result prefixed with the call's id (or NDJSON with --json).`,
+  options: OPTIONS,
+  footer: `Environment: SVC_API_KEY, SVC_BASE_URL, SVC_BRIDGE_TOKEN, TWILIO_AUTH_TOKEN.
+Exit status: 0 after --exit-after calls (or Ctrl-C); 1 when it cannot listen or the demo fails.`,
   run,
-};
+});

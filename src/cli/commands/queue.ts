@@ -1,11 +1,25 @@
 // `svc-stream queue add|work|results|status`: a batch run spread over machines through a
 // BullMQ queue in Redis. The fleet code (and BullMQ, ioredis) loads only when this runs.
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { MAX_BATCH_CONCURRENCY } from '../../batch/semaphore.js';
 import { InputError } from '../../errors.js';
 import { printError, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
+import { HELP_OPTION, option, optionsHelp, parseOptions } from '../options.js';
+import { reportUsageError } from '../usage.js';
+
+const OPTIONS = {
+  redis: option.text('URL', "the fleet's Redis (default SVC_REDIS_URL, then redis://127.0.0.1:6379)"),
+  queue: option.text('NAME', 'queue name (default svc-stream-batch)'),
+  model: option.text('M', 'audio-event (default) or emotion (add)'),
+  concurrency: option.integer('N', 'jobs this worker runs at once (default: --org-concurrency)', { min: 1, max: 1000 }),
+  'org-concurrency': option.integer('N', `the organization's concurrent requests per model, fleet-wide (1-${MAX_BATCH_CONCURRENCY}, default 3)`, { min: 1, max: MAX_BATCH_CONCURRENCY }),
+  'until-empty': option.flag('exit once no job is waiting or running (work)'),
+  json: option.flag('results as NDJSON (the default; kept for symmetry with other commands)'),
+  'base-url': option.text('URL', 'models API base for work (default SVC_BASE_URL)'),
+  'api-key': option.text('KEY', 'models API key for work (default SVC_API_KEY)'),
+  ...HELP_OPTION,
+} as const;
 
 const USAGE = `Usage: svc-stream queue <add|work|results|status> --redis URL [options]
 
@@ -22,30 +36,13 @@ whole fleet through the same Redis), and store each result or typed error.
   queue status        the counts: waiting, active, delayed, completed, failed
 
 Options:
-  --redis URL         the fleet's Redis (default SVC_REDIS_URL, then redis://127.0.0.1:6379)
-  --queue NAME        queue name (default svc-stream-batch)
-  --model M           audio-event (default) or emotion (add)
-  --concurrency N     jobs this worker runs at once (default: --org-concurrency)
-  --org-concurrency N the organization's concurrent requests per model, fleet-wide (1-${MAX_BATCH_CONCURRENCY}, default 3)
-  --until-empty       exit once no job is waiting or running (work)
-  --json              results as NDJSON (the default; kept for symmetry with other commands)
-  --base-url URL      models API base for work (default SVC_BASE_URL)
-  --api-key KEY       models API key for work (default SVC_API_KEY)
-  -h, --help          this help
+${optionsHelp(OPTIONS)}
 
 Exit status: 0 on success (work: also when some files failed, see results); 1 when Redis
 cannot be reached; 2 on a usage error.`;
 
 function usageError(io: CliIo, message: string): number {
-  io.stderr.write(`svc-stream queue: ${message}\nRun 'svc-stream queue --help' for usage.\n`);
-  return 2;
-}
-
-function intOption(value: string | undefined, name: string, min: number, max: number): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n < min || n > max) throw new InputError('invalid_argument', `--${name} must be an integer from ${min} to ${max}, got ${value}`, { path: name });
-  return n;
+  return reportUsageError(io.stderr, 'queue', USAGE, new InputError('invalid_argument', message));
 }
 
 function duration(seconds: number | undefined): string {
@@ -57,25 +54,9 @@ function duration(seconds: number | undefined): string {
 async function run(argv: readonly string[], io: CliIo): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      options: {
-        redis: { type: 'string' },
-        queue: { type: 'string' },
-        model: { type: 'string' },
-        concurrency: { type: 'string' },
-        'org-concurrency': { type: 'string' },
-        'until-empty': { type: 'boolean' },
-        json: { type: 'boolean' },
-        'base-url': { type: 'string' },
-        'api-key': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
+    parsed = parseOptions(argv, OPTIONS, true);
   } catch (err) {
-    return usageError(io, (err as Error).message);
+    return reportUsageError(io.stderr, 'queue', USAGE, err);
   }
   const { values, positionals } = parsed;
   const [sub, ...rest] = positionals;
@@ -86,12 +67,10 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const fleet = await import('../../fleet/batchQueue.js');
   const { resolveRedisUrl } = await import('../../fleet/redisLimiter.js');
   let url: string;
-  let concurrency: number | undefined;
-  let orgConcurrency: number | undefined;
+  const concurrency = values.concurrency;
+  const orgConcurrency = values['org-concurrency'];
   try {
     url = resolveRedisUrl(values.redis, io.env);
-    concurrency = intOption(values.concurrency, 'concurrency', 1, 1000);
-    orgConcurrency = intOption(values['org-concurrency'], 'org-concurrency', 1, MAX_BATCH_CONCURRENCY);
   } catch (err) {
     return usageError(io, (err as Error).message);
   }

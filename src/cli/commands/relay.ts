@@ -1,98 +1,55 @@
 // `svc-stream relay FILE...`: one live session per file, their raw events relayed to browser
 // pages (server-sent events) from an allow-list of origins with a token; the API key stays here.
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { basename, extname } from 'node:path';
-import { parseArgs } from 'node:util';
-import { AUDIO_HELP, AUDIO_OPTIONS, fileAudio } from '../audioFlags.js';
-import { aborted, numberFlag } from '../numberFlag.js';
+import { AUDIO_OPTIONS, fileAudio } from '../audioFlags.js';
+import { option, type OptionValues } from '../options.js';
+import { BASE_URL_OPTION, checkInputFile, CONFIG_OPTION, scenarioOption } from '../sharedOptions.js';
 import { InputError } from '../../errors.js';
 import { createRelay } from '../../relay/server.js';
 import type { RelayEnd } from '../../relay/protocol.js';
-import { configFrame, conversationSession } from '../../session/conversation.js';
-import { configFlag, readJsonFile, type CliIo, type Command } from '../command.js';
+import { conversationSession } from '../../session/conversation.js';
+import { aborted, defineCommand, readJsonFile, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
 import { scenarioFor } from './analyze.js';
 
-const USAGE = `Usage: svc-stream relay FILE... [options]
+const OPTIONS = {
+  port: option.integer('N', 'port (default 0: a free one)', { min: 0, max: 65535, fallback: 0 }),
+  host: option.text('ADDR', 'address to listen on (default 127.0.0.1)', '127.0.0.1'),
+  origin: option.list('URL', 'an origin allowed to read (repeat; e.g. http://localhost:5173)'),
+  history: option.integer('N', 'events kept per session for pages that resume or join late (default 10000)', { min: 1, fallback: 10_000 }),
+  ...AUDIO_OPTIONS,
+  ...CONFIG_OPTION,
+  speed: option.number('X', 'send the audio at X times live pace (default 1: real time)', { above: 0, fallback: 1 }),
+  'exit-when-done': option.flag('exit once every session ended (pages connected then are sent the end)'),
+  ...scenarioOption("what the embedded emulator plays (default: the first FILE's stem +\n.scenario.json; `sample`: the shipped call's)"),
+  ...BASE_URL_OPTION,
+} as const;
 
-Run one conversation-analysis session per FILE and relay each session's raw events to
-browser pages over server-sent events, so a web page can fold them with the library's
-browser entry without ever holding the API key. Each session's id is its file's stem
-(call.wav -> call). Pages read:
-
-  GET /sessions                  the sessions, as JSON
-  GET /sessions/ID/events        text/event-stream: every event with its id, the status,
-                                 the end; resumes from Last-Event-ID
-
-Every request needs the relay token (Authorization: Bearer TOKEN, ?token=TOKEN, or the
-svc_relay_token cookie) and, from a browser, an Origin on the --origin list.
-
-Options:
-  --port N          port (default 0: a free one)
-  --host ADDR       address to listen on (default 127.0.0.1)
-  --origin URL      an origin allowed to read (repeat; e.g. http://localhost:5173)
-  --history N       events kept per session for pages that resume or join late (default 10000)
-${AUDIO_HELP}
-  --config FILE     BatchConfig JSON file, or 'default' (the default)
-  --speed X         send the audio at X times live pace (default 1: real time)
-  --exit-when-done  exit once every session ended (pages connected then are sent the end)
-  --scenario FILE   what the embedded emulator plays (default: the first FILE's stem + .scenario.json)
-  --base-url URL    models API base (default SVC_BASE_URL, else the embedded emulator)
-  -h, --help        this help
-
-Environment: SVC_RELAY_TOKEN (the relay's token; without it one is made and printed once),
-SVC_API_KEY, SVC_BASE_URL. Prints the relay's URL on stdout. Exit status: 0 when stopped
-(Ctrl-C) or, with --exit-when-done, when every session is done; 1 when a session failed.`;
-
-async function run(argv: readonly string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: [...argv],
-    allowPositionals: true,
-    options: {
-      port: { type: 'string' },
-      host: { type: 'string' },
-      origin: { type: 'string', multiple: true },
-      history: { type: 'string' },
-      ...AUDIO_OPTIONS,
-      config: { type: 'string' },
-      speed: { type: 'string' },
-      'exit-when-done': { type: 'boolean' },
-      scenario: { type: 'string' },
-      'base-url': { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) {
-    io.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
+async function run({ values, positionals }: { readonly values: OptionValues<typeof OPTIONS>; readonly positionals: string[] }, io: CliIo): Promise<number> {
   if (positionals.length === 0) throw new InputError('invalid_argument', 'relay needs at least one FILE');
   const ids = new Set<string>();
   for (const file of positionals) {
-    if (!existsSync(file)) throw new InputError('file_not_found', `no such file: ${file}`, { path: 'FILE' });
+    checkInputFile(file);
     const id = basename(file, extname(file));
     if (ids.has(id)) throw new InputError('invalid_argument', `two FILEs have the stem ${id}: session ids must differ`, { path: 'FILE' });
     ids.add(id);
   }
-  const port = numberFlag(values.port, 'port', 0, (n) => Number.isInteger(n) && n >= 0 && n <= 65535);
-  const speed = numberFlag(values.speed, 'speed', 1, (n) => Number.isFinite(n) && n > 0);
-  const history = numberFlag(values.history, 'history', 10_000, (n) => Number.isInteger(n) && n > 0);
-  const config = configFlag(values.config);
-  configFrame(config); // an invalid config fails here, before anything listens
+  const { port, speed, history } = values;
+  const config = values.config ?? 'default';
   const scenarioPath = values.scenario ?? scenarioFor(positionals[0]);
   const scenario = scenarioPath ? readJsonFile(scenarioPath, 'scenario') : undefined;
   let token = io.env['SVC_RELAY_TOKEN'];
   const madeToken = token === undefined || token === '';
   if (madeToken) token = randomBytes(24).toString('base64url');
   // Checked before the emulator starts: a bad origin or id throws here.
-  const relay = createRelay({ token: token!, origins: values.origin ?? [], historyEvents: history });
+  const relay = createRelay({ token: token!, origins: values.origin, historyEvents: history });
 
   const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
   const ends: Promise<RelayEnd>[] = [];
   try {
     if (endpoint.emulator && scenarioPath) io.stderr.write(`svc-stream: the emulator plays ${scenarioPath}\n`);
-    const { url } = await relay.listen({ port, host: values.host ?? '127.0.0.1' });
+    const { url } = await relay.listen({ port, host: values.host });
     io.stdout.write(`svc-stream relay: ${url}\n`);
     if (madeToken) io.stdout.write(`svc-stream relay token: ${token} (set SVC_RELAY_TOKEN to choose one)\n`);
     for (const file of positionals) {
@@ -116,11 +73,27 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   return settled.some((e) => e.status === 'failed') ? 1 : 0;
 }
 
-export const relayCommand: Command = {
+export const relayCommand: Command = defineCommand({
   name: 'relay',
   summary: "relay live sessions' events to browser pages (SSE, origins, token)",
-  usage: USAGE,
+  synopsis: 'svc-stream relay FILE... [options]',
+  description: `Run one conversation-analysis session per FILE and relay each session's raw events to
+browser pages over server-sent events, so a web page can fold them with the library's
+browser entry without ever holding the API key. Each session's id is its file's stem
+(call.wav -> call). Pages read:
+
+  GET /sessions                  the sessions, as JSON
+  GET /sessions/ID/events        text/event-stream: every event with its id, the status,
+                                 the end; resumes from Last-Event-ID
+
+Every request needs the relay token (Authorization: Bearer TOKEN, ?token=TOKEN, or the
+svc_relay_token cookie) and, from a browser, an Origin on the --origin list.`,
+  options: OPTIONS,
+  footer: `Environment: SVC_RELAY_TOKEN (the relay's token; without it one is made and printed once),
+SVC_API_KEY, SVC_BASE_URL. Prints the relay's URL on stdout. Exit status: 0 when stopped
+(Ctrl-C) or, with --exit-when-done, when every session is done; 1 when a session failed.`,
+  positionals: true,
   run,
-};
+});
 
 export const relayCommands: readonly Command[] = [relayCommand];

@@ -1,82 +1,41 @@
 // `svc-stream rtp`: receive RTP calls and analyse each one live.
-import { parseArgs } from 'node:util';
-import { InputError } from '../../errors.js';
 import { analyzeCalls, createAnalyzeCallsStats } from '../../telephony/analyzeCalls.js';
-import { fleetLimits, REDIS_HELP, REDIS_OPTION } from '../redisFlag.js';
+import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
+import { option, type OptionValues } from '../options.js';
+import { BASE_URL_OPTION, CONFIG_OPTION, scenarioOption } from '../sharedOptions.js';
 import { parsePayloadTypeArg, type PayloadTypeSpec } from '../../telephony/payloadTypes.js';
 import { createRtpSourceStats, rtpSource } from '../../telephony/rtpSource.js';
-import { configFlag, printError, readJsonFile, type CliIo, type Command } from '../command.js';
+import { defineCommand, printError, readJsonFile, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
 import { showCalls } from '../callView.js';
-import { minFlag } from '../numberFlag.js';
 
-const USAGE = `Usage: svc-stream rtp [options]
+const OPTIONS = {
+  port: option.integer('N', 'UDP port (default 5004; 0 picks a free one, printed on stderr)', { min: 0, max: 65535, fallback: 5004 }),
+  host: option.text('H', 'interface to listen on (default 127.0.0.1)', '127.0.0.1'),
+  'payload-type': option.list(
+    'PT=codec[/rate[/channels]]',
+    'map a dynamic payload type, e.g. 96=L16/16000, 97=opus/48000/2, 101=telephone-event\n(repeatable; codecs: PCMU PCMA L16 G722 opus telephone-event CN)',
+    (raw) => parsePayloadTypeArg(raw),
+  ),
+  jitter: option.integer('MS', 'longest wait for a missing packet (default 60)', { min: 0 }),
+  'idle-timeout': option.integer('MS', 'a call ends after this long without packets (default 5000)', { min: 1 }),
+  'max-calls': option.integer('N', 'sessions at once (default 3)', { min: 1, fallback: 3 }),
+  'max-legs': option.integer('N', 'call legs (SSRCs) at once; packets of more are dropped and counted (default 64)', { min: 1 }),
+  'frame-ms': option.integer('MS', "group each call's 20 ms packets into frames of up to MS ms before sending\n(default 0: each packet as it comes; 100 sends five times fewer frames, ≤ 80 ms later)", { min: 0 }),
+  'when-full': option.choice('P', ['queue', 'reject'], 'queue (default) or reject calls beyond --max-calls', 'queue'),
+  'exit-after': option.integer('N', 'exit once N calls have ended', { min: 1 }),
+  ...CONFIG_OPTION,
+  ...scenarioOption("what the embedded emulator plays (`sample`: the shipped call's)"),
+  ...BASE_URL_OPTION,
+  json: option.flag('one NDJSON line per call start, event and call end'),
+  ...REDIS_OPTION,
+} as const;
 
-Listen for RTP on a UDP port and analyse every call leg (one per SSRC) in its own live
-session, printing one line per result, prefixed with the leg's id.
-PCMU (0), PCMA (8), G.722 (9), L16 (10, 11) are known; map dynamic payload types with
---payload-type. DTMF and comfort noise are dropped; RTCP on the same port is ignored.
-
-Options:
-  --port N              UDP port (default 5004; 0 picks a free one, printed on stderr)
-  --host H              interface to listen on (default 127.0.0.1)
-  --payload-type PT=codec[/rate[/channels]]
-                        map a dynamic payload type, e.g. 96=L16/16000, 97=opus/48000/2, 101=telephone-event
-                        (repeatable; codecs: PCMU PCMA L16 G722 opus telephone-event CN)
-  --jitter MS           longest wait for a missing packet (default 60)
-  --idle-timeout MS     a call ends after this long without packets (default 5000)
-  --max-calls N         sessions at once (default 3)
-  --max-legs N          call legs (SSRCs) at once; packets of more are dropped and counted (default 64)
-  --frame-ms MS         group each call's 20 ms packets into frames of up to MS ms before sending
-                        (default 0: each packet as it comes; 100 sends five times fewer frames, ≤ 80 ms later)
-  --when-full P         queue (default) or reject calls beyond --max-calls
-  --exit-after N        exit once N calls have ended
-  --config FILE         BatchConfig JSON file, or 'default' (the default)
-  --scenario FILE       what the embedded emulator plays
-  --base-url URL        models API base (default SVC_BASE_URL, else the embedded emulator)
-  --json                one NDJSON line per call start, event and call end
-${REDIS_HELP}
-  -h, --help            this help
-
-Environment: SVC_API_KEY, SVC_BASE_URL. With neither set, an embedded emulator is started.
-Exit status: 0 after --exit-after calls (or Ctrl-C); 1 on failure to listen.`;
-
-async function run(argv: readonly string[], io: CliIo): Promise<number> {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: {
-      port: { type: 'string' },
-      host: { type: 'string' },
-      'payload-type': { type: 'string', multiple: true },
-      jitter: { type: 'string' },
-      'idle-timeout': { type: 'string' },
-      'max-calls': { type: 'string' },
-      'max-legs': { type: 'string' },
-      'frame-ms': { type: 'string' },
-      'when-full': { type: 'string' },
-      'exit-after': { type: 'string' },
-      config: { type: 'string' },
-      scenario: { type: 'string' },
-      'base-url': { type: 'string' },
-      json: { type: 'boolean' },
-      ...REDIS_OPTION,
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) {
-    io.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
-  const payloadTypes: Record<number, PayloadTypeSpec> = {};
-  for (const arg of values['payload-type'] ?? []) {
-    const [pt, spec] = parsePayloadTypeArg(arg);
-    payloadTypes[pt] = spec;
-  }
-  const whenFull = values['when-full'] ?? 'queue';
-  if (whenFull !== 'queue' && whenFull !== 'reject') throw new InputError('invalid_argument', `--when-full expects queue or reject, got '${whenFull}'`, { path: 'when-full' });
-  const port = minFlag(values.port, 'port', 5004, 0);
-  const exitAfter = values['exit-after'] !== undefined ? minFlag(values['exit-after'], 'exit-after', 1, 1) : undefined;
-  const config = configFlag(values.config);
+async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }, io: CliIo): Promise<number> {
+  const payloadTypes: Record<number, PayloadTypeSpec> = Object.fromEntries(values['payload-type']);
+  const port = values.port;
+  const exitAfter = values['exit-after'];
+  const config = values.config ?? 'default';
   const scenario = values.scenario ? readJsonFile(values.scenario, 'scenario') : undefined;
 
   const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
@@ -93,14 +52,14 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       () =>
         analyzeCalls(
           rtpSource({
-            host: values.host ?? '127.0.0.1',
+            host: values.host,
             port,
             payloadTypes,
             stats: sourceStats,
-            ...(values.jitter !== undefined ? { playoutDelayMs: minFlag(values.jitter, 'jitter', 60, 0) } : {}),
-            ...(values['idle-timeout'] !== undefined ? { idleTimeoutMs: minFlag(values['idle-timeout'], 'idle-timeout', 5000, 1) } : {}),
-            ...(values['max-legs'] !== undefined ? { maxLegs: minFlag(values['max-legs'], 'max-legs', 64, 1) } : {}),
-            ...(values['frame-ms'] !== undefined ? { frameMs: minFlag(values['frame-ms'], 'frame-ms', 0, 0) } : {}),
+            ...(values.jitter !== undefined ? { playoutDelayMs: values.jitter } : {}),
+            ...(values['idle-timeout'] !== undefined ? { idleTimeoutMs: values['idle-timeout'] } : {}),
+            ...(values['max-legs'] !== undefined ? { maxLegs: values['max-legs'] } : {}),
+            ...(values['frame-ms'] !== undefined ? { frameMs: values['frame-ms'] } : {}),
             onListening: (a) => io.stderr.write(`svc-stream: listening for RTP on ${a.address}:${a.port}\n`),
             onWarning: (w) => io.stderr.write(`svc-stream: ${w.message.replace('Raise maxLegs', 'Raise --max-legs')}\n`),
           }),
@@ -108,8 +67,8 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
             apiKey: endpoint.apiKey,
             baseUrl: endpoint.baseUrl,
             config,
-            maxConcurrent: minFlag(values['max-calls'], 'max-calls', 3, 1),
-            whenFull,
+            maxConcurrent: values['max-calls'],
+            whenFull: values['when-full'],
             callStats,
             limiter: fleet.limiter,
           },
@@ -141,10 +100,17 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
 }
 
 export const rtpCommands: readonly Command[] = [
-  {
+  defineCommand({
     name: 'rtp',
     summary: 'receive RTP calls on a UDP port and analyse each one live',
-    usage: USAGE,
+    synopsis: 'svc-stream rtp [options]',
+    description: `Listen for RTP on a UDP port and analyse every call leg (one per SSRC) in its own live
+session, printing one line per result, prefixed with the leg's id.
+PCMU (0), PCMA (8), G.722 (9), L16 (10, 11) are known; map dynamic payload types with
+--payload-type. DTMF and comfort noise are dropped; RTCP on the same port is ignored.`,
+    options: OPTIONS,
+    footer: `Environment: SVC_API_KEY, SVC_BASE_URL. With neither set, an embedded emulator is started.
+Exit status: 0 after --exit-after calls (or Ctrl-C); 1 on failure to listen.`,
     run,
-  },
+  }),
 ];

@@ -55,14 +55,21 @@ describe('svc-stream dashboard', () => {
     expect(t.stdout.text()).toContain('--exit-when-done');
   });
 
-  it('refuses bad arguments before starting anything', async () => {
+  it('refuses bad arguments before starting anything: exit 2, one line naming the flag or file', async () => {
     const bad = join(dir, 'bad.config.json');
     writeFileSync(bad, JSON.stringify({ stt: { custom_terms: [{ term: '' }] } }));
-    await expect(dashboardCommand.run(['samples/call.wav', '--speed', '0'], cli().io)).rejects.toMatchObject({ code: 'invalid_argument' });
-    await expect(dashboardCommand.run(['samples/call.wav', '--port', 'x'], cli().io)).rejects.toMatchObject({ code: 'invalid_argument' });
-    await expect(dashboardCommand.run(['samples/nope.wav'], cli().io)).rejects.toMatchObject({ code: 'file_not_found' });
-    await expect(dashboardCommand.run(['samples/call.wav', '--config', bad], cli().io)).rejects.toMatchObject({ code: 'invalid_config' });
-    await expect(dashboardCommand.run(['a.wav', 'b.wav'], cli().io)).rejects.toMatchObject({ code: 'invalid_argument' });
+    const refused = async (argv: string[], line: RegExp): Promise<void> => {
+      const t = cli();
+      expect(await dashboardCommand.run(argv, t.io)).toBe(2);
+      expect(t.stderr.text().split('\n')[0]).toMatch(line);
+      expect(t.stdout.text()).toBe('');
+      expect(t.stderr.text()).not.toContain('embedded emulator');
+    };
+    await refused(['samples/call.wav', '--speed', '0'], /^svc-stream: invalid_argument: --speed expects a number > 0, got '0'$/);
+    await refused(['samples/call.wav', '--port', 'x'], /^svc-stream: invalid_argument: --port expects an integer from 0 to 65535, got 'x'$/);
+    await refused(['samples/nope.wav'], /^svc-stream: file_not_found: samples\/nope\.wav: no such file$/);
+    await refused(['samples/call.wav', '--config', bad], /^svc-stream: invalid_config: invalid config at stt\.custom_terms\.0\.term/);
+    await refused(['a.wav', 'b.wav'], /^svc-stream: invalid_argument: dashboard takes one FILE, got 2$/);
   });
 
   it('with no FILE serves the sample call with its config, waits for a page, and stops on Ctrl-C', async () => {
