@@ -3,6 +3,7 @@
 // the readers share one definition and it is tested without a server.
 import { randomBytes } from 'node:crypto';
 import { InputError } from '../errors.js';
+import { fleetCursor } from '../relay/protocol.js';
 
 /** The default prefix of every key the fleet's streams use. */
 export const DEFAULT_STREAM_PREFIX = 'svc-stream';
@@ -75,6 +76,8 @@ export interface StreamEntry {
   readonly kind: EntryKind;
   /** The entry's payload, JSON: the wire event, `{ status }`, `{ title, startedAt }`, or the end. */
   readonly data: string;
+  /** Its position as pages name it: `EPOCH:MS-SEQ` (see `parseRelayCursor`). */
+  readonly cursor: string;
 }
 
 const KINDS: ReadonlySet<string> = new Set<EntryKind>(['start', 'event', 'status', 'end']);
@@ -96,7 +99,7 @@ export function decodeEntry(id: string, fields: readonly string[]): StreamEntry 
     else if (f === 'd') data = fields[i + 1];
   }
   if (epoch === undefined || kind === undefined || data === undefined || !KINDS.has(kind)) return undefined;
-  return { id, ms: sid.ms, seq: sid.seq, epoch, kind: kind as EntryKind, data };
+  return { id, ms: sid.ms, seq: sid.seq, epoch, kind: kind as EntryKind, data, cursor: fleetCursor(epoch, id) };
 }
 
 /** What the directory stream says about one session (fields `s` id, `k` kind, `e` epoch, `d` JSON). */

@@ -7,14 +7,13 @@ import { asyncScheduler, interval, Subject, type Observable, type SchedulerLike,
 import { InputError, type SvcError } from '../errors.js';
 import { callUser } from '../internal/userCallback.js';
 import type { RelayGap, RelayReset } from '../relay/protocol.js';
-import { fleetCursor } from '../relay/protocol.js';
 import { checkRedisUrl, openRedis, redactRedisUrl, redisError } from './redisConnection.js';
 import {
-  compareStreamIds,
   decodeDirectoryEntry,
   decodeEntry,
   DEFAULT_STREAM_PREFIX,
   fleetKeys,
+  parseStreamId,
   type DirectoryEntry,
   type FleetKeys,
   type StreamEntry,
@@ -63,14 +62,21 @@ export interface DirectorySession {
   heardAt: number;
 }
 
-/** Where a follower takes entries from next: after a stream id (`'0-0'`: from the start of what is kept). */
+/** A stream id as numbers: where a follower is (it takes what comes after), or a tail's floor. */
 interface Position {
-  after: string;
+  ms: number;
+  seq: number;
 }
+
+const before = (a: Position, b: Position): boolean => a.ms < b.ms || (a.ms === b.ms && a.seq < b.seq);
+const idOf = (p: Position): string => `${p.ms}-${p.seq}`;
+const positionOf = (id: string): Position => parseStreamId(id) ?? { ms: 0, seq: 0 };
 
 /** What a follower is given: each entry in order, with a `reset` or `gap` before it when there is one. Return false to pause (call `resume()` later). */
 export interface FollowSink {
   entry(entry: StreamEntry, cursor: string, note: { readonly reset?: RelayReset; readonly gap?: RelayGap }): boolean;
+  /** The end of a run of entries: what the sink held back may be written now (one write per run, not per entry). */
+  flush?(): void;
   /** The session could not be read (Redis away longer than the follower waits): optional. */
   failed?(error: SvcError): void;
 }
@@ -83,13 +89,13 @@ export interface Follower {
   close(): void;
 }
 
-const START: Position = { after: '0-0' };
+const START: Position = { ms: 0, seq: 0 };
 
 /** A followed stream: the tail read by the blocking reader, and its followers. */
 class Feed {
   /** Every entry with id in (floor, lastId] is in `tail`, in order. */
   tail: StreamEntry[] = [];
-  floor = '0-0';
+  floor: Position = START;
   lastId = '0-0';
   private bytes = 0;
   ready: Promise<void> | undefined;
@@ -118,9 +124,9 @@ class Feed {
       this.bytes = 0;
       if (rows.length >= n && entries.length > 0) {
         // The oldest row marks the floor: the tail holds what comes after it.
-        this.floor = entries[0]!.id;
+        this.floor = entries[0]!;
         entries.shift();
-      } else this.floor = '0-0';
+      } else this.floor = START;
       for (const e of entries) this.push(e);
       this.lastId = rows.length > 0 ? rows[rows.length - 1]![0] : this.lastId;
       if (rows.length === 0) this.lastId = '0-0';
@@ -136,7 +142,7 @@ class Feed {
     while (this.tail.length > 1 && (this.tail.length > this.reader.tailEntries || this.bytes > this.reader.tailBytes)) {
       const old = this.tail.shift()!;
       this.bytes -= old.data.length + 64;
-      this.floor = old.id;
+      this.floor = old;
     }
   }
 
@@ -160,7 +166,7 @@ class Feed {
     this.generation++;
     this.tail = [];
     this.bytes = 0;
-    this.floor = '0-0';
+    this.floor = START;
     this.lastId = '0-0';
     for (const f of this.followers) f.restartFromStart();
     this.load();
@@ -182,18 +188,18 @@ class Feed {
     );
   }
 
-  /** The entries after `after` that the tail holds, or undefined when the tail does not reach back that far. */
-  after(after: string): StreamEntry[] | undefined {
-    if (compareStreamIds(after, this.floor) < 0) return undefined;
-    // Binary search for the first entry past `after`.
+  /** The index in `tail` of the first entry after `p`, or undefined when the tail does not reach back that far. */
+  indexAfter(p: Position): number | undefined {
+    if (before(p, this.floor)) return undefined;
+    // Binary search for the first entry past `p`.
     let lo = 0;
     let hi = this.tail.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (compareStreamIds(this.tail[mid]!.id, after) <= 0) lo = mid + 1;
-      else hi = mid;
+      if (before(p, this.tail[mid]!)) hi = mid;
+      else lo = mid + 1;
     }
-    return this.tail.slice(lo, lo + 256);
+    return lo;
   }
 }
 
@@ -223,15 +229,15 @@ class FollowerImpl implements Follower {
     start: { readonly epoch: string; readonly seq: number; readonly streamId: string; readonly cursor: string } | undefined,
     reset: RelayReset | undefined,
     /** Without a cursor: just before the oldest entry Redis keeps. */
-    beforeFirst: string | undefined,
+    beforeFirst: Position | undefined,
   ) {
     if (start) {
-      this.position = { after: start.streamId };
+      this.position = positionOf(start.streamId);
       this.epoch = start.epoch;
       this.seq = start.seq;
       this.cursor = start.cursor;
     } else {
-      this.position = { after: beforeFirst ?? START.after };
+      this.position = beforeFirst ?? START;
       // A reset decided at join: the follower starts at the oldest entry kept, and says why first.
       this.pendingReset = reset;
     }
@@ -239,7 +245,7 @@ class FollowerImpl implements Follower {
 
   /** The stream was replaced: take it from its start (the first entry's epoch tells the sink to reset). */
   restartFromStart(): void {
-    this.position = { ...START };
+    this.position = START;
   }
 
   resume(): void {
@@ -255,7 +261,7 @@ class FollowerImpl implements Follower {
 
   /** Deliver one entry; false when the sink wants no more for now. */
   private deliver(e: StreamEntry): boolean {
-    this.position.after = e.id;
+    this.position = e;
     let note: { reset?: RelayReset; gap?: RelayGap } = {};
     if (this.pendingReset) {
       note = { reset: this.pendingReset };
@@ -264,41 +270,42 @@ class FollowerImpl implements Follower {
       note = { reset: { reason: restartedStart(e) ? 'lost' : 'replaced', after: this.cursor } };
     } else if (this.epoch === e.epoch) {
       if (e.seq <= this.seq) return true; // already delivered (a stream read again after a resync)
-      if (e.seq > this.seq + 1) note = { gap: { after: this.cursor, next: fleetCursor(e.epoch, e.id), missed: e.seq - this.seq - 1 } };
+      if (e.seq > this.seq + 1) note = { gap: { after: this.cursor, next: e.cursor, missed: e.seq - this.seq - 1 } };
     }
     this.epoch = e.epoch;
     this.seq = e.seq;
-    this.cursor = fleetCursor(e.epoch, e.id);
+    this.cursor = e.cursor;
     if (e.kind === 'end') this.ending = true;
     const more = this.sink.entry(e, this.cursor, note);
-    if (this.ending) this.close();
+    if (this.ending) {
+      this.sink.flush?.();
+      this.close();
+    }
     return more;
   }
 
   pump(): void {
     if (this.closed || this.paused || this.fetching) return;
-    for (;;) {
-      if (this.closed) return;
-      // A feed being (re)read brings its followers along when it is ready.
-      if (this.feed.ready === undefined) return;
-      const batch = this.feed.after(this.position.after);
-      if (batch === undefined) return void this.fetch();
-      if (batch.length === 0) return;
-      for (const e of batch) {
-        if (!this.deliver(e)) {
-          this.paused = true;
-          return;
-        }
-        if (this.closed) return;
+    // A feed being (re)read brings its followers along when it is ready.
+    if (this.feed.ready === undefined) return;
+    const first = this.feed.indexAfter(this.position);
+    if (first === undefined) return void this.fetch();
+    const tail = this.feed.tail;
+    for (let i = first; i < tail.length; i++) {
+      if (!this.deliver(tail[i]!)) {
+        this.paused = true;
+        break;
       }
+      if (this.closed) return;
     }
+    this.sink.flush?.();
   }
 
   /** Behind the tail: read the next page from Redis on the shared connection. */
   private fetch(): void {
     this.fetching = true;
     const reader = this.feed.reader;
-    const from = this.position.after === '0-0' ? '-' : `(${this.position.after}`;
+    const from = this.position.ms === 0 && this.position.seq === 0 ? '-' : `(${idOf(this.position)}`;
     reader.stats.pages++;
     reader.cmd.xrange(this.feed.key, from, '+', 'COUNT', reader.pageEntries).then(
       (rows) => {
@@ -308,7 +315,7 @@ class FollowerImpl implements Follower {
         for (const [id, fields] of rows as [string, string[]][]) {
           const e = decodeEntry(id, fields);
           if (!e) {
-            this.position.after = id;
+            this.position = positionOf(id);
             continue;
           }
           if (!this.deliver(e)) {
@@ -320,8 +327,9 @@ class FollowerImpl implements Follower {
         }
         if (rows.length === 0) {
           // Nothing after the position in Redis: the tail will bring what comes next.
-          if (compareStreamIds(this.position.after, this.feed.floor) < 0) this.position.after = this.feed.floor;
+          if (before(this.position, this.feed.floor)) this.position = this.feed.floor;
         }
+        this.sink.flush?.();
         if (more) this.pump();
       },
       (err: unknown) => {
@@ -671,7 +679,7 @@ class FleetReaderImpl implements FleetReader {
         start = undefined;
       }
     }
-    const follower = new FollowerImpl(feed, sink, start, reset, start === undefined && e ? `${e.ms}-${e.seq - 1}` : undefined);
+    const follower = new FollowerImpl(feed, sink, start, reset, start === undefined && e ? { ms: e.ms, seq: e.seq - 1 } : undefined);
     feed.followers.add(follower);
     await feed.init().catch((err: unknown) => {
       feed.ready = undefined;

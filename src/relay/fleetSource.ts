@@ -54,8 +54,17 @@ class FleetPage implements FollowSink {
     res.on('close', () => this.finish());
   }
 
+  /** What this run of entries wrote, sent in one write by `flush`. */
+  private out = '';
+
   private write(text: string): void {
-    this.res.write(text);
+    this.out += text;
+  }
+
+  flush(): void {
+    if (this.out === '' || this.finished) return;
+    this.res.write(this.out);
+    this.out = '';
   }
 
   entry(e: StreamEntry, cursor: string, note: { readonly reset?: RelayReset; readonly gap?: RelayGap }): boolean {
@@ -71,12 +80,15 @@ class FleetPage implements FollowSink {
     const frame = this.source.frame(e, cursor, this.session);
     if (frame !== undefined) this.write(frame);
     if (e.kind === 'end') {
+      const last = this.out;
+      this.out = '';
       this.finished = true;
       this.stall?.unsubscribe();
-      this.res.end();
+      this.res.end(last);
       return false;
     }
-    if (this.res.writableLength < this.source.options.maxClientBufferBytes) return true;
+    if (this.res.writableLength + this.out.length < this.source.options.maxClientBufferBytes) return true;
+    this.flush();
     this.waitForDrain();
     return false;
   }
