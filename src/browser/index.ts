@@ -93,4 +93,4 @@ export {
   type RelayEventsOptions,
   type RelayMessage,
 } from '../relay/client.js';
-export { RELAY_MESSAGES, type RelayStatus, type RelayGap, type RelayEnd, type RelaySessionInfo } from '../relay/protocol.js';
+export { RELAY_MESSAGES, RELAY_RESET_REASONS, parseRelayCursor, type RelayStatus, type RelayGap, type RelayReset, type RelayEnd, type RelaySessionInfo, type RelayCursor, type ErrorSummary } from '../relay/protocol.js';

@@ -6,7 +6,7 @@ import { asyncScheduler, interval, type SchedulerLike, type Subscription } from 
 import type { SvcError } from '../errors.js';
 import type { FollowSink, Follower } from '../fleet/streamReader.js';
 import { parseServerEventValue } from '../schema/events.js';
-import { openFleetSource, type FleetSource } from '../relay/fleetSource.js';
+import type { FleetSource } from '../relay/fleetSource.js';
 import { relayOn } from '../relay/server.js';
 import { sseMessage } from '../relay/sse.js';
 import { callFoldReducer, fleetCall, initialCallFold, type CallFold, type FleetCall } from './fleetView.js';
@@ -72,6 +72,8 @@ export async function startFleetDashboard(options: FleetDashboardOptions): Promi
   const scheduler = options.scheduler ?? asyncScheduler;
   const keepEndedMs = options.keepEndedMs ?? 600_000;
   const [{ PAGE_CSS, PAGE_HTML }, { FLEET_CSS, FLEET_HTML }, callScript, fleetScript] = await Promise.all([import('./page.js'), import('./fleetPage.js'), pageScript('page'), pageScript('fleet')]);
+  // The fleet's reader loads with the first fleet dashboard, not with 'svc-stream/dashboard'.
+  const { openFleetSource } = await import('../relay/fleetSource.js');
   const source: FleetSource = await openFleetSource({
     from: options.from,
     prefix: options.prefix,

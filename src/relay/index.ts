@@ -5,7 +5,7 @@
 export { createRelay, type Relay, type RelayOptions, type RelaySessionOptions, type RelayStats } from './server.js';
 export type { RelaySession, RelaySessionCounters } from './relaySession.js';
 export { RELAY_TOKEN_COOKIE, type RelayTokenCheck } from './access.js';
-export { RELAY_MESSAGES, type RelayStatus, type RelayGap, type RelayEnd, type RelaySessionInfo } from './protocol.js';
+export { RELAY_MESSAGES, RELAY_RESET_REASONS, parseRelayCursor, type RelayStatus, type RelayGap, type RelayReset, type RelayEnd, type RelaySessionInfo, type RelayCursor, type ErrorSummary } from './protocol.js';
 export {
   relayMessages,
   relayEvents,
