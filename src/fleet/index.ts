@@ -24,8 +24,10 @@ export {
   createPublisher,
   type Publisher,
   type PublisherOptions,
+  type PublishOptions,
+  type PublishHooks,
   type PublishStats,
   type PublishReport,
   type SessionPublisher,
 } from './publisher.js';
-export { publishSession, type PublishSessionOptions, type PublishHooks } from './publishSession.js';
+export { publishSession, type PublishSessionOptions } from './publishSession.js';

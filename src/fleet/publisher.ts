@@ -3,10 +3,10 @@
 // of sessions every relay reads. One connection for every session of a process; while Redis
 // is away entries wait (bounded) and the calls go on; what could not be published is counted.
 import type { Redis } from 'ioredis';
-import { asyncScheduler, timer, type SchedulerLike, type Subscription } from 'rxjs';
+import { asyncScheduler, Observable, timer, type SchedulerLike, type Subscription } from 'rxjs';
 import { InputError, SvcError } from '../errors.js';
 import { callUser } from '../internal/userCallback.js';
-import { wireEvent, type RelayEnd } from '../relay/protocol.js';
+import { errorSummary, wireEvent, type RelayEnd } from '../relay/protocol.js';
 import { checkSessionId } from '../relay/relaySession.js';
 import type { ServerEvent } from '../schema/events.js';
 import type { SessionState } from '../schema/sessionState.js';
@@ -29,7 +29,7 @@ export interface PublisherOptions {
   readonly maxPendingBytes?: number | undefined;
   /** How often live sessions are announced alive (the directory) and their keys' expiry renewed; relays show a session whose publisher went quiet for three of these as `stale`. Default 15 000 ms. */
   readonly aliveMs?: number | undefined;
-  /** How long `close()` waits for what is still pending. Default 5 000 ms. */
+  /** How long `close()` waits for what is still pending while Redis answers (when it is away, `close()` gives up at once). Default 5 000 ms. */
   readonly closeTimeoutMs?: number | undefined;
   /** Called once each time Redis becomes unreachable (the calls go on; entries wait, bounded). */
   readonly onRedisError?: ((error: SvcError) => void) | undefined;
@@ -79,8 +79,29 @@ export interface SessionPublisher {
   readonly settled: Promise<PublishReport>;
 }
 
+/** What a session may be built with, when it is given as a function: the hook its life cycle goes to. */
+export interface PublishHooks {
+  /** Pass as the session's `onStateChange`: `connecting`, `streaming`, `reconnecting`, `finishing` become entries. */
+  readonly onStateChange: (oldState: SessionState, newState: SessionState) => void;
+}
+
+/** Options of {@link Publisher.publish}. */
+export interface PublishOptions {
+  /** The session's id in the fleet (1 to 128 of `A-Z a-z 0-9 . _ ~ : -`): the relays' `/sessions/ID/events`. */
+  readonly id: string;
+  /** Shown by pages (a file name, a call id). Default the id. */
+  readonly title?: string | undefined;
+  /** Called once, when every entry of the run was stored or given up: what was published and what was not, and why. */
+  readonly onReport?: ((report: PublishReport) => void) | undefined;
+}
+
 /** A connection that publishes sessions; see {@link createPublisher}. */
 export interface Publisher {
+  /**
+   * The session's events, unchanged, while each is published under `id` (as `publishSession`
+   * does, on this publisher's connection). Cold: each subscription is one run of the session.
+   */
+  publish(events$: Observable<ServerEvent> | ((hooks: PublishHooks) => Observable<ServerEvent>), options: PublishOptions): Observable<ServerEvent>;
   /** Start publishing session `id` (its `start` entry): a new run of an id replaces the one Redis holds. Throws `invalid_argument` for a bad id or one this publisher runs now. */
   session(id: string, options?: { readonly title?: string | undefined }): SessionPublisher;
   /** Counters over every session. */
@@ -388,6 +409,38 @@ class PublisherCore implements Publisher {
     return writer;
   }
 
+  publish(events$: Observable<ServerEvent> | ((hooks: PublishHooks) => Observable<ServerEvent>), options: PublishOptions): Observable<ServerEvent> {
+    return new Observable<ServerEvent>((subscriber) => {
+      let session: SessionPublisher;
+      try {
+        session = this.session(options.id, { title: options.title });
+      } catch (err) {
+        subscriber.error(err);
+        return;
+      }
+      if (options.onReport) void session.settled.then((report) => callUser(options.onReport, report));
+      const source$ = typeof events$ === 'function' ? events$({ onStateChange: session.onStateChange }) : events$;
+      const sub = source$.subscribe({
+        next: (event) => {
+          session.event(event);
+          subscriber.next(event);
+        },
+        error: (err: unknown) => {
+          session.end({ status: 'failed', error: errorSummary(err) });
+          subscriber.error(err);
+        },
+        complete: () => {
+          session.end({ status: 'done' });
+          subscriber.complete();
+        },
+      });
+      return () => {
+        sub.unsubscribe();
+        session.end({ status: 'closed' });
+      };
+    });
+  }
+
   room(bytes: number): boolean {
     return this.heldEntries < this.maxEntries && this.heldBytes + bytes <= this.maxBytes;
   }
@@ -535,7 +588,8 @@ class PublisherCore implements Publisher {
     this.closed = true;
     this.alive.unsubscribe();
     for (const w of this.sessions.values()) if (w.live) w.end({ status: 'closed' });
-    if (this.stats.pending > 0 || this.directory.length > 0) {
+    // Pending entries are waited for while Redis answers; when it is away, they are given up at once.
+    if ((this.stats.pending > 0 || this.directory.length > 0) && !this.down && this.client?.status === 'ready') {
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, this.closeTimeoutMs);
         this.idle = () => {

@@ -151,6 +151,11 @@ export function fleetCursor(epoch: string, streamId: string): string {
   return `${epoch}:${streamId}`;
 }
 
+/** A session id made of any name (a file's stem, a provider's call id): characters other than `A-Z a-z 0-9 . _ ~ : -` become `-`, cut to 128. */
+export function sessionIdOf(name: string): string {
+  return name.replace(/[^A-Za-z0-9._~:-]+/g, '-').slice(0, 128) || 'session';
+}
+
 /** The event as it was on the wire: an `unknown` event goes back to its own type and fields. */
 export function wireEvent(event: ServerEvent): Record<string, unknown> {
   if (event.type === 'unknown') return { ...event.data, type: event.event_type };

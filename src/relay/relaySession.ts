@@ -62,12 +62,13 @@ interface Entry {
   readonly frame: string;
 }
 
-const SESSION_ID = /^[A-Za-z0-9._~-]{1,128}$/;
+const SESSION_ID = /^[A-Za-z0-9._~:-]{1,128}$/;
 
-/** Checks a session id: 1 to 128 characters of `A-Z a-z 0-9 . _ ~ -` (it goes in a URL path). */
+/** Checks a session id: 1 to 128 characters of `A-Z a-z 0-9 . _ ~ : -` (it goes in a URL path, and in Redis keys). */
 export function checkSessionId(id: string): void {
-  if (!SESSION_ID.test(id)) throw new InputError('invalid_argument', `relay session id ${JSON.stringify(id.slice(0, 140))}: use 1 to 128 characters of A-Z a-z 0-9 . _ ~ -`, { path: 'id' });
+  if (!SESSION_ID.test(id)) throw new InputError('invalid_argument', `relay session id ${JSON.stringify(id.slice(0, 140))}: use 1 to 128 characters of A-Z a-z 0-9 . _ ~ : -`, { path: 'id' });
 }
+
 
 /** A page reading one session: a cursor into the history, written while its socket has room. */
 class Reader {

@@ -10,6 +10,15 @@ import { createSessionStats, type SessionStats } from '../session/stats.js';
 import { splitSession, type SessionStreams } from '../state/splitSession.js';
 import { initialConversationSnapshot, type ConversationSnapshot } from '../state/snapshot.js';
 import { operatorSubscriber } from '../internal/operate.js';
+import type { Publisher } from '../fleet/publisher.js';
+import { sessionIdOf } from '../relay/protocol.js';
+import type { SessionState } from '../schema/sessionState.js';
+
+type StateHook = (oldState: SessionState, newState: SessionState) => void;
+/** The session's own `onStateChange` and the publisher's, both called. */
+function bothHooks(own: StateHook | undefined, published: StateHook): StateHook {
+  return own ? (o, n) => (own(o, n), published(o, n)) : published;
+}
 
 /** Anything with an id and audio: a `CallLeg`, a `MediaStreamCall`, or your own. */
 export interface AnalyzableCall {
@@ -94,6 +103,12 @@ export interface AnalyzeCallsOptions<C extends AnalyzableCall = AnalyzableCall> 
   readonly drainRejected?: boolean | undefined;
   /** Counters over all calls (the per-call session counters are on each `CallAnalysis`). */
   readonly callStats?: AnalyzeCallsStats | undefined;
+  /**
+   * Publish every call's session to Redis Streams under its call id (`createPublisher` of
+   * 'svc-stream/fleet'), for relays and the supervisor's page anywhere in the fleet
+   * (docs/fleet.md). Publishing never delays or fails a call.
+   */
+  readonly publish?: Publisher | undefined;
 }
 
 /**
@@ -137,7 +152,7 @@ export function analyzeCalls<C extends AnalyzableCall>(calls$: Observable<C>, op
   const maxQueueMs = options.maxQueueMs ?? DEFAULT_MAX_QUEUE_MS;
   if (!(maxQueueMs >= 0)) throw new InputError('invalid_argument', `maxQueueMs must be 0 or more, got ${maxQueueMs}`);
   const scheduler = options.scheduler ?? asyncScheduler;
-  const { maxConcurrent: _m, whenFull: _w, maxQueueMs: _q, sessionOptions, drainRejected, callStats, stats: _s, ...shared } = options;
+  const { maxConcurrent: _m, whenFull: _w, maxQueueMs: _q, sessionOptions, drainRejected, callStats, stats: _s, publish, ...shared } = options;
   return new Observable<CallAnalysis<C>>((subscriber) => {
     const stats = callStats ?? createAnalyzeCallsStats();
     const waiting: Array<() => void> = [];
@@ -189,7 +204,11 @@ export function analyzeCalls<C extends AnalyzableCall>(calls$: Observable<C>, op
           stats.peakRunning = Math.max(stats.peakRunning, running);
           if (status === 'queued' && stats.queued > 0) stats.queued--;
           status = 'running';
-          inner = defer(() => conversationSession(call.audio$, sessionOpts)).subscribe(sub);
+          inner = defer(() =>
+            publish
+              ? publish.publish(({ onStateChange }) => conversationSession(call.audio$, { ...sessionOpts, onStateChange: bothHooks(sessionOpts.onStateChange, onStateChange) }), { id: sessionIdOf(call.id), title: call.id })
+              : conversationSession(call.audio$, sessionOpts),
+          ).subscribe(sub);
         };
         if (running < max) start();
         else {

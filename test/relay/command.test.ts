@@ -70,10 +70,18 @@ describe('svc-stream relay', () => {
   }, 30_000);
 
   it('makes a token when none is set, and refuses bad arguments before listening', async () => {
-    await expect(relayCommand.run([], cli().io)).rejects.toMatchObject({ code: 'invalid_argument' });
-    await expect(relayCommand.run(['samples/nope.wav'], cli().io)).rejects.toMatchObject({ code: 'file_not_found' });
-    await expect(relayCommand.run(['samples/call.wav', '--origin', 'http://a.test/x'], cli().io)).rejects.toMatchObject({ code: 'invalid_argument' });
-    await expect(relayCommand.run(['samples/call.wav', 'samples/call.wav'], cli().io)).rejects.toMatchObject({ code: 'invalid_argument' });
+    // Usage mistakes exit 2 with one line naming what is wrong, before anything listens.
+    const refused = async (argv: string[], line: RegExp): Promise<void> => {
+      const t = cli();
+      expect(await relayCommand.run(argv, t.io)).toBe(2);
+      expect(t.stderr.text()).toMatch(line);
+    };
+    await refused([], /invalid_argument: relay needs at least one FILE, or --from URL/);
+    await refused(['samples/nope.wav'], /file_not_found: samples\/nope.wav: no such file/);
+    await refused(['samples/call.wav', '--origin', 'http://a.test/x'], /invalid_argument: relay origin "http:\/\/a.test\/x" is not an origin/);
+    await refused(['samples/call.wav', 'samples/call.wav'], /invalid_argument: two FILEs have the stem call/);
+    await refused(['--from', 'http://redis.test'], /invalid_argument: --from expects a redis:\/\/ or rediss:\/\/ URL/);
+    await refused(['--from', 'redis://127.0.0.1:1', '--exit-when-done'], /--exit-when-done needs a FILE/);
     const t = cli();
     const exit = relayCommand.run(['samples/call.wav', '--speed', '40'], t.io);
     const token = await printed(t.stdout, /svc-stream relay token: (\S+) /);

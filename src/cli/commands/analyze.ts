@@ -13,6 +13,9 @@ import { bytesToMs, isRawFormat, type AudioFormat } from '../../schema/audio.js'
 import type { ServerEvent } from '../../schema/events.js';
 import { conversationSession } from '../../session/conversation.js';
 import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
+import { commandPublisher, PUBLISH_OPTION } from '../publishFlag.js';
+import { checkSessionId } from '../../relay/relaySession.js';
+import { sessionIdOf } from '../../relay/protocol.js';
 import { option, type OptionValues } from '../options.js';
 import { BASE_URL_OPTION, CONFIG_OPTION, scenarioOption, speedOption } from '../sharedOptions.js';
 import { createSessionStats } from '../../session/stats.js';
@@ -37,6 +40,8 @@ const OPTIONS = {
   ...BASE_URL_OPTION,
   'done-timeout': option.integer('MS', 'how long to wait for done after the end of audio (default 120000)', { min: 1 }),
   ...REDIS_OPTION,
+  ...PUBLISH_OPTION,
+  id: option.text('ID', "the session's id when published (default FILE's stem, or stdin)"),
 } as const;
 
 /** The scenario the embedded emulator plays for `file`: `<stem>.scenario.json`, or up to the first `-`. */
@@ -90,6 +95,9 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
   const source = resultSource(endpoint.emulator !== undefined, scenario !== undefined);
   if (endpoint.emulator && scenarioPath) io.stderr.write(`svc-stream: the emulator plays ${scenarioPath}\n`);
   const fleet = await fleetLimits(values.redis, io.env);
+  const stem = file === undefined || file === '-' ? 'stdin' : basename(file, extname(file));
+  if (values.id !== undefined) checkSessionId(values.id);
+  const published = await commandPublisher(values.publish, io);
   const stats = createSessionStats();
   const live = !values.json && io.stdout.isTTY === true;
   const view = live ? new TerminalView(io.stdout, colorEnabled(io.stdout, io.env), undefined, source === 'service' ? undefined : resultSourceNote(source, scenarioPath)) : undefined;
@@ -117,7 +125,7 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
   };
 
   try {
-    const session$ = conversationSession(audio, {
+    const session$ = published.session(values.id ?? sessionIdOf(stem), stem === 'stdin' ? 'stdin' : basename(file!), (published) => conversationSession(audio, {
       apiKey: endpoint.apiKey,
       baseUrl: endpoint.baseUrl,
       config,
@@ -126,10 +134,11 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
       ...(values['done-timeout'] !== undefined ? { doneTimeoutMs: values['done-timeout'] } : {}),
       // One line per reconnect; the transcript stays one (the session resumes on one time axis).
       onStateChange: (_old, next) => {
+        published?.(_old, next);
         if (next.status === 'reconnecting') io.stderr.write(`${reconnectLine(next.attempt, next.error)}\n`);
         else if (next.status === 'streaming' && _old.status === 'connecting' && stats.segment > 0) io.stderr.write(`svc-stream: reconnected (segment ${stats.segment}, ${stats.reconnects} reconnect${stats.reconnects === 1 ? '' : 's'} so far)\n`);
       },
-    });
+    }));
     // Paced, the bytes sent are the audio position; sent at full speed they run ahead of it,
     // and the position is the audio time the events name.
     const events$ = values.record
@@ -180,6 +189,7 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
     printError(io, err);
     return 1;
   } finally {
+    await published.close();
     await fleet.close();
     await endpoint.close();
   }
