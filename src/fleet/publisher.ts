@@ -588,8 +588,11 @@ class PublisherCore implements Publisher {
     this.closed = true;
     this.alive.unsubscribe();
     for (const w of this.sessions.values()) if (w.live) w.end({ status: 'closed' });
-    // Pending entries are waited for while Redis answers; when it is away, they are given up at once.
-    if ((this.stats.pending > 0 || this.directory.length > 0) && !this.down && this.client?.status === 'ready') {
+    // Pending entries are waited for while Redis answers (or is still being reached for the
+    // first time); when it is known to be away, they are given up at once.
+    const status = this.client?.status;
+    const reachable = status === 'ready' || ((status === 'connecting' || status === 'wait') && this.stats.outages === 0);
+    if ((this.stats.pending > 0 || this.directory.length > 0) && reachable) {
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, this.closeTimeoutMs);
         this.idle = () => {

@@ -76,6 +76,16 @@ describe('publisher', () => {
     expect(await admin.pttl(fleetKeys(pfx).stream('call-1'))).toBeGreaterThan(3_000_000);
   });
 
+  it('closed at once after publishing (a short command): waits for Redis, and everything is stored', async () => {
+    const pfx = prefix();
+    const p = await createPublisher({ url: redis.url, prefix: pfx });
+    const s = p.session('quick');
+    for (let i = 0; i < 50; i++) s.event(topics(i));
+    s.end({ status: 'done' });
+    expect(await p.close()).toMatchObject({ entries: 52, published: 52, unpublished: 0 });
+    expect(await entries(pfx, 'quick')).toHaveLength(52);
+  });
+
   it('trims entries older than the retention (MINID, on its own clock)', async () => {
     const pfx = prefix();
     let now = 1_000_000;
