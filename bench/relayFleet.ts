@@ -41,7 +41,9 @@ const self = new URL(import.meta.url).pathname;
 function child(args: string[]): { proc: ChildProcess; lines: AsyncIterableIterator<string>; send(line: string): void } {
   // --prof: a CPU profile of each relay process, in test/artifacts/.
   const prof = values.prof && args[0] === 'relay' ? ['--cpu-prof', '--cpu-prof-dir', 'test/artifacts/relay-prof'] : [];
-  const proc = spawn(process.execPath, [...prof, '--import', 'tsx', self, ...args, ...(values.prof ? ['--prof'] : [])], { stdio: ['pipe', 'pipe', 'inherit'] });
+  // The children take the same sizes as this run.
+  const sizes = ['--pages', String(PAGES), '--events', String(EVENTS), '--rate', String(RATE), '--seconds', String(SECONDS)];
+  const proc = spawn(process.execPath, [...prof, '--import', 'tsx', self, ...args, ...sizes], { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = createInterface({ input: proc.stdout! })[Symbol.asyncIterator]();
   return { proc, lines, send: (line) => void proc.stdin!.write(`${line}\n`) };
 }
@@ -54,7 +56,8 @@ const commands = createInterface({ input: process.stdin })[Symbol.asyncIterator]
 
 /** The relay process: `relay fleet REDIS_URL` or `relay local`; in local mode it makes the events on `emit COUNT RATE`. */
 async function relayProcess(mode: string, url?: string): Promise<void> {
-  const relay = createRelay({ token: null, heartbeatMs: 60_000, maxStreams: PAGES + 16, maxConnections: PAGES + 64, historyEvents: 100_000, ...(mode === 'fleet' ? { from: url, prefix: 'bench' } : {}) });
+  // Pages that read slowly on a loaded machine are waited for, not cut off: this measures throughput.
+  const relay = createRelay({ token: null, heartbeatMs: 60_000, stallTimeoutMs: 600_000, maxStreams: PAGES + 16, maxConnections: PAGES + 64, historyEvents: 100_000, ...(mode === 'fleet' ? { from: url, prefix: 'bench' } : {}) });
   const session = mode === 'local' ? relay.addSession({ id: 'bench' }) : undefined;
   const { url: listening } = await relay.listen();
   process.stdout.write(`${listening}\n`);
@@ -94,6 +97,12 @@ async function pagesProcess(url: string): Promise<void> {
   const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
   const pages: { got: number; latencies: number[]; done?: () => void }[] = [];
   let connected = 0;
+  let closed = 0;
+  // Say where it stands every 30 s, so a stuck run shows why.
+  setInterval(() => {
+    const got = pages.map((p) => p.got).sort((a, b) => a - b);
+    process.stderr.write(`pages: ${connected} connected, ${closed} closed, events per page min ${got[0]} median ${got[got.length >> 1]} max ${got.at(-1)}\n`);
+  }, 30_000).unref();
   await new Promise<void>((ready) => {
     for (let p = 0; p < PAGES; p++) {
       const page: { got: number; latencies: number[]; done?: () => void } = { got: 0, latencies: [] };
@@ -114,6 +123,7 @@ async function pagesProcess(url: string): Promise<void> {
         });
       });
       req.on('error', (err) => process.stderr.write(`page ${p}: ${err.message}\n`));
+      req.on('close', () => closed++);
       req.end();
     }
   });
@@ -126,6 +136,8 @@ async function pagesProcess(url: string): Promise<void> {
     const target = Number(count);
     const base = pages.map((p) => p.got);
     for (const p of pages) p.latencies = [];
+    // Armed before anything is published, so no event of this phase is counted in `base`.
+    process.stdout.write('armed\n');
     const t0 = performance.now();
     let firstAll = 0;
     await Promise.all(
@@ -171,14 +183,16 @@ async function measure(mode: 'local' | 'fleet', round: number, redisUrl: string)
       else relay.send(`emit ${count} ${rate}`);
     };
     // Burst: EVENTS as fast as they can be made; the clock runs until every page has them all.
-    const t0 = performance.now();
     pages.send(`expect ${EVENTS}`);
+    if ((await next(pages.lines)) !== 'armed') throw new Error('pages not armed');
+    const t0 = performance.now();
     await publish(EVENTS, 0);
     await next(pages.lines);
     const burstMs = performance.now() - t0;
     // Paced: RATE per second for SECONDS; latency from the moment each event was made.
     const paced = RATE * SECONDS;
     pages.send(`expect ${paced}`);
+    if ((await next(pages.lines)) !== 'armed') throw new Error('pages not armed');
     await publish(paced, RATE);
     const latency = JSON.parse(await next(pages.lines)) as { p50: number; p99: number };
     return { mode, round, fanoutPerSec: (EVENTS * PAGES) / (burstMs / 1000), burstMs, p50: latency.p50, p99: latency.p99 };

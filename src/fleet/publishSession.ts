@@ -26,10 +26,10 @@ export interface PublishSessionOptions extends PublisherOptions, PublishOptions 
  *
  * ## Example
  * ```ts
- * import { conversationSession, fileSource } from 'svc-stream';
+ * import { analyzeConversation, fileSource } from 'svc-stream';
  * import { publishSession } from 'svc-stream/fleet';
  *
- * publishSession(({ onStateChange }) => conversationSession(fileSource('call.wav'), { onStateChange }), {
+ * publishSession(({ onStateChange }) => fileSource('call.wav').pipe(analyzeConversation({ onStateChange })), {
  *   url: 'redis://10.0.0.5:6379',
  *   id: 'call-17',
  *   onReport: (r) => r.unpublished > 0 && console.warn(`${r.unpublished} entries not published: ${r.error?.message}`),
