@@ -363,7 +363,7 @@ class PublisherCore implements Publisher {
     this.now = options.now ?? Date.now;
     this.scheduler = options.scheduler ?? asyncScheduler;
     this.alive = timer(this.aliveMs, this.aliveMs, this.scheduler).subscribe(() => this.announce());
-    client.then(
+    this.loaded = client.then(
       (c) => {
         const appendClient = c as AppendClient;
         if (typeof appendClient.svcStreamAppend !== 'function') c.defineCommand('svcStreamAppend', { numberOfKeys: 2, lua: APPEND_SCRIPT });
@@ -388,6 +388,9 @@ class PublisherCore implements Publisher {
       },
     );
   }
+
+  /** Settles once the client is loaded (or could not be). */
+  private readonly loaded: Promise<void>;
 
   private fatal: SvcError | undefined;
 
@@ -587,6 +590,8 @@ class PublisherCore implements Publisher {
     if (this.closed) return this.stats;
     this.closed = true;
     this.alive.unsubscribe();
+    // A publisher opened a moment ago may still be loading its client: its entries wait for it.
+    await this.loaded;
     for (const w of this.sessions.values()) if (w.live) w.end({ status: 'closed' });
     // Pending entries are waited for while Redis answers (or is still being reached for the
     // first time); when it is known to be away, they are given up at once.
