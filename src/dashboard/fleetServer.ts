@@ -10,7 +10,7 @@ import type { FleetSource } from '../relay/fleetSource.js';
 import { relayOn } from '../relay/server.js';
 import { sseMessage } from '../relay/sse.js';
 import { callFoldReducer, fleetCall, initialCallFold, type CallFold, type FleetCall } from './fleetView.js';
-import { hostAllowed, listenLoopback, send, SECURITY_HEADERS } from './http.js';
+import { HTML, hostAllowed, listenLoopback, SCRIPT, SECURITY_HEADERS, send, sendFile, STYLES, type PageFiles } from './http.js';
 import { pageScript } from './pageBundle.js';
 
 /** Options of {@link startFleetDashboard}. */
@@ -179,40 +179,26 @@ export async function startFleetDashboard(options: FleetDashboardOptions): Promi
     dirty.clear();
   });
 
+  const files: PageFiles = {
+    '/': [HTML, FLEET_HTML],
+    '/index.html': [HTML, FLEET_HTML],
+    '/call': [HTML, PAGE_HTML],
+    '/app.js': [SCRIPT, callScript],
+    '/fleet.js': [SCRIPT, fleetScript],
+    '/app.css': [STYLES, PAGE_CSS],
+    '/fleet.css': [STYLES, FLEET_CSS],
+  };
   let port = 0;
   const server = createServer({ maxHeaderSize: 8 << 10, headersTimeout: 10_000, requestTimeout: 0 }, (req, res) => {
     if (!hostAllowed(req, port)) return send(res, 403, 'text/plain; charset=utf-8', 'forbidden host\n');
     if (relay.handle(req, res)) return;
-    if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n');
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    switch (path) {
-      case '/':
-      case '/index.html':
-        return send(res, 200, 'text/html; charset=utf-8', FLEET_HTML);
-      case '/call':
-        return send(res, 200, 'text/html; charset=utf-8', PAGE_HTML);
-      case '/app.js':
-        return send(res, 200, 'text/javascript; charset=utf-8', callScript);
-      case '/fleet.js':
-        return send(res, 200, 'text/javascript; charset=utf-8', fleetScript);
-      case '/app.css':
-        return send(res, 200, 'text/css; charset=utf-8', PAGE_CSS);
-      case '/fleet.css':
-        return send(res, 200, 'text/css; charset=utf-8', FLEET_CSS);
-      case '/fleet/events': {
-        res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'x-accel-buffering': 'no', ...SECURITY_HEADERS });
-        const list = [...watched.keys()].map(view).filter((c): c is FleetCall => c !== undefined);
-        res.write(`retry: 1000\n\n${sseMessage('calls', { calls: list })}`);
-        pages.add(res);
-        res.on('close', () => pages.delete(res));
-        return;
-      }
-      case '/favicon.ico':
-        res.writeHead(204, SECURITY_HEADERS);
-        return res.end();
-      default:
-        return send(res, 404, 'text/plain; charset=utf-8', 'not found\n');
-    }
+    if (path !== '/fleet/events' || req.method !== 'GET') return sendFile(req, res, path, files);
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'x-accel-buffering': 'no', ...SECURITY_HEADERS });
+    const list = [...watched.keys()].map(view).filter((c): c is FleetCall => c !== undefined);
+    res.write(`retry: 1000\n\n${sseMessage('calls', { calls: list })}`);
+    pages.add(res);
+    res.on('close', () => pages.delete(res));
   });
   port = await listenLoopback(server, options.port);
 

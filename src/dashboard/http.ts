@@ -35,3 +35,24 @@ export async function listenLoopback(server: Server, port = 0): Promise<number> 
   });
   return (server.address() as AddressInfo).port;
 }
+
+/** The files a dashboard serves: path → [content type, body]. */
+export type PageFiles = Readonly<Record<string, readonly [type: string, body: string]>>;
+
+/** Content types of the pages' files. */
+export const HTML = 'text/html; charset=utf-8';
+export const SCRIPT = 'text/javascript; charset=utf-8';
+export const STYLES = 'text/css; charset=utf-8';
+
+/** One of `files`, the favicon (204), or 404; anything but GET and HEAD is 405. */
+export function sendFile(req: IncomingMessage, res: ServerResponse, path: string, files: PageFiles): void {
+  if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n');
+  const file = files[path];
+  if (file) return send(res, 200, file[0], file[1]);
+  if (path === '/favicon.ico') {
+    res.writeHead(204, SECURITY_HEADERS);
+    res.end();
+    return;
+  }
+  send(res, 404, 'text/plain; charset=utf-8', 'not found\n');
+}

@@ -7,7 +7,7 @@ import type { SessionState } from '../schema/sessionState.js';
 import type { SessionStats } from '../session/stats.js';
 import { createRelay } from '../relay/server.js';
 import { dashboardSession, type DashboardSession } from './dashboardSession.js';
-import { hostAllowed, listenLoopback, send, SECURITY_HEADERS } from './http.js';
+import { HTML, hostAllowed, listenLoopback, SCRIPT, send, sendFile, STYLES, type PageFiles } from './http.js';
 import { pageScript } from './pageBundle.js';
 import { DASHBOARD_SESSION_ID } from './sessionId.js';
 import type { DashboardView } from './view.js';
@@ -110,29 +110,15 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
     return view;
   });
 
+  const files: PageFiles = { '/': [HTML, PAGE_HTML], '/index.html': [HTML, PAGE_HTML], '/app.js': [SCRIPT, script], '/app.css': [STYLES, PAGE_CSS] };
   let port = 0;
   const server = createServer({ maxHeaderSize: 8 << 10, headersTimeout: 10_000, requestTimeout: 0 }, (req, res) => {
     if (!hostAllowed(req, port)) return send(res, 403, 'text/plain; charset=utf-8', 'forbidden host\n');
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (path === `/sessions/${DASHBOARD_SESSION_ID}/events` && req.method === 'GET') start();
     if (relay.handle(req, res)) return;
-    if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n');
-    switch (path) {
-      case '/':
-      case '/index.html':
-        return send(res, 200, 'text/html; charset=utf-8', PAGE_HTML);
-      case '/app.js':
-        return send(res, 200, 'text/javascript; charset=utf-8', script);
-      case '/app.css':
-        return send(res, 200, 'text/css; charset=utf-8', PAGE_CSS);
-      case '/state':
-        return send(res, 200, 'application/json; charset=utf-8', JSON.stringify(running.view()));
-      case '/favicon.ico':
-        res.writeHead(204, SECURITY_HEADERS);
-        return res.end();
-      default:
-        return send(res, 404, 'text/plain; charset=utf-8', 'not found\n');
-    }
+    if (path === '/state' && req.method === 'GET') return send(res, 200, 'application/json; charset=utf-8', JSON.stringify(running.view()));
+    sendFile(req, res, path, files);
   });
   port = await listenLoopback(server, options.port);
   if (options.start === 'now') start();

@@ -2,11 +2,12 @@
 // streams of Redis, read by the process's one reader, written to each page as server-sent
 // events whose ids every relay of the fleet understands. Loaded only with `from`.
 import type { ServerResponse } from 'node:http';
-import { timer, type SchedulerLike, type Subscription } from 'rxjs';
+import type { SchedulerLike } from 'rxjs';
 import type { SvcError } from '../errors.js';
 import { openFleetReader, type DirectorySession, type FleetReader, type FollowSink, type Follower } from '../fleet/streamReader.js';
 import type { StreamEntry } from '../fleet/streamEntries.js';
 import { parseRelayCursor, type RelayGap, type RelayReset, type RelaySessionInfo } from './protocol.js';
+import { PageSocket } from './pageSocket.js';
 import { sseMessage } from './sse.js';
 
 /** What the relay's options say about serving a fleet. */
@@ -40,9 +41,8 @@ export interface FleetSource {
 /** One page reading one session: entries written while its socket has room. */
 class FleetPage implements FollowSink {
   follower: Follower | undefined;
-  private blocked = false;
-  private stall: Subscription | undefined;
   private finished = false;
+  private readonly socket: PageSocket;
 
   constructor(
     private readonly source: FleetSourceImpl,
@@ -51,6 +51,8 @@ class FleetPage implements FollowSink {
     /** From the start of what is kept (no cursor): the first entry may not be the start, which names the status. */
     private fresh: boolean,
   ) {
+    // Cut off when its socket stays full; it resumes from its cursor.
+    this.socket = new PageSocket(res, source.options.stallTimeoutMs, source.options.scheduler, () => source.clientsDropped++);
     res.on('close', () => this.finish());
   }
 
@@ -83,13 +85,13 @@ class FleetPage implements FollowSink {
       const last = this.out;
       this.out = '';
       this.finished = true;
-      this.stall?.unsubscribe();
+      this.socket.stop();
       this.res.end(last);
       return false;
     }
     if (this.res.writableLength + this.out.length < this.source.options.maxClientBufferBytes) return true;
     this.flush();
-    this.waitForDrain();
+    this.socket.waitForDrain(() => this.follower?.resume());
     return false;
   }
 
@@ -97,28 +99,13 @@ class FleetPage implements FollowSink {
     this.res.destroy();
   }
 
-  private waitForDrain(): void {
-    if (this.blocked) return;
-    this.blocked = true;
-    // A page whose socket stays full is gone or hopelessly slow: cut it off; it resumes from its cursor.
-    this.stall = timer(this.source.options.stallTimeoutMs, this.source.options.scheduler).subscribe(() => {
-      this.source.clientsDropped++;
-      this.res.destroy();
-    });
-    this.res.once('drain', () => {
-      this.stall?.unsubscribe();
-      this.blocked = false;
-      this.follower?.resume();
-    });
-  }
-
   heartbeat(): void {
-    if (!this.finished && !this.blocked && this.res.writableLength === 0) this.res.write(': keep-alive\n\n');
+    this.socket.heartbeat(this.finished);
   }
 
   private finish(): void {
     this.finished = true;
-    this.stall?.unsubscribe();
+    this.socket.stop();
     this.follower?.close();
     this.source.pages.delete(this);
     this.source.left(this.session?.id);

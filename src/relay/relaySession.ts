@@ -3,11 +3,12 @@
 // up falls behind in the history (its socket never holds more than a bound), and past the
 // history it is skipped ahead with a `gap` message.
 import type { ServerResponse } from 'node:http';
-import { timer, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
+import type { Observable, SchedulerLike, Subscription } from 'rxjs';
 import { InputError } from '../errors.js';
 import type { ServerEvent } from '../schema/events.js';
 import type { SessionState } from '../schema/sessionState.js';
 import { errorSummary, wireEvent, type RelayEnd, type RelaySessionInfo } from './protocol.js';
+import { PageSocket } from './pageSocket.js';
 import { sseMessage } from './sse.js';
 
 /** The limits a session's history and its pages live within (see `RelayOptions`). */
@@ -74,9 +75,8 @@ export function checkSessionId(id: string): void {
 class Reader {
   sent: number;
   private statusSent = '';
-  private blocked = false;
   private finished = false;
-  private stall: Subscription | undefined;
+  private readonly socket: PageSocket;
   readonly done: Promise<void>;
   private resolveDone!: () => void;
 
@@ -86,6 +86,8 @@ class Reader {
     after: number,
   ) {
     this.sent = after;
+    // A page whose socket stays full is dropped; it can reconnect with Last-Event-ID and resume from the history.
+    this.socket = new PageSocket(res, hub.limits.stallTimeoutMs, hub.limits.scheduler, () => hub.counters.clientsDropped++);
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
     res.on('close', () => this.finish());
   }
@@ -97,11 +99,11 @@ class Reader {
 
   /** Write what the page has not had, while its socket holds less than the bound. */
   pump(): void {
-    if (this.finished || this.blocked) return;
+    if (this.finished || this.socket.blocked) return;
     const limit = this.hub.limits.maxClientBufferBytes;
     const history = this.hub.history;
     while (this.sent < this.hub.lastId) {
-      if (this.res.writableLength >= limit) return this.waitForDrain();
+      if (this.res.writableLength >= limit) return this.socket.waitForDrain(() => this.pump());
       const first = this.hub.firstRetained();
       if (this.sent + 1 < first) {
         this.hub.counters.gaps++;
@@ -119,7 +121,7 @@ class Reader {
     }
     if (this.hub.end) {
       this.finished = true;
-      this.stall?.unsubscribe();
+      this.socket.stop();
       this.hub.counters.bytesSent += Buffer.byteLength(this.hub.endFrame!);
       this.res.end(this.hub.endFrame, () => this.resolveDone());
     }
@@ -127,27 +129,12 @@ class Reader {
 
   /** A comment line, so proxies keep an idle stream open; skipped when the socket is not empty. */
   heartbeat(): void {
-    if (!this.finished && !this.blocked && this.res.writableLength === 0) this.res.write(': keep-alive\n\n');
-  }
-
-  private waitForDrain(): void {
-    this.blocked = true;
-    // A page whose socket stays full is gone or hopelessly slow: drop it; it can reconnect
-    // with Last-Event-ID and resume from the history.
-    this.stall = timer(this.hub.limits.stallTimeoutMs, this.hub.limits.scheduler).subscribe(() => {
-      this.hub.counters.clientsDropped++;
-      this.res.destroy();
-    });
-    this.res.once('drain', () => {
-      this.stall?.unsubscribe();
-      this.blocked = false;
-      this.pump();
-    });
+    this.socket.heartbeat(this.finished);
   }
 
   private finish(): void {
     this.finished = true;
-    this.stall?.unsubscribe();
+    this.socket.stop();
     this.hub.readers.delete(this);
     this.resolveDone();
   }
