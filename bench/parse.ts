@@ -2,13 +2,13 @@
 // event), per event, for a session-like mix: partials and clips (nested and flat), updates,
 // picks, topics, sentiments, behaviors, done; and the same mix with out-of-contract values that
 // the tolerant parser repairs. Median of several rounds, each parsing every frame many times.
-// Run: npx tsx bench/parse.ts [--rounds N] [--against path/to/other/events.ts]
-//   --against: also time another copy of the schema module, interleaved round by round (to
-//   compare a change of src/schema/events.ts with the version before it).
+// Run: npx tsx bench/parse.ts [--rounds N] [--against path/to/other/parseServerEvent.ts]
+//   --against: also time another copy of the parser module, interleaved round by round (to
+//   compare a change of src/schema/parseServerEvent.ts with the version before it).
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { machine, median } from './benchInternals.js';
-import * as current from '../src/schema/events.js';
+import * as current from '../src/schema/parseServerEvent.js';
 
 type Parse = typeof current.parseServerEvent;
 
@@ -53,7 +53,7 @@ function time(parse: Parse, frames: readonly string[]): number {
   return ns;
 }
 
-const variants: Array<[string, Parse]> = [['src/schema/events.ts', current.parseServerEvent]];
+const variants: Array<[string, Parse]> = [['src/schema/parseServerEvent.ts', current.parseServerEvent]];
 if (AGAINST !== undefined) {
   const other = (await import(pathToFileURL(AGAINST).href)) as typeof current;
   variants.push([AGAINST, other.parseServerEvent]);

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { from, lastValueFrom, toArray } from 'rxjs';
 import { BATCH_FILE_EXTENSIONS, isFileResult } from 'svc-stream/batch';
 import { startEmulator } from 'svc-stream/emulator';
-import { emotionFiles, tagFiles } from 'svc-stream/operators';
+import { emotionFiles, tagFiles } from 'svc-stream/batch';
 
 const folder = process.argv[2] ?? dirname(fileURLToPath(import.meta.url));
 const files = readdirSync(folder)

@@ -2,6 +2,7 @@
 // back, release it once. The in-process Semaphore and the fleet's Redis limiter both fit it.
 import { Observable } from 'rxjs';
 import { SvcError } from './errors.js';
+import { operatorSubscriber } from './internal/operate.js';
 
 /** A held concurrency slot. */
 export interface LimiterLease {
@@ -26,6 +27,14 @@ export interface ConcurrencyLimiter {
    * passes, `redis_unavailable` when a shared limiter cannot reach its store.
    */
   acquire(signal?: AbortSignal): Promise<LimiterLease>;
+  /**
+   * `acquire` in callback form, for a limiter that can grant without waiting for a promise
+   * (the in-process `Semaphore`): `grant` is called with the lease as soon as a slot is free,
+   * synchronously when one is free now (first come, first served, in the queue `acquire`
+   * uses). Returns a function that withdraws a request not granted yet. Optional: with it,
+   * {@link underLimiter} starts the work in the very tick its slot is granted.
+   */
+  request?(grant: (lease: LimiterLease) => void): () => void;
 }
 
 /** Which limit a slot counts against: the organization (via its key) on one service, for one model. */
@@ -42,10 +51,26 @@ export interface LimiterSource {
 }
 
 /**
- * Run `work$` under a slot of `limiter`: subscribes to it once the slot is granted and
- * releases the slot when it completes, errors or is unsubscribed (an unsubscribe while still
- * waiting withdraws the request). Errors with the acquire's error, or with `lease_lost` when
- * the slot is lost while held (the work is unsubscribed first). Cold.
+ * Run `work$` under a slot of `limiter`: the one way work runs under a concurrency slot, for
+ * the in-process `Semaphore` (its `run` is this) and the fleet's Redis limiter alike.
+ *
+ * - Subscribes to `work$` once the slot is granted: in the tick it is granted when the limiter
+ *   has `request` (synchronously, when a slot is free now), else when `acquire` resolves.
+ * - Releases the slot when the work completes, errors or is unsubscribed; an unsubscribe while
+ *   still waiting withdraws the request.
+ * - Errors with the acquire's error, or with `lease_lost` when the slot is lost while held
+ *   (the work is unsubscribed first).
+ * - Cold: each subscription takes its own slot.
+ *
+ * ## Example
+ * ```ts
+ * import { defer } from 'rxjs';
+ * import { Semaphore, underLimiter } from 'svc-stream';
+ *
+ * const slots = new Semaphore(2);
+ * const call$ = underLimiter(slots, defer(() => fetch('http://127.0.0.1:8080/health')));
+ * call$.subscribe((res) => console.log(res.status)); // at most two in flight at once
+ * ```
  */
 export function underLimiter<T>(limiter: ConcurrencyLimiter, work$: Observable<T>): Observable<T> {
   return new Observable<T>((subscriber) => {
@@ -58,23 +83,27 @@ export function underLimiter<T>(limiter: ConcurrencyLimiter, work$: Observable<T
       const reason = lease?.lost?.reason;
       subscriber.error(reason instanceof SvcError ? reason : new SvcError('lease_lost', 'the concurrency slot was lost while held', { retryable: true, cause: reason }));
     };
-    limiter.acquire(waiting.signal).then(
-      (l) => {
-        if (closed) {
-          l.release();
-          return;
-        }
-        lease = l;
-        if (l.lost?.aborted) return onLost();
-        l.lost?.addEventListener('abort', onLost, { once: true });
-        inner = work$.subscribe(subscriber);
-      },
-      (err: unknown) => {
+    const start = (l: LimiterLease): void => {
+      if (closed) {
+        l.release();
+        return;
+      }
+      lease = l;
+      if (l.lost?.aborted) return onLost();
+      l.lost?.addEventListener('abort', onLost, { once: true });
+      // Its own subscriber, so a lost lease can unsubscribe the work and still error ours.
+      inner = work$.subscribe(operatorSubscriber<T>(subscriber, {}));
+    };
+    let withdraw: (() => void) | undefined;
+    if (limiter.request) withdraw = limiter.request(start);
+    else {
+      limiter.acquire(waiting.signal).then(start, (err: unknown) => {
         if (!closed) subscriber.error(err);
-      },
-    );
+      });
+    }
     return () => {
       closed = true;
+      withdraw?.();
       waiting.abort();
       inner?.unsubscribe();
       lease?.lost?.removeEventListener('abort', onLost);

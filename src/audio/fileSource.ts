@@ -2,10 +2,10 @@
 // from disk with backpressure, passed through or transcoded to raw PCM depending on the format.
 import { createReadStream } from 'node:fs';
 import { extname } from 'node:path';
-import { Observable, type Subscription } from 'rxjs';
+import { Observable, type SchedulerLike, type Subscription } from 'rxjs';
 import { isRawFormat, type AudioFormat, type RawAudioFormat } from '../schema/audio.js';
 import type { FlowControl } from './flow.js';
-import { takeFlow } from './audioInternals.js';
+import { takeFlow } from '../internal/audioSources.js';
 import { FILE_FORMATS, RAW_FILE_EXTENSIONS, rawFormatHint } from './fileFormats.js';
 import { InputError } from '../errors.js';
 import type { FfmpegHeader, FfmpegSpawnInfo } from './ffmpegProcess.js';
@@ -34,6 +34,8 @@ export interface FileSourceOptions {
    * transcodes too (to `transcode`'s target, or the default).
    */
   readonly realtime?: boolean | number | undefined;
+  /** Where `realtime`'s time comes from (default `asyncScheduler`); a `VirtualTimeScheduler` or `TestScheduler` gives virtual time. */
+  readonly scheduler?: SchedulerLike | undefined;
   /**
    * Check that ffmpeg can decode the file before emitting anything (default true). Existence
    * and size are always checked. A passthrough file gets a short decode run first; a
@@ -77,10 +79,10 @@ export interface FileSourceOptions {
  *
  * ## Example
  * ```ts
- * import { fileSource, frame } from 'svc-stream';
+ * import { fileSource, rechunk } from 'svc-stream';
  *
  * fileSource('meeting.mp4')       // transcoded: s16le 16 kHz mono
- *   .pipe(frame({ ms: 100 }))
+ *   .pipe(rechunk({ ms: 100 }))
  *   .subscribe({ next: (chunk) => console.log(chunk.byteLength), error: (err) => console.error(String(err)) });
  * ```
  */
@@ -100,7 +102,7 @@ export function fileSource(path: string, options: FileSourceOptions = {}): Audio
   const target = transcoding ? transcodeTarget(typeof options.transcode === 'object' ? options.transcode : {}) : undefined;
   const format: AudioFormat | undefined = target ?? raw ?? (handling?.mode === 'passthrough' ? { audio_format: handling.format } : undefined);
   // Constructed eagerly so a bad rate throws here, not on subscribe.
-  const pacing = realtime !== undefined ? pace({ rate: realtime, ...(target ? { format: target } : {}) }) : undefined;
+  const pacing = realtime !== undefined ? pace({ rate: realtime, ...(target ? { format: target } : {}), ...(options.scheduler ? { scheduler: options.scheduler } : {}) }) : undefined;
 
   const slot: FlowSlot = { current: undefined };
   const read = new Observable<AudioChunk>((subscriber) => {

@@ -70,7 +70,7 @@ export class AudioSource<T = AudioChunk> extends Observable<T> {
     return super.forEach(next);
   }
 
-  /** @deprecated As `Observable.toPromise`, deprecated by RxJS: use `lastValueFrom` from 'rxjs'. */
+  /** As `Observable.toPromise`, which RxJS deprecates: use `lastValueFrom` from 'rxjs' instead. */
   override toPromise(): Promise<T | undefined> {
     return super.toPromise();
   }

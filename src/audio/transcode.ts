@@ -18,11 +18,11 @@ import {
   type SampleRate,
 } from '../schema/audio.js';
 import type { FlowControl } from './flow.js';
-import { takeFlow } from './audioInternals.js';
+import { takeFlow } from '../internal/audioSources.js';
 import { runFfmpeg, type FfmpegInput, type FfmpegSpawnInfo, type RunFfmpegOptions } from './ffmpegProcess.js';
 import { audioMetaOf, withAudioMeta, type AudioChunk, type AudioObservable, type FlowSlot } from './meta.js';
 
-/** What to transcode to. Every field is optional; the defaults are {@link DEFAULT_TRANSCODE_TARGET}. */
+/** What to transcode to. Every field is optional; the default is `s16le`, 16 kHz, mono. */
 export interface TranscodeTarget {
   /** One of the service's sample rates (8000 … 96000). */
   readonly sampleRate?: SampleRate | undefined;

@@ -7,7 +7,7 @@ import { AudioSource, audioMetaOf, type AudioChunk } from './meta.js';
 
 /**
  * Say what the audio is from here on: the result carries `format` (and the upstream's flow
- * control, unchanged) for the session and for `frame`, `pace`, `toG711`, `transcode`.
+ * control, unchanged) for the session and for `rechunk`, `pace`, `toG711`, `transcode`.
  *
  * - Use it after an operator that changes the bytes (a decoder, a resampler, a `map` to
  *   another encoding): audio sources carry their format through pipeable operators, which

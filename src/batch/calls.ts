@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { InputError } from '../errors.js';
 import { AudioEventResultSchema, EmotionResultSchema, PresetListSchema, type AudioEventResult, type EmotionResult, type Preset } from '../schema/batch.js';
 import type { SessionConfig } from '../schema/config.js';
-import { configText } from '../session/configText.js';
+import { configText } from '../schema/configText.js';
 import { PRESET_PATHS, type BatchEndpointName } from './endpoints.js';
 import { batchCall, batchGet, type BatchOptions } from './request.js';
 
@@ -13,9 +13,11 @@ import { batchCall, batchGet, type BatchOptions } from './request.js';
  * The result of an endpoint whose shape the contract does not show (§4.4): any JSON object,
  * every field kept as sent.
  */
-export const BatchJsonResultSchema = z.looseObject({});
+const BatchJsonResultSchema = z.looseObject({});
 /** Any JSON object returned by an endpoint whose response shape is not shown (§4.4), fields kept as sent. */
-export type BatchJsonResult = z.infer<typeof BatchJsonResultSchema>;
+export interface BatchJsonResult {
+  readonly [field: string]: unknown;
+}
 
 /**
  * Audio event detection (§4.1) for one file.

@@ -1,45 +1,12 @@
 // 'svc-stream/batch': the synchronous batch endpoints (§4) — audio events, emotion,
-// transcription, synthetic voice, redaction, whole-conversation analysis, presets — their
-// result schemas, file checks, per-model concurrency bounds and retry policy.
+// transcription, synthetic voice, redaction, whole-conversation analysis, presets — the
+// operators that run them over many files, file checks, per-model concurrency bounds and the
+// retry policy. Their result schemas are in 'svc-stream/schema'.
 /// <reference types="node" preserve="true" />
 
-// Result schemas of the batch endpoints.
-export {
-  AUDIO_EVENT_NAMES,
-  AudioEventNameSchema,
-  AudioEventResultSchema,
-  EMOTION_LABELS,
-  EmotionLabelSchema,
-  EmotionWindowSchema,
-  EmotionResultSchema,
-  PresetSchema,
-  PresetListSchema,
-  type AudioEventName,
-  type AudioEventResult,
-  type EmotionLabel,
-  type EmotionWindow,
-  type EmotionResult,
-  type Preset,
-  type PresetList,
-} from '../schema/batch.js';
+export type { AudioEventName, AudioEventResult, EmotionLabel, EmotionWindow, EmotionResult, Preset, PresetList } from '../schema/batch.js';
 
-// Calls, files and their bounds.
-export { BATCH_ENDPOINTS, type BatchEndpointName, type BatchModel } from './endpoints.js';
-export { BATCH_FILE_EXTENSIONS, MAX_UPLOAD_BYTES, checkUploadFile, type CheckedFile } from './files.js';
-export {
-  batchLimiter,
-  DEFAULT_BATCH_CONCURRENCY,
-  MAX_BATCH_CONCURRENCY,
-} from './semaphore.js';
-export {
-  retryDelay,
-  retryClassOf,
-  retryByCause,
-  stopsRun,
-  RUN_STOPPING_CODES,
-  type RetryPolicy,
-  type RetryClass,
-} from './retry.js';
+// One call per file.
 export type { BatchOptions } from './request.js';
 export {
   detectAudioEvents,
@@ -52,7 +19,6 @@ export {
   analyzeConversationFile,
   listPresets,
   listPresetsAsync,
-  BatchJsonResultSchema,
   type BatchJsonResult,
   type EmotionOptions,
   type TranscribeOptions,
@@ -60,4 +26,15 @@ export {
   type ConversationBatchOptions,
   type ListPresetsOptions,
 } from './calls.js';
-export { overFiles, isFileResult, type FileOutcome, type FilesOptions, type FileCall } from './overFiles.js';
+
+// Many files: paths in, one outcome per path out.
+export { batchFiles, isFileResult, type FileOutcome, type FilesOptions, type FileCall } from './batchFiles.js';
+export { tagFiles } from './tagFiles.js';
+export { emotionFiles } from './emotionFiles.js';
+
+// Files, bounds and retries.
+export { BATCH_ENDPOINTS, type BatchEndpointName, type BatchModel } from './endpoints.js';
+export { BATCH_FILE_EXTENSIONS, MAX_UPLOAD_BYTES, checkUploadFile, type CheckedFile } from './files.js';
+export { batchLimiter } from './batchLimiter.js';
+export { DEFAULT_BATCH_CONCURRENCY, MAX_BATCH_CONCURRENCY } from '../schema/limits.js';
+export { retryDelay, retryClassOf, retryByCause, stopsRun, RUN_STOPPING_CODES, type RetryPolicy, type RetryClass } from './retry.js';

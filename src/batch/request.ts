@@ -9,8 +9,8 @@ import { modelsCredentials } from '../credentials.js';
 import { BATCH_ENDPOINTS, type BatchEndpointName } from './endpoints.js';
 import { checkUploadFile, type CheckedFile } from './files.js';
 import { retryByCause, type RetryPolicy } from './retry.js';
-import { slotsFor } from './semaphore.js';
-import type { LimiterSource } from '../limiter.js';
+import { slotsFor } from './batchLimiter.js';
+import { underLimiter, type LimiterSource } from '../limiter.js';
 import { multipartBody } from './multipartBody.js';
 
 /**
@@ -159,7 +159,8 @@ export function batchCall<T>(path: string, spec: BatchCallSpec<T>, options: Batc
     const url = new URL(target.baseUrl.replace(/\/+$/, '') + endpoint.path);
     return from(checkUploadFile(path)).pipe(
       switchMap((file: CheckedFile) => {
-        const attempt$ = limiter.run(
+        const attempt$ = underLimiter(
+          limiter,
           defer(() => {
             const stop = gate?.();
             if (stop !== undefined) throw stop;

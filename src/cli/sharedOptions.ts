@@ -4,7 +4,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { InputError } from '../errors.js';
 import type { SessionConfig } from '../schema/config.js';
-import { configText } from '../session/configText.js';
+import { configText } from '../schema/configText.js';
 import { samplePath } from '../samples.js';
 import { readJsonFile } from './command.js';
 import { option, type CliOption } from './options.js';

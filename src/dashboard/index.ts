@@ -5,6 +5,6 @@
 
 export { startDashboard, type DashboardOptions, type DashboardHooks, type RunningDashboard } from './server.js';
 export { dashboardSession, type DashboardSession, type DashboardSessionOptions } from './dashboardSession.js';
-export { dashboardView, isTerminalPhase, type DashboardView, type DashboardStatus, type DashboardError } from './view.js';
+export { dashboardView, type DashboardView, type DashboardStatus, type DashboardError } from './view.js';
 export { startFleetDashboard, type FleetDashboardOptions, type RunningFleetDashboard } from './fleetServer.js';
 export type { FleetCall } from './fleetView.js';

@@ -23,12 +23,11 @@ export interface DashboardOptions {
   /**
    * The session's events, cold: subscribed once, when the session starts. Or a function
    * given {@link DashboardHooks}, returning them: pass its `onStateChange` to the session
-   * (`conversationSession`, `analyzeConversation`, a resilient session) so the page follows
-   * the session's life cycle; without it the page shows `connecting` until the first event,
+   * (`analyzeConversation`) so the page follows the session's life cycle; without it the page shows `connecting` until the first event,
    * then `streaming`, then how it ended.
    */
   readonly events$: Observable<ServerEvent> | ((hooks: DashboardHooks) => Observable<ServerEvent>);
-  /** The counters passed to `conversationSession`, for `/state`'s `bytes_sent` and `events_received`. */
+  /** The counters passed to `analyzeConversation`, for `/state`'s `bytes_sent` and `events_received`. */
   readonly stats?: SessionStats | undefined;
   /** Shown in the page's header (e.g. the file name). */
   readonly title?: string | undefined;

@@ -1,7 +1,7 @@
 // What the dashboard page is sent: the whole derived state (stateJson), the live transcript
 // with its partials, and where the session is. One pure function, so it is tested without I/O.
 import type { ErrorSummary } from '../relay/protocol.js';
-import { isTerminalStatus, type SessionStatus } from '../schema/sessionState.js';
+import type { SessionStatus } from '../schema/sessionState.js';
 import type { TranscriptEntry } from '../state/clips.js';
 import type { ConversationSnapshot } from '../state/snapshot.js';
 import { stateJson, type StateJson } from '../state/stateJson.js';
@@ -18,14 +18,8 @@ export interface DashboardStatus {
   /**
    * Where the session is, in the session's own vocabulary ({@link SessionStatus}: `connecting`,
    * `streaming`, `paused`, `finishing`, `closing`, `reconnecting`, then `done`, `failed` or `closed`).
-   * Read `phase` when it is missing (until the next release, when it is required).
    */
-  readonly status?: SessionStatus | undefined;
-  /**
-   * @deprecated Give {@link DashboardStatus.status}; read only when `status` is missing, for one
-   * release (its old `error` reads as `failed`).
-   */
-  readonly phase?: string | undefined;
+  readonly status: SessionStatus;
   /** Set when the session `failed` (or when the page lost events: `relay_gap`). */
   readonly error: DashboardError | null;
   /** What is being analysed, for the page's header (a file name, a call id). */
@@ -38,13 +32,8 @@ export interface DashboardStatus {
 export interface DashboardView extends StateJson {
   readonly version: number;
   readonly started: boolean;
-  /** Where the session is ({@link SessionStatus}); `done`, `failed` and `closed` are terminal ({@link isTerminalStatus}). */
+  /** Where the session is ({@link SessionStatus}); `done`, `failed` and `closed` are terminal (`isTerminalStatus` from 'svc-stream'). */
   readonly status: SessionStatus;
-  /**
-   * @deprecated Read {@link DashboardView.status}; kept for one release: `status`, with `failed`
-   * read as the old `error`.
-   */
-  readonly phase: string;
   readonly error: DashboardError | null;
   readonly title: string;
   /** Partial and final lines in order of first appearance (partials are `status: 'partial'`). */
@@ -55,32 +44,13 @@ export interface DashboardView extends StateJson {
   readonly events_received: number;
 }
 
-/**
- * True for the phases after which nothing changes any more (`done`, `error`, `closed`).
- *
- * @deprecated Use `isTerminalStatus` (from `svc-stream`) on {@link DashboardView.status}; kept
- * for one release, it also answers for the new `failed`.
- */
-export function isTerminalPhase(phase: string): boolean {
-  return phase === 'error' || isTerminalStatus(phase as SessionStatus);
-}
-
-// The status a (possibly old-style) DashboardStatus names: `status`, else the deprecated `phase`.
-function statusOf(status: DashboardStatus): SessionStatus {
-  if (status.status !== undefined) return status.status;
-  if (status.phase === undefined) return 'connecting';
-  return (status.phase === 'error' ? 'failed' : status.phase) as SessionStatus;
-}
-
 /** The page's whole view of one moment of the session. Pure. */
 export function dashboardView(snapshot: ConversationSnapshot, status: DashboardStatus): DashboardView {
-  const current = statusOf(status);
   return {
     ...stateJson(snapshot),
     version: status.version,
     started: status.started,
-    status: current,
-    phase: current === 'failed' ? 'error' : current,
+    status: status.status,
     error: status.error,
     title: status.title,
     transcript: snapshot.clips.transcript.toArray(),

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Semaphore as RedisSemaphore } from 'redis-semaphore';
-import { Semaphore } from '../batch/semaphore.js';
+import { Semaphore } from '../Semaphore.js';
 import { InputError, SvcError } from '../errors.js';
 import type { ConcurrencyLimiter, LimiterLease, LimiterSource, LimiterTarget } from '../limiter.js';
 import { importOptional } from '../internal/optionalPackage.js';
@@ -96,7 +96,7 @@ function limitFor(concurrency: RedisLimitsOptions['concurrency'], model: string)
  * ```ts
  * import { from } from 'rxjs';
  * import { createRedisLimits } from 'svc-stream/fleet';
- * import { tagFiles } from 'svc-stream/operators';
+ * import { tagFiles } from 'svc-stream/batch';
  *
  * const limits = await createRedisLimits({ url: 'redis://10.0.0.5:6379', concurrency: 3 });
  * from(['a.wav', 'b.wav']).pipe(tagFiles({ limiter: limits })).subscribe(console.log);

@@ -1,7 +1,7 @@
 import { filter, type OperatorFunction } from 'rxjs';
 import type { ServerEvent } from '../schema/events.js';
 import { aggregatesReducer, initialAggregatesState } from '../state/aggregates.js';
-import { foldState, isSet } from '../state/foldInternals.js';
+import { foldState, isSet } from '../internal/fold.js';
 
 /**
  * The total audio duration in milliseconds, from the `done` event.
@@ -16,7 +16,7 @@ import { foldState, isSet } from '../state/foldInternals.js';
  * ```ts
  * import { from } from 'rxjs';
  * import type { ServerEvent } from 'svc-stream';
- * import { audioDuration } from 'svc-stream/operators';
+ * import { audioDuration } from 'svc-stream';
  *
  * const events: ServerEvent[] = [{ type: 'summary', text: 'Short call.' }, { type: 'done', duration_ms: 61_500 }];
  * from(events)

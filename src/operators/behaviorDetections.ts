@@ -2,7 +2,7 @@ import type { OperatorFunction } from 'rxjs';
 import type { BehaviorDetection, ServerEvent } from '../schema/events.js';
 import type { OrderedMap } from '../state/OrderedMap.js';
 import { behaviorsReducer, initialBehaviorsState } from '../state/behaviors.js';
-import { foldState } from '../state/foldInternals.js';
+import { foldState } from '../internal/fold.js';
 
 /**
  * Behavior detections, at most one per behavior and speaker (ordering rule 5).
@@ -21,7 +21,7 @@ import { foldState } from '../state/foldInternals.js';
  * ```ts
  * import { from } from 'rxjs';
  * import type { ServerEvent } from 'svc-stream';
- * import { behaviorDetections } from 'svc-stream/operators';
+ * import { behaviorDetections } from 'svc-stream';
  *
  * const events: ServerEvent[] = [
  *   { type: 'behavior_detection', detection: { behavior_uuid: 'greeting', speaker_label: '1' } },

@@ -2,7 +2,7 @@ import type { OperatorFunction } from 'rxjs';
 import type { Clip, ServerEvent } from '../schema/events.js';
 import type { OrderedMap } from '../state/OrderedMap.js';
 import { clipsReducer, initialClipsState } from '../state/clips.js';
-import { foldState } from '../state/foldInternals.js';
+import { foldState } from '../internal/fold.js';
 
 /**
  * Final clips with every `clip_update` applied (ordering rules 1-2).
@@ -22,7 +22,7 @@ import { foldState } from '../state/foldInternals.js';
  * ```ts
  * import { from } from 'rxjs';
  * import type { ServerEvent } from 'svc-stream';
- * import { clipsWithUpdates } from 'svc-stream/operators';
+ * import { clipsWithUpdates } from 'svc-stream';
  *
  * const events: ServerEvent[] = [
  *   { type: 'clip', clip: { clip_uuid: 'a', text: 'hello', emotion: null } },

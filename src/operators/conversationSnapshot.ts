@@ -1,6 +1,6 @@
 import type { OperatorFunction } from 'rxjs';
 import type { ServerEvent } from '../schema/events.js';
-import { foldState } from '../state/foldInternals.js';
+import { foldState } from '../internal/fold.js';
 import { initialConversationSnapshot, snapshotReducer, type ConversationSnapshot } from '../state/snapshot.js';
 
 /**
@@ -20,7 +20,7 @@ import { initialConversationSnapshot, snapshotReducer, type ConversationSnapshot
  * ```ts
  * import { from } from 'rxjs';
  * import type { ServerEvent } from 'svc-stream';
- * import { conversationSnapshot } from 'svc-stream/operators';
+ * import { conversationSnapshot } from 'svc-stream';
  *
  * const events: ServerEvent[] = [
  *   { type: 'clip', clip: { clip_uuid: 'a', text: 'hello', speaker_label: '1' } },

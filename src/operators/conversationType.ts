@@ -1,7 +1,7 @@
 import { filter, type OperatorFunction } from 'rxjs';
 import type { ConversationTypePick, ServerEvent } from '../schema/events.js';
 import { conversationReducer, initialConversationState } from '../state/conversation.js';
-import { foldState, isSet } from '../state/foldInternals.js';
+import { foldState, isSet } from '../internal/fold.js';
 
 /**
  * The current conversation-type pick (ordering rule 3).
@@ -17,7 +17,7 @@ import { foldState, isSet } from '../state/foldInternals.js';
  * ```ts
  * import { from } from 'rxjs';
  * import type { ServerEvent } from 'svc-stream';
- * import { conversationType } from 'svc-stream/operators';
+ * import { conversationType } from 'svc-stream';
  *
  * const events: ServerEvent[] = [
  *   { type: 'conversation_type', pick: { conversation_type_uuid: 'sales', selection_source: 'default' } },

@@ -2,7 +2,7 @@ import type { OperatorFunction } from 'rxjs';
 import type { ParticipantRolePick, ServerEvent } from '../schema/events.js';
 import type { OrderedMap } from '../state/OrderedMap.js';
 import { conversationReducer, initialConversationState } from '../state/conversation.js';
-import { foldState } from '../state/foldInternals.js';
+import { foldState } from '../internal/fold.js';
 
 /**
  * The current participant-role pick of each speaker (ordering rules 3-4).
@@ -22,7 +22,7 @@ import { foldState } from '../state/foldInternals.js';
  * ```ts
  * import { from } from 'rxjs';
  * import type { ServerEvent } from 'svc-stream';
- * import { currentRoles } from 'svc-stream/operators';
+ * import { currentRoles } from 'svc-stream';
  *
  * const events: ServerEvent[] = [
  *   { type: 'participant_role', pick: { speaker_label: '1', name: 'Agent' } },

@@ -1,20 +1,14 @@
-// Operators: the thin public layer over src/. One operator per file.
-/// <reference types="node" preserve="true" />
-// Sessions
-export * from './analyzeConversation.js';
-export * from './streamJson.js';
-// Derived streams (ordering rules of §3)
-export * from './clipsWithUpdates.js';
-export * from './liveTranscript.js';
-export * from './currentRoles.js';
-export * from './conversationType.js';
-export * from './behaviorDetections.js';
-export * from './latestTopics.js';
-export * from './topicSentiments.js';
-export * from './latestSummary.js';
-export * from './audioDuration.js';
-export * from './conversationSnapshot.js';
-// Batch calls over many files
-export * from './tagFiles.js';
-export * from './emotionFiles.js';
-export * from './batchFiles.js';
+// The derived streams: splitSession and the state operators, one per file, each folding one
+// rule family of §3 (a thin public layer over src/state/). Browser-safe: the main entry and
+// 'svc-stream/browser' both export this list as it is.
+export { splitSession, type SessionStreams } from '../state/splitSession.js';
+export { clipsWithUpdates } from './clipsWithUpdates.js';
+export { liveTranscript } from './liveTranscript.js';
+export { currentRoles } from './currentRoles.js';
+export { conversationType } from './conversationType.js';
+export { behaviorDetections } from './behaviorDetections.js';
+export { latestTopics } from './latestTopics.js';
+export { topicSentiments } from './topicSentiments.js';
+export { latestSummary } from './latestSummary.js';
+export { audioDuration } from './audioDuration.js';
+export { conversationSnapshot } from './conversationSnapshot.js';

@@ -1,7 +1,7 @@
 import type { OperatorFunction } from 'rxjs';
 import type { ServerEvent } from '../schema/events.js';
 import { aggregatesReducer, initialAggregatesState } from '../state/aggregates.js';
-import { foldState } from '../state/foldInternals.js';
+import { foldState } from '../internal/fold.js';
 
 /**
  * The latest summary text (ordering rule 6).
@@ -18,7 +18,7 @@ import { foldState } from '../state/foldInternals.js';
  * ```ts
  * import { from } from 'rxjs';
  * import type { ServerEvent } from 'svc-stream';
- * import { latestSummary } from 'svc-stream/operators';
+ * import { latestSummary } from 'svc-stream';
  *
  * const events: ServerEvent[] = [
  *   { type: 'summary', text: 'Customer asks for a refund.' },

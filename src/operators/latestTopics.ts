@@ -1,7 +1,7 @@
 import { filter, type OperatorFunction } from 'rxjs';
 import type { ServerEvent } from '../schema/events.js';
 import { aggregatesReducer, initialAggregatesState } from '../state/aggregates.js';
-import { foldState, isSet } from '../state/foldInternals.js';
+import { foldState, isSet } from '../internal/fold.js';
 
 /**
  * The latest topics list (ordering rule 6).
@@ -17,7 +17,7 @@ import { foldState, isSet } from '../state/foldInternals.js';
  * ```ts
  * import { from } from 'rxjs';
  * import type { ServerEvent } from 'svc-stream';
- * import { latestTopics } from 'svc-stream/operators';
+ * import { latestTopics } from 'svc-stream';
  *
  * const events: ServerEvent[] = [
  *   { type: 'topics', topics: ['billing', 'refund', 'delivery'] },

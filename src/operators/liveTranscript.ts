@@ -2,7 +2,7 @@ import type { OperatorFunction } from 'rxjs';
 import type { ServerEvent } from '../schema/events.js';
 import type { OrderedMap } from '../state/OrderedMap.js';
 import { clipsReducer, initialClipsState, type TranscriptEntry } from '../state/clips.js';
-import { foldState } from '../state/foldInternals.js';
+import { foldState } from '../internal/fold.js';
 
 /**
  * The live transcript: in-progress partial clips and final clips, one entry per `clip_uuid`.
@@ -21,7 +21,7 @@ import { foldState } from '../state/foldInternals.js';
  * ```ts
  * import { from } from 'rxjs';
  * import type { ServerEvent } from 'svc-stream';
- * import { liveTranscript } from 'svc-stream/operators';
+ * import { liveTranscript } from 'svc-stream';
  *
  * const events: ServerEvent[] = [
  *   { type: 'partial_clip', partial_clip: { clip_uuid: 'a', text: 'hel' } },

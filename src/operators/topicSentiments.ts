@@ -2,7 +2,7 @@ import type { OperatorFunction } from 'rxjs';
 import type { ServerEvent, TopicSentiment } from '../schema/events.js';
 import type { OrderedMap } from '../state/OrderedMap.js';
 import { aggregatesReducer, initialAggregatesState } from '../state/aggregates.js';
-import { foldState } from '../state/foldInternals.js';
+import { foldState } from '../internal/fold.js';
 
 /**
  * The latest sentiment per topic and speaker (ordering rule 6).
@@ -19,7 +19,7 @@ import { foldState } from '../state/foldInternals.js';
  * ```ts
  * import { from } from 'rxjs';
  * import type { ServerEvent } from 'svc-stream';
- * import { topicSentiments } from 'svc-stream/operators';
+ * import { topicSentiments } from 'svc-stream';
  *
  * const events: ServerEvent[] = [
  *   { type: 'topic_sentiment', topic_sentiment: { topic: 'refund', speaker_label: '2', sentiment_score: -0.6 } },

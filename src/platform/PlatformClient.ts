@@ -22,7 +22,7 @@ import {
   type JobStatus,
   type RealtimeSubmissionReply,
   type SubmissionReply,
-} from './schema.js';
+} from '../schema/platform.js';
 
 /**
  * Options of {@link PlatformClient}: the orchestration API base URL and its two credentials

@@ -1,5 +1,6 @@
 // 'svc-stream/platform': the job API (§5) — submitting files, polling jobs to a terminal
-// state, job errors and schemas — and the polling helper it is built on.
+// state, job errors — and the polling helper it is built on. The job schemas are in
+// 'svc-stream/schema'.
 /// <reference types="node" preserve="true" />
 
 export {
@@ -14,16 +15,4 @@ export {
 export { poll, pollDelay, DEFAULT_POLL_OPTIONS, type PollOptions, type PollSpec, type PollVerdict } from './poll.js';
 export { JobError, JobUploadError } from './errors.js';
 export { SINGLE_FILE_MAX_BYTES, SUBMISSION_EXTENSIONS, type AudioFileInput } from './files.js';
-export {
-  JobFlagsSchema,
-  SubmissionReplySchema,
-  RealtimeSubmissionReplySchema,
-  JobStatusSchema,
-  JOB_COMPLETED,
-  JOB_FAILED_STATES,
-  JOB_PENDING_STATES,
-  type JobFlags,
-  type SubmissionReply,
-  type RealtimeSubmissionReply,
-  type JobStatus,
-} from './schema.js';
+export type { JobFlags, SubmissionReply, RealtimeSubmissionReply, JobStatus } from '../schema/platform.js';

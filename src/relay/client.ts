@@ -3,7 +3,8 @@
 // only fetch, TextDecoder and AbortController: no Node built-in, so it bundles for browsers.
 import { Observable, timer, type SchedulerLike } from 'rxjs';
 import { ERROR_CODES, errorFromHttp, RelayError, SessionError, type ErrorCode, type SvcError } from '../errors.js';
-import { parseServerEventValue, type ServerEvent } from '../schema/events.js';
+import type { ServerEvent } from '../schema/events.js';
+import { parseServerEventValue } from '../schema/parseServerEvent.js';
 import {
   parseRelayCursor,
   RelayEndSchema,
@@ -15,6 +16,20 @@ import {
   type RelayGap,
   type RelayReset,
   type RelaySessionInfo,
+} from './protocol.js';
+
+// What a page needs of the wire beside the client: 'svc-stream/relay' and 'svc-stream/browser' export this module whole.
+export {
+  RELAY_MESSAGES,
+  RELAY_RESET_REASONS,
+  parseRelayCursor,
+  type RelayStatus,
+  type RelayGap,
+  type RelayReset,
+  type RelayEnd,
+  type RelaySessionInfo,
+  type RelayCursor,
+  type ErrorSummary,
 } from './protocol.js';
 import { SseParser, type SseMessage } from './sse.js';
 

@@ -5,14 +5,4 @@
 export { createRelay, type Relay, type RelayOptions, type RelaySessionOptions, type RelayStats } from './server.js';
 export type { RelaySession, RelaySessionCounters } from './relaySession.js';
 export { RELAY_TOKEN_COOKIE, type RelayTokenCheck } from './access.js';
-export { RELAY_MESSAGES, RELAY_RESET_REASONS, parseRelayCursor, type RelayStatus, type RelayGap, type RelayReset, type RelayEnd, type RelaySessionInfo, type RelayCursor, type ErrorSummary } from './protocol.js';
-export {
-  relayMessages,
-  relayEvents,
-  listRelaySessions,
-  relaySessionUrl,
-  type RelayClientOptions,
-  type RelayEventsOptions,
-  type RelayMessage,
-} from './client.js';
-export { RelayError } from '../errors.js';
+export * from './client.js';

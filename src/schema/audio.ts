@@ -1,6 +1,7 @@
 // Audio formats the streaming endpoint accepts (§4.3 and the wire reference), as data:
 // every raw format has a descriptor so sample and byte sizes are computed, never guessed.
 import { z } from 'zod';
+import { InputError } from '../errors.js';
 
 /** The 20 raw (headerless) formats of §4.3. They need `sample_rate` and `num_channels`. */
 export const RAW_FORMATS = [
@@ -22,7 +23,7 @@ export type ContainerFormat = z.infer<typeof ContainerFormatSchema>;
 
 /** The `sample_rate` values in Hz the streaming socket accepts (§4.3). */
 export const SAMPLE_RATES = [8000, 11025, 16000, 22050, 32000, 44100, 48000, 96000] as const;
-/** One of the {@link SAMPLE_RATES} the streaming socket accepts, in Hz (§4.3). */
+/** One of the sample rates the streaming socket accepts, in Hz: 8000, 11025, 16000, 22050, 32000, 44100, 48000 or 96000 (§4.3). */
 export type SampleRate = (typeof SAMPLE_RATES)[number];
 /** Validates a `sample_rate` query value: a number in {@link SAMPLE_RATES} (§4.3); narrows to {@link SampleRate}. */
 export const SampleRateSchema = z
@@ -170,4 +171,32 @@ export function bytesPerSecond(format: RawAudioFormat): number {
 /** Milliseconds of audio in `bytes` of a raw format. */
 export function bytesToMs(format: RawAudioFormat, bytes: number): number {
   return (bytes / bytesPerSecond(format)) * 1000;
+}
+
+/**
+ * Bytes in `ms` milliseconds of a raw format: a whole number of sample frames (one sample on
+ * every channel), rounded down when `ms` does not fall on a sample boundary (20 ms at 11025 Hz
+ * is 220.5 samples, so 220 samples: 440 bytes of s16le mono). The inverse of {@link bytesToMs}
+ * on sample boundaries.
+ *
+ * Throws `InputError('invalid_argument')` when `format` is not a raw format with a positive
+ * rate and channel count, or when `ms` is not a positive number or holds no whole sample.
+ *
+ * ## Example
+ * ```ts
+ * import { msToBytes } from 'svc-stream';
+ *
+ * msToBytes({ audio_format: 's16le', sample_rate: 16000, num_channels: 1 }, 20); // 640
+ * msToBytes({ audio_format: 'mulaw', sample_rate: 8000, num_channels: 1 }, 100); // 800
+ * ```
+ */
+export function msToBytes(format: RawAudioFormat, ms: number): number {
+  if (!isRawFormat(format) || !(format.sample_rate > 0) || !Number.isInteger(format.num_channels) || format.num_channels < 1) {
+    throw new InputError('invalid_argument', `msToBytes needs a raw audio format (audio_format, sample_rate, num_channels), got ${JSON.stringify(format)}`, { path: 'format' });
+  }
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms <= 0) throw new InputError('invalid_argument', `ms must be a positive number, got ${String(ms)}`, { path: 'ms' });
+  // The epsilon keeps 44100 * 0.07 style products from flooring one sample short.
+  const samples = Math.floor((format.sample_rate * ms) / 1000 + 1e-9);
+  if (samples < 1) throw new InputError('invalid_argument', `${ms} ms at ${format.sample_rate} Hz holds no whole sample`, { path: 'ms' });
+  return samples * bytesPerFrame(format);
 }

@@ -67,16 +67,6 @@ export const EmotionResultSchema = z
 /** The 200 response of emotion detection (§2.3, §4.2): a whole-file label plus consecutive windows. */
 export type EmotionResult = z.infer<typeof EmotionResultSchema>;
 
-// The error bodies live in ./errorBody.ts (light, for src/errors.ts); exported here with the rest.
-export {
-  ErrorResponseSchema,
-  ValidationErrorSchema,
-  HTTPValidationErrorSchema,
-  type ErrorResponse,
-  type ValidationError,
-  type HTTPValidationError,
-} from './errorBody.js';
-
 /** Behavior preset catalogue (wire reference). */
 export const PresetSchema = z.looseObject({
   identifier: z.string(),

@@ -93,7 +93,7 @@ export function modelOfPath(path: string): Model | undefined {
 
 /**
  * The orchestration API's paths (§4.5, §5.2), below its own base URL (`SVC_PLATFORM_URL`).
- * Their bodies' schemas are the platform's (src/platform/schema.ts).
+ * Their bodies' schemas are in src/schema/platform.ts.
  */
 export const PLATFORM_PATHS = {
   /** POST: every submission pattern (real-time, one file, several files). */

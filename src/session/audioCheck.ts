@@ -8,25 +8,7 @@ import type { AudioFormat } from '../schema/audio.js';
 import type { FlowControl } from '../audio/flow.js';
 import type { SessionStats } from './stats.js';
 import { callUser } from '../internal/userCallback.js';
-
-/**
- * What a session says about its audio when the audio does not say enough (one code each):
- * - `audio_meta_missing`: the observable carries neither a format nor flow control (it is not
- *   an audio source of this library: a `new Observable`, a `from(…)`, or an operator written
- *   as `(source) => new Observable(…)` dropped them) and neither `format` nor `flow` was
- *   given: the service must detect the format from the bytes, and the source cannot be paused.
- * - `audio_format_unknown`: no format is known and the first bytes are none of the
- *   self-describing containers the service detects (RIFF/WAVE, FORM/AIFF, OggS, fLaC, EBML,
- *   ADTS/ADIF, ID3 or an MPEG frame sync): the service will refuse the audio (`invalid_audio`).
- * - `flow_not_connected`: the source can pause, but no subscription of it was made while the
- *   session subscribed (an operator subscribes it later, as `subscribeOn` does): the session
- *   treats it as a push source, bounded by `maxBufferedBytes`.
- */
-export interface AudioWarning {
-  readonly code: 'audio_meta_missing' | 'audio_format_unknown' | 'flow_not_connected';
-  /** One line saying what and what to do, for a log. */
-  readonly message: string;
-}
+import type { AudioWarning, WarningHandler } from '../warnings.js';
 
 /** The session options about audio warnings (see docs/audio-sources.md). */
 export interface AudioWarningOptions {
@@ -34,7 +16,7 @@ export interface AudioWarningOptions {
    * Called with each {@link AudioWarning}, as it is counted in `stats.audioWarnings`. It must
    * not throw: an exception is rethrown asynchronously (as RxJS reports unhandled errors).
    */
-  readonly onAudioWarning?: ((warning: AudioWarning) => void) | undefined;
+  readonly onAudioWarning?: WarningHandler<AudioWarning> | undefined;
 }
 
 /** What the audio check needs of the session's options. */

@@ -3,8 +3,9 @@
 import { defer, throwError, type Observable, type OperatorFunction } from 'rxjs';
 import type { AudioChunk } from '../audio/meta.js';
 import type { SessionConfig } from '../schema/config.js';
-import { configText } from './configText.js';
-import { parseServerEvent, type ServerEvent } from '../schema/events.js';
+import { configText } from '../schema/configText.js';
+import type { ServerEvent } from '../schema/events.js';
+import { parseServerEvent } from '../schema/parseServerEvent.js';
 import { createSessionStats, reportWarnings, type SessionStats, type ToleranceOptions } from './stats.js';
 import { resolveReconnect, type ReconnectOptions } from './reconnect.js';
 import { resilientSession } from './resilientSession.js';
@@ -35,14 +36,6 @@ export interface ConversationOptions extends StreamingOptions, ToleranceOptions 
 }
 
 /**
- * Validate a config and render the config frame. Throws InputError (`invalid_config`) naming
- * the offending path, e.g. `stt.custom_terms.3.term: term must not be empty`.
- */
-export function configFrame(config: SessionConfig | undefined): string {
-  return configText(config);
-}
-
-/**
  * One frame to one event. Tolerated values are counted and reported here; a `done` whose
  * payload broke the contract still ends the session (delivered as `unknown`, kind `done`).
  */
@@ -55,19 +48,6 @@ function decodeConversation(text: string, tolerance: ToleranceOptions, stats: Se
   if (type === 'done') return { ok: true, value: e, kind: 'done' };
   if (e.type === 'error') return { ok: true, value: e, kind: 'error', errorText: e.error };
   return { ok: true, value: e, kind: 'event' };
-}
-
-/**
- * The protocol of the conversation-analysis socket, for `streamingSession`. Warnings go to
- * `stats` and `tolerance.onWarning`; `tolerance.strict` refuses out-of-contract values.
- */
-export function conversationProtocol(
-  config: SessionConfig | undefined,
-  path = CONVERSATION_STREAMING_PATH,
-  tolerance: ToleranceOptions = {},
-  stats?: SessionStats,
-): StreamProtocol<ServerEvent> {
-  return protocolOf(configFrame(config), path, tolerance, stats);
 }
 
 /** The protocol for a config frame already rendered (validated once, per call, not per subscription). */
@@ -124,7 +104,7 @@ export function conversationSession(audio$: Observable<AudioChunk>, options: Con
   let frame: string;
   let policy: ReturnType<typeof resolveReconnect>;
   try {
-    frame = configFrame(options.config);
+    frame = configText(options.config);
     policy = resolveReconnect(options.reconnect);
   } catch (err) {
     return throwError(() => err);

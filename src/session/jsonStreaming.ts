@@ -4,23 +4,28 @@ import { defer, throwError, type Observable, type OperatorFunction } from 'rxjs'
 import { z } from 'zod';
 import type { AudioChunk } from '../audio/meta.js';
 import { InputError } from '../errors.js';
-import type { EventWarning } from '../schema/events.js';
+import type { EventWarning } from '../warnings.js';
 import { createSessionStats, reportWarnings, type SessionStats, type ToleranceOptions } from './stats.js';
 import { streamingSession, type Decoded, type StreamingOptions } from './streamingSession.js';
-import { STREAMING_PATHS } from './url.js';
+import { ENDPOINTS, type StreamingEndpointName } from '../schema/endpoints.js';
 import type { LimiterSource } from '../limiter.js';
 import { underSessionSlot } from './sessionLimiter.js';
 
 /** Any JSON object frame; `type` when present. */
-export const JsonFrameSchema = z.looseObject({ type: z.string().optional() });
+const JsonFrameSchema = z.looseObject({ type: z.string().optional() });
 /** One JSON object frame from a JSON streaming endpoint (§4.4), fields kept as sent; `type` when present. */
-export type JsonFrame = z.infer<typeof JsonFrameSchema>;
+export interface JsonFrame {
+  readonly type?: string | undefined;
+  readonly [field: string]: unknown;
+}
 
-/** A streaming endpoint of §4.4 that {@link streamJson} can talk to: `stt`, `syntheticVoiceDetection` or `piiPhiRedaction`. */
-export type JsonEndpoint = Exclude<keyof typeof STREAMING_PATHS, 'conversation'>;
+/** A streaming endpoint of §4.4 that {@link streamJson} can talk to, named as in the endpoints table: `sttStreaming`, `syntheticVoiceDetectionStreaming` or `piiPhiRedactionStreaming`. */
+export type JsonEndpoint = 'sttStreaming' | 'syntheticVoiceDetectionStreaming' | 'piiPhiRedactionStreaming';
+
+const JSON_ENDPOINTS: readonly string[] = ['sttStreaming', 'syntheticVoiceDetectionStreaming', 'piiPhiRedactionStreaming'] satisfies readonly (JsonEndpoint & StreamingEndpointName)[];
 
 export interface JsonStreamingOptions extends StreamingOptions, ToleranceOptions {
-  /** Which endpoint: `stt`, `syntheticVoiceDetection` or `piiPhiRedaction`. */
+  /** Which endpoint: `sttStreaming`, `syntheticVoiceDetectionStreaming` or `piiPhiRedactionStreaming`. */
   readonly endpoint: JsonEndpoint;
   /** A first text frame to send before audio, if the endpoint wants one. Default: none. */
   readonly configFrame?: string | undefined;
@@ -79,15 +84,15 @@ function decodeJson(text: string, tolerance: ToleranceOptions, stats: SessionSta
  * ```ts
  * import { fileSource, streamJson } from 'svc-stream';
  *
- * fileSource('samples/call.wav').pipe(streamJson({ endpoint: 'stt' })).subscribe(console.log);
+ * fileSource('samples/call.wav').pipe(streamJson({ endpoint: 'sttStreaming' })).subscribe(console.log);
  * ```
  */
 export function streamJson(options: JsonStreamingOptions): OperatorFunction<AudioChunk, JsonFrame> {
   return (audio$: Observable<AudioChunk>) => {
-    const path = STREAMING_PATHS[options.endpoint];
-    if (path === undefined) {
-      return throwError(() => new InputError('invalid_argument', `unknown streaming endpoint ${JSON.stringify(options.endpoint)}; one of ${Object.keys(STREAMING_PATHS).filter((k) => k !== 'conversation').join(', ')}`, { path: 'endpoint' }));
+    if (!JSON_ENDPOINTS.includes(options.endpoint)) {
+      return throwError(() => new InputError('invalid_argument', `unknown streaming endpoint ${JSON.stringify(options.endpoint)}; one of ${JSON_ENDPOINTS.join(', ')}`, { path: 'endpoint' }));
     }
+    const path = ENDPOINTS[options.endpoint].path;
     const session$ = defer(() => {
       const stats = options.stats ?? createSessionStats();
       return streamingSession(audio$, { path, configFrame: options.configFrame, decode: (text) => decodeJson(text, options, stats) }, { ...options, stats });

@@ -56,7 +56,7 @@ function scrub(frame: Record<string, unknown>, secrets: readonly (string | undef
  * recorded once against the real service becomes a deterministic offline fixture.
  *
  * - Passes every event through unchanged; cold, one file per subscription.
- * - The first line is {@link RECORDING_HEADER}; then one {@link RecordedEvent} per event,
+ * - The first line is the header `{"type":"svc-stream-recording","version":1}`; then one {@link RecordedEvent} per event,
  *   in order. `done` is not recorded: the replaying emulator sends its own for the audio it gets.
  * - No key and no URL enters the file: the session masked its own key in every frame, and
  *   `secrets` and every `http(s)://`/`ws(s)://` URL are masked (`***`); the header holds neither.

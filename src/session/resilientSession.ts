@@ -2,7 +2,7 @@
 // streaming sessions (segments) with the same config, and between them a replay of the audio
 // since the commit point, so one call stays one conversation on one time axis.
 import { asyncScheduler, Observable, timer, type SchedulerLike, type Subscriber, type Subscription } from 'rxjs';
-import { connectFlow } from '../audio/audioInternals.js';
+import { connectFlow } from '../internal/audioSources.js';
 import { audioMetaOf, withAudioMeta, type AudioChunk } from '../audio/meta.js';
 import { parseWavHeader } from '../audio/wavHeader.js';
 import { bytesPerFrame, bytesPerSecond, isRawFormat, type AudioFormat, type RawAudioFormat } from '../schema/audio.js';
@@ -13,7 +13,8 @@ import { reconnectable } from './closeErrors.js';
 import { backoffMs, type ReconnectPolicy } from './reconnect.js';
 import { SegmentClock, type SessionEvent } from './segments.js';
 import { enterStatus, type SessionStats } from './stats.js';
-import type { SessionState, StreamingOptions } from './streamingSession.js';
+import type { SessionState } from '../schema/sessionState.js';
+import type { StreamingOptions } from './streamingSession.js';
 
 /** Opens one streaming session over `audio$` with these options on top of the caller's. */
 export type OpenSession = (audio$: Observable<AudioChunk>, options: Partial<StreamingOptions>) => Observable<ServerEvent>;

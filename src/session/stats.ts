@@ -1,9 +1,8 @@
 // Live counters of one session, so nothing is lost quietly: every byte read from the
 // source is either sent (flushed to the socket) or reported unsent when the session ends,
 // and every out-of-contract value the session tolerated is counted and reported.
-import type { EventWarning } from '../schema/events.js';
 import type { SessionStatus } from '../schema/sessionState.js';
-import type { AudioWarning } from './audioCheck.js';
+import type { AudioWarning, EventWarning, WarningHandler } from '../warnings.js';
 import { callUser } from '../internal/userCallback.js';
 
 /** How a session treats out-of-contract values inside well-formed events (docs/tolerance.md). */
@@ -19,7 +18,7 @@ export interface ToleranceOptions {
    * Called synchronously with each tolerated value, before its event is emitted. It must not
    * throw: an exception is rethrown asynchronously (as RxJS reports unhandled errors).
    */
-  readonly onWarning?: ((warning: EventWarning) => void) | undefined;
+  readonly onWarning?: WarningHandler<EventWarning> | undefined;
 }
 
 /**

@@ -7,7 +7,7 @@ import { asyncScheduler, Observable, Subscription, timer, type SchedulerLike, ty
 import WebSocket, { type ClientOptions } from 'ws';
 import type { IncomingMessage } from 'node:http';
 import { audioMetaOf, type AudioChunk } from '../audio/meta.js';
-import { connectFlow } from '../audio/audioInternals.js';
+import { connectFlow } from '../internal/audioSources.js';
 import { AudioCheck, type AudioWarningOptions } from './audioCheck.js';
 import { ContractError, InputError, SessionError, type AudioAccount } from '../errors.js';
 import { modelsCredentials } from '../credentials.js';
@@ -25,8 +25,6 @@ import { checkAudioParams, streamingUrl } from './url.js';
 
 /** Creates the socket; injectable so tests and proxies can wrap the edge. */
 export type WebSocketFactory = (url: string, options: ClientOptions) => WebSocket;
-
-export type { SessionState, SessionStatus } from '../schema/sessionState.js';
 
 /** Options shared by every streaming session. */
 export interface StreamingOptions extends AudioWarningOptions {

@@ -7,14 +7,6 @@ import { ENDPOINTS } from '../schema/endpoints.js';
 /** The conversation-analysis streaming path (wire reference). */
 export const CONVERSATION_STREAMING_PATH: string = ENDPOINTS.conversationStreaming.path;
 
-/** The streaming paths of §4.3 and §4.4 by name (from the one endpoints table); only conversation's event shapes are shown. */
-export const STREAMING_PATHS = {
-  conversation: ENDPOINTS.conversationStreaming.path,
-  stt: ENDPOINTS.sttStreaming.path,
-  syntheticVoiceDetection: ENDPOINTS.syntheticVoiceDetectionStreaming.path,
-  piiPhiRedaction: ENDPOINTS.piiPhiRedactionStreaming.path,
-} as const;
-
 /** Check the audio query parameters locally (§4.3); throws InputError naming the parameter. */
 export function checkAudioParams(format: AudioFormat | undefined): Record<string, string> {
   const params = {

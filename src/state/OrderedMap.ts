@@ -1,6 +1,6 @@
 // The persistent keyed collection every derived stream emits: insertion-ordered, immutable,
 // and cheap to "change" (O(log n) per set), so a fold over n events stays O(n log32 n).
-import { copiedSlots, PersistentVector } from './vectorInternals.js';
+import { copiedSlots, PersistentVector } from '../internal/PersistentVector.js';
 
 /** The unchecked append of {@link OrderedMap} (for src/state only; not exported by the package). */
 export const appendAbsent: unique symbol = Symbol('OrderedMap.appendAbsent');
@@ -105,7 +105,7 @@ export class OrderedMap<V> implements Iterable<V> {
    * A map with `key`, which must not be in this map, added last with `value`; this map is left
    * unchanged. Saves the key lookup when the caller has just made it (`indexOf` gave -1).
    * Unchecked (a present key would corrupt the index), so it is keyed by a symbol the package
-   * does not export: the reducers can call it, users call {@link set}.
+   * does not export: the reducers can call it, users call {@link OrderedMap.set}.
    */
   [appendAbsent](key: string, value: V): OrderedMap<V> {
     let backing = this.backing;

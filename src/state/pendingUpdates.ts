@@ -1,8 +1,8 @@
 // The `clip_update`s that arrived before their clip: held persistently (O(log n) per event,
 // never a whole-collection copy) and bounded, the oldest dropped first.
 import type { ClipUpdate } from '../schema/events.js';
-import { HashTrie } from './hashTrieInternals.js';
-import { PersistentVector } from './vectorInternals.js';
+import { HashTrie } from '../internal/HashTrie.js';
+import { PersistentVector } from '../internal/PersistentVector.js';
 
 /** How many early updates are held at most, unless `createClipsState` is told otherwise. */
 export const DEFAULT_MAX_PENDING_UPDATES = 10_000;

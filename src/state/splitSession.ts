@@ -3,7 +3,7 @@
 import { defer, filter, map, ReplaySubject, scan, share, tap, type Observable } from 'rxjs';
 import type { BehaviorDetection, Clip, ConversationTypePick, ParticipantRolePick, ServerEvent, TopicSentiment } from '../schema/events.js';
 import type { TranscriptEntry } from './clips.js';
-import { isSet, selectChanged } from './foldInternals.js';
+import { isSet, selectChanged } from '../internal/fold.js';
 import type { OrderedMap } from './OrderedMap.js';
 import { initialConversationSnapshot, snapshotReducer, type ConversationSnapshot } from './snapshot.js';
 
@@ -32,7 +32,7 @@ const FIRST_STEP: Step = { snapshot: initialConversationSnapshot, event: null };
 
 /**
  * Split one session's event stream into named derived streams (the same values as the
- * operators of the same names in 'svc-stream/operators'), all fed by a single subscription
+ * state operators of the same names), all fed by a single subscription
  * to `source$` and a single fold of the conversation snapshot.
  *
  * - Lazy: nothing subscribes to `source$` until the first subscriber to any stream.

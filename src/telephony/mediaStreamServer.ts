@@ -25,7 +25,8 @@ import { PlayoutStream, type StreamStats } from './playoutStream.js';
 import { FrameClock } from './frameClock.js';
 import { TrackInterleaver } from './trackInterleaver.js';
 import { hasFastMediaPath, matchMediaMessage } from './mediaMessage.js';
-import { warnOnce, type TelephonyWarningHandler } from './limitWarning.js';
+import { warnOnce } from './limitWarning.js';
+import type { LimitWarning, WarningHandler } from '../warnings.js';
 
 /** A media-stream track: the caller's audio (`inbound`) or the audio sent to the caller (`outbound`). */
 export type MediaTrack = 'inbound' | 'outbound';
@@ -121,7 +122,7 @@ export interface MediaStreamServerOptions {
    * to stderr, code `SVC_STREAM_MAX_CONNECTIONS`). Later refusals are only counted in
    * `stats.overCapacity`.
    */
-  readonly onWarning?: TelephonyWarningHandler | undefined;
+  readonly onWarning?: WarningHandler<LimitWarning> | undefined;
   /**
    * Who may connect (default: anyone who can reach `host`). Checked on the upgrade request; a
    * refusal is HTTP 401 and no WebSocket. Set it whenever the server listens beyond loopback.

@@ -13,7 +13,8 @@ import { PlayoutStream, type StreamStats } from './playoutStream.js';
 import { FrameClock } from './frameClock.js';
 import { parseRtpHeader } from './rtpHeader.js';
 import { SequenceExtender } from './rtpSequence.js';
-import { warnOnce, type TelephonyWarningHandler } from './limitWarning.js';
+import { warnOnce } from './limitWarning.js';
+import type { LimitWarning, WarningHandler } from '../warnings.js';
 
 /** One direction of one call: the packets of one SSRC. */
 export interface CallLeg {
@@ -103,7 +104,7 @@ export interface RtpSourceOptions {
    * option to raise). Default: `process.emitWarning` (printed once to stderr, code
    * `SVC_STREAM_MAX_LEGS`). Later refusals are only counted in `stats.refusedLegs`.
    */
-  readonly onWarning?: TelephonyWarningHandler | undefined;
+  readonly onWarning?: WarningHandler<LimitWarning> | undefined;
   /**
    * A latency budget, ms (default 0: each packet's audio goes on as it is released). Above 0, a
    * leg's 20 ms packets are joined into frames of up to `frameMs` of audio before the session

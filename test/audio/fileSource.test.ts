@@ -1,8 +1,10 @@
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { VirtualAction, VirtualTimeScheduler } from 'rxjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { InputError } from '../../src/errors.js';
-import { audioMetaOf, fileSource, FILE_FORMATS, frame } from 'svc-stream';
+import { audioMetaOf, fileSource, rechunk } from 'svc-stream';
+import { FILE_FORMATS } from '../../src/audio/fileFormats.js';
 import { ALL_EXTENSIONS, byteCount, collect, eventually, FIXTURE_SECONDS, makeFixtures, readPausingAfter, SYSTEM_FFMPEG, type Fixtures } from './fixtures.js';
 
 let fx: Fixtures;
@@ -106,22 +108,44 @@ describe('fileSource', () => {
     expect(a).toBe(b);
   });
 
-  it('frames a transcoded file into exact 20 ms frames', async () => {
-    const frames = await collect(fileSource(fx.file('.mp4')).pipe(frame({ ms: 20 })));
+  it('re-chunks a transcoded file into exact 20 ms chunks', async () => {
+    const frames = await collect(fileSource(fx.file('.mp4')).pipe(rechunk({ ms: 20 })));
     expect(frames.slice(0, -1).every((f) => f.byteLength === 640)).toBe(true);
     expect(frames.at(-1)!.byteLength).toBeLessThanOrEqual(640);
   });
 
-  it('realtime implies raw audio, paced (checked on the real clock at 10x)', async () => {
-    const source = fileSource(fx.file('.wav'), { realtime: 10 });
+  it('realtime implies raw audio, paced on its scheduler: no chunk before its time, the end at the last sample\'s', async () => {
+    // Virtual time: the file and ffmpeg are real, the clock of the pacing is the scheduler's.
+    const scheduler = new VirtualTimeScheduler(VirtualAction, Infinity);
+    const source = fileSource(fx.file('.wav'), { realtime: 10, scheduler });
     expect(audioMetaOf(source)?.format).toEqual(RAW16K);
-    const t0 = Date.now();
-    const bytes = byteCount(await collect(source));
-    const elapsed = Date.now() - t0;
+    const emitted: Array<{ at: number; before: number }> = [];
+    let bytes = 0;
+    let end: { at: number; error?: unknown } | undefined;
+    const sub = source.subscribe({
+      next: (chunk) => {
+        emitted.push({ at: scheduler.now(), before: bytes });
+        bytes += chunk.byteLength;
+      },
+      error: (error: unknown) => (end = { at: scheduler.now(), error }),
+      complete: () => (end = { at: scheduler.now() }),
+    });
+    try {
+      // Run what is due on the virtual clock each time real I/O has had a turn.
+      await eventually(() => {
+        scheduler.flush();
+        return end !== undefined;
+      }, 20_000);
+    } finally {
+      sub.unsubscribe();
+    }
+    expect(end?.error).toBeUndefined();
     expect(bytes).toBe(FIXTURE_SECONDS * 32000);
-    // 2 s of audio at 10x is 200 ms after the first chunk (plus the probe and ffmpeg start).
-    expect(elapsed).toBeGreaterThanOrEqual(190);
-    expect(elapsed).toBeLessThan(3000);
+    // The chunk starting at byte n is released bytesToMs(n) / rate after the first, never sooner;
+    // the stream ends when the last sample's time has come: 2 s of audio at 10x, 200 ms.
+    const start = emitted[0]!.at;
+    for (const { at, before } of emitted) expect(at - start).toBeGreaterThanOrEqual((before / 32000) * 100 - 1e-6);
+    expect(end!.at - start).toBeGreaterThanOrEqual(FIXTURE_SECONDS * 100 - 1e-6);
   });
 
   describe('transcoding without a separate probe', () => {

@@ -2,7 +2,9 @@ import { from, lastValueFrom, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { InputError } from '../../src/errors.js';
 import { RAW_FORMAT_DESCRIPTORS, type RawAudioFormat } from '../../src/schema/audio.js';
-import { alawDecode, alawEncode, audioMetaOf, decodeG711, encodeG711, fromG711, mulawDecode, mulawEncode, s16leBytes, s16leSamples, toG711, withAudioMeta } from 'svc-stream';
+import { alawDecode, alawEncode, mulawDecode, mulawEncode, s16leBytes, s16leSamples } from '../../src/audio/g711.js';
+import { audioMetaOf, decodeG711, encodeG711, fromG711, toG711 } from 'svc-stream';
+import { withAudioMeta } from '../../src/audio/meta.js';
 
 const sine = (n: number): Int16Array => Int16Array.from({ length: n }, (_, i) => Math.round(20000 * Math.sin((2 * Math.PI * 440 * i) / 8000)));
 

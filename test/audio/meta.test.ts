@@ -22,17 +22,7 @@ import {
   type MonoTypeOperatorFunction,
   type Observable,
 } from 'rxjs';
-import {
-  analyzeConversation,
-  AudioSource,
-  audioMetaOf,
-  createSessionStats,
-  fileSource,
-  type AudioChunk,
-  type ServerEvent,
-  type SessionState,
-  type SessionStats,
-} from 'svc-stream';
+import { analyzeConversation, AudioSource, audioMetaOf, createSessionStats, fileSource, type AudioChunk, type ServerEvent, type SessionState, type SessionStats } from 'svc-stream';
 import { startEmulator, type RunningEmulator } from 'svc-stream/emulator';
 
 const KEY = 'sk-test-audio-meta';

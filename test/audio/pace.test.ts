@@ -2,7 +2,8 @@ import { from, Observable, Subject, VirtualAction, VirtualTimeScheduler, type Sc
 import { describe, expect, it } from 'vitest';
 import { InputError } from '../../src/errors.js';
 import type { RawAudioFormat } from '../../src/schema/audio.js';
-import { audioMetaOf, fromAsyncIterable, pace, withAudioMeta } from 'svc-stream';
+import { audioMetaOf, fromAsyncIterable, pace } from 'svc-stream';
+import { withAudioMeta } from '../../src/audio/meta.js';
 
 const S16_16K: RawAudioFormat = { audio_format: 's16le', sample_rate: 16000, num_channels: 1 }; // 32 bytes per ms
 
@@ -119,7 +120,7 @@ describe('pace', () => {
     expect((error as InputError).code).toBe('invalid_argument');
   });
 
-  it('keeps the format and pauses a pull upstream once enough audio waits (real time, 20x)', async () => {
+  it('keeps the format and pauses a pull upstream once enough audio waits (virtual time, 20x)', async () => {
     let pulled = 0;
     async function* gen() {
       for (let i = 0; i < 200; i++) {
@@ -127,14 +128,28 @@ describe('pace', () => {
         yield new Uint8Array(3200); // 100 ms each, 20 s in all
       }
     }
-    const paced = fromAsyncIterable(gen(), { format: S16_16K }).pipe(pace({ rate: 20, maxBufferedMs: 1000 }));
+    const scheduler = new VirtualTimeScheduler(VirtualAction, 0);
+    const paced = fromAsyncIterable(gen(), { format: S16_16K }).pipe(pace({ rate: 20, maxBufferedMs: 1000, scheduler }));
     expect(audioMetaOf(paced)?.format).toEqual(S16_16K);
     let got = 0;
     const sub = paced.subscribe(() => got++);
-    await new Promise((r) => setTimeout(r, 100));
-    // 100 ms at 20x is 2 s of audio = 20 chunks emitted; at most 1 s (10 chunks) held, plus one in flight.
+    // Let the generator run as far as pace lets it, releasing what is due up to `ms` of virtual time.
+    const runUntil = async (ms: number): Promise<void> => {
+      scheduler.maxFrames = ms;
+      for (let i = 0; i < 200; i++) {
+        scheduler.flush();
+        await new Promise((r) => setImmediate(r));
+      }
+    };
+    await runUntil(0);
+    // Only the first chunk is due; the source stops once 1 s of audio (10 chunks) waits.
+    expect(got).toBe(1);
     expect(pulled).toBeLessThanOrEqual(got + 12);
-    expect(pulled).toBeLessThan(60);
+    await runUntil(100);
+    // 100 ms at 20x is 2 s of audio: the chunks starting at 0 … 2 s; at most 1 s held, plus one in flight.
+    expect(got).toBe(21);
+    expect(pulled).toBeGreaterThan(got);
+    expect(pulled).toBeLessThanOrEqual(got + 12);
     sub.unsubscribe();
   });
 });

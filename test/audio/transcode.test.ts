@@ -7,7 +7,8 @@ import { Subject } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AudioSourceError, InputError } from '../../src/errors.js';
 import { FlowControl } from '../../src/audio/flow.js';
-import { audioMetaOf, fromAsyncIterable, fromReadable, transcode, transcodeSource, transcodeTarget, type FfmpegSpawnInfo } from 'svc-stream';
+import { audioMetaOf, fromAsyncIterable, fromReadable, transcode, transcodeSource, type FfmpegSpawnInfo } from 'svc-stream';
+import { transcodeTarget } from '../../src/audio/transcode.js';
 import { byteCount, collect, eventually, FIXTURE_SECONDS, makeFixtures, processGone, SYSTEM_FFMPEG, type Fixtures } from './fixtures.js';
 
 let fx: Fixtures;

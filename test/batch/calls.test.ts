@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { firstValueFrom, lastValueFrom, toArray } from 'rxjs';
 import { ApiError, InputError, SvcError } from 'svc-stream';
-import { AudioEventResultSchema, EmotionResultSchema } from 'svc-stream/batch';
+import { AudioEventResultSchema, EmotionResultSchema } from 'svc-stream/schema';
 import { analyzeConversationFile, detectAudioEvents, detectAudioEventsAsync, detectEmotionAsync, detectSyntheticVoice, listPresetsAsync, redactPiiPhi, transcribeFile } from 'svc-stream/batch';
 import { audioDir, loggedEmulator, type AudioDir, type LoggedEmulator } from './fixtures.js';
 

@@ -4,7 +4,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startEmulator, type EmulatorOptions, type RunningEmulator } from 'svc-stream/emulator';
+import type { IncomingMessage } from 'node:http';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { startEmulator, type EmulatorOptions, type HttpRoute, type RunningEmulator } from 'svc-stream/emulator';
 
 export const FFMPEG = '/usr/bin/ffmpeg';
 
@@ -58,4 +60,54 @@ export async function loggedEmulator(options: EmulatorOptions = {}): Promise<Log
     requests,
     posts: (path?: string) => requests.filter((l) => l.startsWith('POST ') && (path === undefined || l === `POST ${path}`)).length,
   });
+}
+
+/** Answer after the body has been read, as a real server would. */
+export function afterBody(req: IncomingMessage, fn: () => void): void {
+  req.resume();
+  req.once('end', fn);
+}
+
+/** A batch route that takes the upload and never answers: only the client can end it. */
+export function hanging(path = '/api/svc-2-audio-event-classifier'): { route: HttpRoute; arrived: Promise<void>; closed: Promise<void> } {
+  let arrive!: () => void;
+  let close!: () => void;
+  const arrived = new Promise<void>((r) => (arrive = r));
+  const closed = new Promise<void>((r) => (close = r));
+  return {
+    arrived,
+    closed,
+    route: {
+      method: 'POST',
+      path,
+      handler: (req, res) => {
+        arrive();
+        req.resume();
+        res.once('close', () => close()); // never answered: only the client can end it
+      },
+    },
+  };
+}
+
+/** Emulators for one test file, each closed after its test: call at the top of the file. */
+export function emulators(): (options?: EmulatorOptions) => Promise<LoggedEmulator> {
+  const running: LoggedEmulator[] = [];
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((e) => e.close()));
+  });
+  return async (options) => {
+    const e = await loggedEmulator(options);
+    running.push(e);
+    return e;
+  };
+}
+
+/** A temp dir of test audio for one test file, removed after it: call at the top of the file. */
+export function audioDirFixture(): () => AudioDir {
+  let files: AudioDir | undefined;
+  beforeAll(() => {
+    files = audioDir();
+  });
+  afterAll(() => files?.remove());
+  return () => files!;
 }

@@ -5,8 +5,7 @@ import { TestScheduler } from 'rxjs/testing';
 import { ApiError, InputError } from 'svc-stream';
 import { errorFromHttp } from '../../src/errors.js';
 import { LIMIT_DETAILS } from 'svc-stream/emulator';
-import { Semaphore } from 'svc-stream';
-import { retryByCause, retryClassOf, retryDelay, stopsRun, batchLimiter } from 'svc-stream/batch';
+import { retryByCause, retryClassOf, retryDelay, stopsRun } from 'svc-stream/batch';
 
 const http = (status: number, detail: string) => errorFromHttp(status, { detail });
 
@@ -66,35 +65,5 @@ describe('retry policy by cause', () => {
     defer(() => { n++; return throwError(() => c); }).pipe(retryByCause(false)).subscribe({ error: (e) => (err = e) });
     expect(n).toBe(1);
     expect(err).toBeInstanceOf(ApiError);
-  });
-});
-
-describe('Semaphore', () => {
-  it('grants in order, never above the limit, and releases on unsubscribe', async () => {
-    const s = new Semaphore(2);
-    const started: number[] = [];
-    const subs = [0, 1, 2, 3].map((i) => s.run(defer(() => { started.push(i); return new Promise(() => undefined); })).subscribe());
-    expect(started).toEqual([0, 1]);
-    expect([s.inUse, s.waiting]).toEqual([2, 2]);
-    subs[2]!.unsubscribe(); // leaves the queue without ever running
-    subs[0]!.unsubscribe();
-    await Promise.resolve();
-    expect(started).toEqual([0, 1, 3]);
-    s.limit = 3;
-    expect(s.peak).toBe(2);
-    subs.forEach((x) => x.unsubscribe());
-    await Promise.resolve();
-    expect(s.inUse).toBe(0);
-  });
-
-  it('is shared per model, base URL and key; the limit is 1..25', () => {
-    const t = { model: 'emotion', baseUrl: 'http://shared.test', apiKey: 'a' };
-    expect(batchLimiter(t)).toBe(batchLimiter({ ...t, baseUrl: 'http://shared.test/' }));
-    expect(batchLimiter(t)).not.toBe(batchLimiter({ ...t, apiKey: 'b' }));
-    expect(batchLimiter(t)).not.toBe(batchLimiter({ ...t, model: 'audio-event' }));
-    expect(batchLimiter(t).limit).toBe(3);
-    expect(batchLimiter(t, 25).limit).toBe(25);
-    expect(() => batchLimiter(t, 26)).toThrow(/1 to 25/);
-    expect(() => new Semaphore(0)).toThrow(InputError);
   });
 });

@@ -11,7 +11,7 @@ import { SvcError, type ServerEvent } from 'svc-stream';
 import { dashboardCommand } from '../../src/cli/commands/dashboard.js';
 import type { CliIo } from '../../src/cli/command.js';
 import { startDashboard } from '../../src/dashboard/server.js';
-import type { SessionState } from '../../src/session/streamingSession.js';
+import type { SessionState } from '../../src/schema/sessionState.js';
 import { browserSkipReason, launchChromium, type LaunchedBrowser } from './browser.js';
 
 // Functions passed to page.evaluate run in the page; this project compiles without DOM

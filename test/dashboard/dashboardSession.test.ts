@@ -63,7 +63,7 @@ describe('dashboardSession', () => {
     expect(completed).toBe(true);
     expect(changes.slice(-1)).toEqual(['done']);
     const final = await session.ended;
-    expect(final).toMatchObject({ status: 'done', phase: 'done', error: null, duration_ms: 1000, clips: [{ clip_uuid: 'c1' }] });
+    expect(final).toMatchObject({ status: 'done', error: null, duration_ms: 1000, clips: [{ clip_uuid: 'c1' }] });
     expect(session.view()).toBe(final); // cached: same version, same object
   });
 
@@ -83,7 +83,7 @@ describe('dashboardSession', () => {
     session.start();
     src.subject.next(clip);
     src.subject.error(new SvcError('unexpected_close', 'the socket closed before done (1011)\nmore detail'));
-    expect(await session.ended).toMatchObject({ status: 'failed', phase: 'error', error: { code: 'unexpected_close', message: 'the socket closed before done (1011)' }, clips: [{ clip_uuid: 'c1' }] });
+    expect(await session.ended).toMatchObject({ status: 'failed', error: { code: 'unexpected_close', message: 'the socket closed before done (1011)' }, clips: [{ clip_uuid: 'c1' }] });
   });
 
   it('stop() unsubscribes from a running session: status closed', async () => {

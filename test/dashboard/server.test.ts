@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SvcError, type ServerEvent } from 'svc-stream';
 import { PAGE_CSS, PAGE_HTML } from '../../src/dashboard/page.js';
 import { pageScript } from '../../src/dashboard/pageBundle.js';
-import type { SessionState } from '../../src/session/streamingSession.js';
+import type { SessionState } from '../../src/schema/sessionState.js';
 import { startDashboard, type RunningDashboard } from '../../src/dashboard/server.js';
 import { createSessionStats } from '../../src/session/stats.js';
 import { connectSse, type SseConnection, type SseMessage } from './sseClient.js';
@@ -193,7 +193,7 @@ describe('the event stream (the relay)', () => {
     await page.closed;
     expect(page.messages.map((m) => m.event)).toEqual(['event', 'event', 'end']);
     expect(page.messages.at(-1)!.data).toEqual({ status: 'failed', error: { code: 'internal_error', message: 'the service reported an error: transcription backend failed' } });
-    expect(JSON.parse((await getRaw(`${dashboard.url}state`)).body)).toMatchObject({ status: 'failed', phase: 'error', server_error: 'transcription backend failed', clips: [{ clip_uuid: 'c1' }] });
+    expect(JSON.parse((await getRaw(`${dashboard.url}state`)).body)).toMatchObject({ status: 'failed', server_error: 'transcription backend failed', clips: [{ clip_uuid: 'c1' }] });
   });
 
   it('--exit-when-done semantics: finalServed resolves at the end with no page connected', async () => {

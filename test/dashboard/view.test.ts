@@ -1,7 +1,8 @@
 // The page's view of one moment, without I/O: stateJson plus the live transcript and status.
 import { describe, expect, it } from 'vitest';
-import { initialConversationSnapshot, snapshotReducer, type ServerEvent } from 'svc-stream';
-import { dashboardView, isTerminalPhase, type DashboardStatus } from '../../src/dashboard/view.js';
+import type { ServerEvent } from 'svc-stream';
+import { initialConversationSnapshot, snapshotReducer } from 'svc-stream/state';
+import { dashboardView, type DashboardStatus } from '../../src/dashboard/view.js';
 import { stateJson } from '../../src/state/stateJson.js';
 
 const status: DashboardStatus = { version: 3, started: true, status: 'streaming', error: null, title: 'call.wav', bytesSent: 100, eventsReceived: 4 };
@@ -21,7 +22,6 @@ describe('dashboardView', () => {
       version: 3,
       started: true,
       status: 'streaming',
-      phase: 'streaming',
       error: null,
       title: 'call.wav',
       transcript: [
@@ -40,19 +40,6 @@ describe('dashboardView', () => {
     for (const s of ['connecting', 'streaming', 'paused', 'finishing', 'closing', 'reconnecting', 'done', 'failed', 'closed'] as const) {
       const view = dashboardView(initialConversationSnapshot, { ...status, status: s });
       expect(view.status).toBe(s);
-      // The deprecated phase is the status, with failed read as the old `error`.
-      expect(view.phase).toBe(s === 'failed' ? 'error' : s);
     }
-  });
-
-  it('still reads the deprecated phase when no status is given (old error as failed)', () => {
-    const { status: _status, ...old } = status;
-    expect(dashboardView(initialConversationSnapshot, { ...old, phase: 'finishing' })).toMatchObject({ status: 'finishing', phase: 'finishing' });
-    expect(dashboardView(initialConversationSnapshot, { ...old, phase: 'error' })).toMatchObject({ status: 'failed', phase: 'error' });
-    expect(dashboardView(initialConversationSnapshot, old)).toMatchObject({ status: 'connecting' });
-  });
-
-  it('names the terminal phases (deprecated isTerminalPhase, which knows failed too)', () => {
-    expect(['connecting', 'streaming', 'paused', 'finishing', 'closing', 'reconnecting', 'done', 'error', 'failed', 'closed'].filter((p) => isTerminalPhase(p))).toEqual(['done', 'error', 'failed', 'closed']);
   });
 });

@@ -3,7 +3,9 @@
 // scenario's orderings; with a plain ws client and with analyzeConversation.
 import { describe, expect, it } from 'vitest';
 import { from, lastValueFrom, toArray } from 'rxjs';
-import { analyzeConversation, ServerEventSchema, withAudioMeta, type ServerEvent } from 'svc-stream';
+import { analyzeConversation, type ServerEvent } from 'svc-stream';
+import { ServerEventSchema } from 'svc-stream/schema';
+import { withAudioMeta } from '../../src/audio/meta.js';
 import { BUILTIN_DEFAULT_CONVERSATION_TYPE } from '../../src/emulator/catalog.js';
 import { clipRefs, resolveRolePick, resolveTypePick, substitute, TimelineFieldError } from '../../src/emulator/timeline.js';
 import {

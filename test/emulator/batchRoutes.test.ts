@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AudioEventResultSchema, EmotionResultSchema, PresetListSchema } from 'svc-stream/batch';
+import { AudioEventResultSchema, EmotionResultSchema, PresetListSchema } from 'svc-stream/schema';
 import { errorFromHttp } from '../../src/errors.js';
 import { LIMIT_DETAILS } from 'svc-stream/emulator';
 import { MAX_UPLOAD_BYTES } from '../../src/schema/limits.js';

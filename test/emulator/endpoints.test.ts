@@ -2,7 +2,8 @@
 // and close codes, and their emulator shapes ending in done.
 import { describe, expect, it } from 'vitest';
 import { from, lastValueFrom, toArray } from 'rxjs';
-import { streamJson, withAudioMeta } from 'svc-stream';
+import { streamJson } from 'svc-stream';
+import { withAudioMeta } from '../../src/audio/meta.js';
 import { CALL_SCENARIO, connectionsEnded, ofType, runSession, sample, wavBody, withEmulator, wsUrl } from './helpers.js';
 
 const STT = '/api/svc-2-stt-streaming';
@@ -104,7 +105,7 @@ describe('emulator shapes', () => {
     await withEmulator({ scenario: CALL_SCENARIO as never }, async (emu) => {
       const wav = sample('call.wav');
       const audio$ = withAudioMeta(from([new Uint8Array(wav)]), { format: { audio_format: 'wav' } });
-      const frames = await lastValueFrom(audio$.pipe(streamJson({ endpoint: 'piiPhiRedaction', apiKey: emu.apiKey, baseUrl: emu.baseUrl }), toArray()));
+      const frames = await lastValueFrom(audio$.pipe(streamJson({ endpoint: 'piiPhiRedactionStreaming', apiKey: emu.apiKey, baseUrl: emu.baseUrl }), toArray()));
       const segments = frames.filter((f) => f.type === 'redacted_segment').map((f) => (f as any).segment);
       expect(segments).toHaveLength(10);
       expect(segments[0].text).toBe('Northwind Bank support, this is [PERSON_NAME]. How can I help?');

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
-import { parseServerEvent } from 'svc-stream';
+import { parseServerEvent } from 'svc-stream/schema';
 import { startEmulator, type EmulatorOptions, type RunningEmulator } from 'svc-stream/emulator';
 
 export const SAMPLES = fileURLToPath(new URL('../../samples/', import.meta.url));

@@ -7,7 +7,7 @@ import { concat, from, ignoreElements, lastValueFrom, merge, mergeMap, Observabl
 import { analyzeConversation, streamJson, type AudioChunk } from 'svc-stream';
 import { analyzeCalls } from 'svc-stream/telephony';
 import { createRedisLimits, type RedisLimits } from 'svc-stream/fleet';
-import { tagFiles } from 'svc-stream/operators';
+import { tagFiles } from 'svc-stream/batch';
 import { batchCommands } from '../../src/cli/commands/batch.js';
 import { audioDir, loggedEmulator, type AudioDir, type LoggedEmulator } from '../batch/fixtures.js';
 import { startRedis, type RunningRedis } from './redisServer.js';
@@ -99,7 +99,7 @@ describe('streaming', () => {
     const opts = { baseUrl: emu.baseUrl, apiKey: 's', format: RAW };
     const conv = await Promise.all([one, two].map((limiter) => lastValueFrom(slowAudio(300).pipe(analyzeConversation({ ...opts, limiter }), toArray()))));
     for (const events of conv) expect(events.at(-1)?.type).toBe('done');
-    const stt = await Promise.all([one, two].map((limiter) => lastValueFrom(slowAudio(300).pipe(streamJson({ ...opts, endpoint: 'stt', limiter }), toArray()))));
+    const stt = await Promise.all([one, two].map((limiter) => lastValueFrom(slowAudio(300).pipe(streamJson({ ...opts, endpoint: 'sttStreaming', limiter }), toArray()))));
     for (const frames of stt) expect(frames.at(-1)?.type).toBe('done');
     const org = emu.accounts.find('s')!;
     expect(org.peakInFlight['conversation']).toBe(1);

@@ -5,6 +5,8 @@ import type { AddressInfo, Socket } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import { SvcError } from '../../src/errors.js';
 
 export interface Seen {
   readonly method: string;
@@ -77,3 +79,38 @@ export function tinyWav(): { path: string; remove(): void } {
 
 /** Every header a key may travel in. */
 export const KEY_HEADERS = ['x-api-key', 'apikey', 'accountuuid', 'authorization'] as const;
+
+/**
+ * Loopback servers for one test file, closed after each test, and a tiny WAV for its uploads:
+ * call at the top of the file. `serve(handler)` starts one; `wav()` is the file.
+ */
+export function loopbackFixture(): { serve(handler: Handler): Promise<Loopback>; wav(): { path: string } } {
+  let open: Loopback[] = [];
+  let file: ReturnType<typeof tinyWav> | undefined;
+  beforeAll(() => {
+    file = tinyWav();
+  });
+  afterAll(() => file?.remove());
+  afterEach(async () => {
+    await Promise.all(open.map((l) => l.close()));
+    open = [];
+  });
+  return {
+    serve: async (handler) => {
+      const l = await loopback(handler);
+      open.push(l);
+      return l;
+    },
+    wav: () => file!,
+  };
+}
+
+/** The SvcError `p` rejects with (the test fails if it resolves or rejects with anything else). */
+export async function svcFailure(p: Promise<unknown>): Promise<SvcError> {
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  expect(e).toBeInstanceOf(SvcError);
+  return e as SvcError;
+}

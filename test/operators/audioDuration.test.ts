@@ -1,5 +1,5 @@
 import { describe, it } from 'vitest';
-import { audioDuration } from 'svc-stream/operators';
+import { audioDuration } from 'svc-stream';
 import { ev } from '../state/fixtures.js';
 import { marbles } from './marbles.js';
 

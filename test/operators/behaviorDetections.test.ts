@@ -1,6 +1,6 @@
 import { map } from 'rxjs';
 import { describe, it } from 'vitest';
-import { behaviorDetections } from 'svc-stream/operators';
+import { behaviorDetections } from 'svc-stream';
 import type { OrderedMap, BehaviorDetection } from 'svc-stream';
 import { ev } from '../state/fixtures.js';
 import { marbles } from './marbles.js';

@@ -1,6 +1,6 @@
 import { map } from 'rxjs';
 import { describe, it } from 'vitest';
-import { clipsWithUpdates } from 'svc-stream/operators';
+import { clipsWithUpdates } from 'svc-stream';
 import type { OrderedMap, Clip } from 'svc-stream';
 import { ev } from '../state/fixtures.js';
 import { marbles } from './marbles.js';

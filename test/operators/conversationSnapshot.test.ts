@@ -1,6 +1,6 @@
 import { map } from 'rxjs';
 import { describe, it } from 'vitest';
-import { conversationSnapshot } from 'svc-stream/operators';
+import { conversationSnapshot } from 'svc-stream';
 import type { ConversationSnapshot } from 'svc-stream';
 import { ev } from '../state/fixtures.js';
 import { marbles } from './marbles.js';

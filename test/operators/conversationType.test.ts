@@ -1,6 +1,6 @@
 import { map } from 'rxjs';
 import { describe, it } from 'vitest';
-import { conversationType } from 'svc-stream/operators';
+import { conversationType } from 'svc-stream';
 import type { ConversationTypePick } from 'svc-stream';
 import { ev } from '../state/fixtures.js';
 import { marbles } from './marbles.js';

@@ -1,6 +1,6 @@
 import { map } from 'rxjs';
 import { describe, it } from 'vitest';
-import { currentRoles } from 'svc-stream/operators';
+import { currentRoles } from 'svc-stream';
 import type { OrderedMap, ParticipantRolePick } from 'svc-stream';
 import { ev } from '../state/fixtures.js';
 import { marbles } from './marbles.js';

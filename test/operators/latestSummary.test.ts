@@ -1,5 +1,5 @@
 import { describe, it } from 'vitest';
-import { latestSummary } from 'svc-stream/operators';
+import { latestSummary } from 'svc-stream';
 import { ev } from '../state/fixtures.js';
 import { marbles } from './marbles.js';
 

@@ -1,6 +1,6 @@
 import { map } from 'rxjs';
 import { describe, it } from 'vitest';
-import { liveTranscript } from 'svc-stream/operators';
+import { liveTranscript } from 'svc-stream';
 import type { OrderedMap, TranscriptEntry } from 'svc-stream';
 import { ev } from '../state/fixtures.js';
 import { marbles } from './marbles.js';

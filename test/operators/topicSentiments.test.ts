@@ -1,6 +1,6 @@
 import { map } from 'rxjs';
 import { describe, it } from 'vitest';
-import { topicSentiments } from 'svc-stream/operators';
+import { topicSentiments } from 'svc-stream';
 import type { OrderedMap, TopicSentiment } from 'svc-stream';
 import { ev } from '../state/fixtures.js';
 import { marbles } from './marbles.js';

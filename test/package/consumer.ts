@@ -1,8 +1,10 @@
 // The package as a user meets it: `npm pack`, then the tarball installed into fresh projects
 // (CommonJS as `npm init -y` makes it, ESM, and TypeScript with today's `tsc --init` defaults
-// made strict with skipLibCheck off), run on Node 20, 22 and 24. Checks the export list of
-// every entry point against test/package/exports.snapshot.json, a real session against the
-// packaged emulator from each module system, the README's examples compiling as written, and
+// made strict with skipLibCheck off), run on Node 20, 22 and 24. Checks the tarball with the
+// tools users run on packages (publint; Are the Types Wrong? with its esm-only profile), the
+// export list of every entry point against the build it was packed from (the API itself is
+// checked by scripts/api-report.mjs in npm test), a real session against the packaged
+// emulator from each module system, the README's examples compiling as written, and
 // what the tarball ships. On Node 20 only (the heavier checks): the size of a lean install
 // (`--omit=optional`, no fleet packages), every entry required without the fleet packages
 // (their functions fail typed), and the README's ten-line example run from the installed
@@ -12,10 +14,16 @@ import { execFileSync, spawn, type ExecFileSyncOptions } from 'node:child_proces
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const snapshot = JSON.parse(readFileSync(join(root, 'test/package/exports.snapshot.json'), 'utf8')) as Record<string, string[]>;
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, { import: string }> };
+/** Every entry point, as `[specifier, built file]`. */
+const ENTRIES = Object.entries(pkg.exports)
+  .filter(([key]) => key !== './package.json')
+  .map(([key, value]) => [key === '.' ? 'svc-stream' : `svc-stream/${key.slice(2)}`, join(root, value.import)] as const);
+/** The runtime names of each entry as the build has them (filled once `npm pack` has built dist/). */
+const expected: Record<string, string[]> = {};
 const NODES = (process.env['SVC_CONSUMER_NODES'] ?? '20,22,24').split(',').map((v) => v.trim());
 const work = mkdtempSync(join(tmpdir(), 'svc-consumer-'));
 let failures = 0;
@@ -51,7 +59,7 @@ function runNode(major: string, cwd: string, file: string): string {
 
 // A program each module system runs: lists the entry points' exports, then streams one second
 // of audio through a real session against the packaged emulator.
-const ENTRY_SPECS = Object.keys(snapshot);
+const ENTRY_SPECS = ENTRIES.map(([spec]) => spec);
 const program = (load: (spec: string) => string): string => `
 const entries = {};
 ${ENTRY_SPECS.map((spec) => `entries[${JSON.stringify(spec)}] = ${load(spec)};`).join('\n')}
@@ -80,11 +88,11 @@ const { lastValueFrom, toArray } = ${load('rxjs')};
 function verifyOutput(out: string): void {
   const line = out.trim().split('\n').pop()!;
   const result = JSON.parse(line) as { names: Record<string, string[]>; last: string; typed: true | string };
-  for (const [entry, names] of Object.entries(snapshot)) {
+  for (const [entry, names] of Object.entries(expected)) {
     const got = result.names[entry];
     const missing = names.filter((n) => !got?.includes(n));
     const extra = (got ?? []).filter((n) => !names.includes(n));
-    if (missing.length || extra.length) throw new Error(`${entry}: missing [${missing.join(', ')}], not in the snapshot [${extra.join(', ')}]`);
+    if (missing.length || extra.length) throw new Error(`${entry}: missing [${missing.join(', ')}], not in the build [${extra.join(', ')}]`);
   }
   if (result.last !== 'done') throw new Error(`the session ended with '${result.last}', not 'done'`);
   if (result.typed !== true) throw new Error(`a refused key did not arrive as SvcError invalid_api_key: ${result.typed}`);
@@ -213,6 +221,13 @@ try {
   run('npm', ['pack', '--pack-destination', work, '--loglevel=error'], { cwd: root });
   const tarball = join(work, readdirSync(work).find((f) => f.endsWith('.tgz'))!);
   const listing = run('tar', ['-tzf', tarball]).split('\n').filter(Boolean);
+  for (const [spec, file] of ENTRIES) expected[spec] = Object.keys((await import(pathToFileURL(file).href)) as object).sort();
+  await check('publint finds nothing to say about the tarball (--strict: warnings fail too)', () => {
+    run(join(root, 'node_modules/.bin/publint'), ['run', tarball, '--strict']);
+  });
+  await check('Are the Types Wrong? (attw --profile esm-only) finds every entry\'s types for ESM and bundlers', () => {
+    run(join(root, 'node_modules/.bin/attw'), [tarball, '--profile', 'esm-only', '--format', 'ascii', '--no-color']);
+  });
   await check('the tarball ships dist, bin and the sample the dashboard plays, nothing else', () => {
     const outside = listing.filter((f) => !/^package\/(dist\/|bin\/|samples\/(call\.(wav|config\.json|scenario\.json)|call-8k\.mulaw|README\.md)$|README\.md$|package\.json$|LICENSE)/.test(f));
     if (outside.length) throw new Error(`unexpected files: ${outside.slice(0, 10).join(', ')}`);
@@ -269,11 +284,11 @@ try {
   blocks.forEach((b, i) => writeFileSync(join(ts, `readme${i}.ts`), `${b}\nexport {};\n`));
   writeFileSync(
     join(ts, 'entries.ts'),
-    `import type { ServerEvent } from 'svc-stream';\nimport { currentRoles } from 'svc-stream/operators';\nimport { startEmulator, type EmulatorOptions } from 'svc-stream/emulator';\n` +
+    `import { currentRoles, type ServerEvent } from 'svc-stream';\nimport { ServerEventSchema } from 'svc-stream/schema';\nimport { snapshotReducer } from 'svc-stream/state';\nimport { splitSession } from 'svc-stream/browser';\nimport { startEmulator, type EmulatorOptions } from 'svc-stream/emulator';\n` +
       `import { detectEmotion } from 'svc-stream/batch';\nimport { PlatformClient } from 'svc-stream/platform';\nimport { rtpSource } from 'svc-stream/telephony';\n` +
       `import { startDashboard } from 'svc-stream/dashboard';\nimport { createRedisLimits } from 'svc-stream/fleet';\n` +
       `const o: EmulatorOptions = { port: undefined };\nexport const x: [typeof currentRoles, typeof startEmulator, ServerEvent | undefined, EmulatorOptions] = [currentRoles, startEmulator, undefined, o];\n` +
-      `export const y = [detectEmotion, PlatformClient, rtpSource, startDashboard, createRedisLimits] as const;\n`,
+      `export const y = [detectEmotion, PlatformClient, rtpSource, startDashboard, createRedisLimits, ServerEventSchema, snapshotReducer, splitSession] as const;\n`,
   );
   await check(`TypeScript ${tsVersion} with tsc --init defaults and skipLibCheck: false compiles the README examples and every entry point`, () => {
     const config = readFileSync(join(ts, 'tsconfig.json'), 'utf8');

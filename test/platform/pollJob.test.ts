@@ -3,7 +3,8 @@
 import { lastValueFrom, toArray, VirtualTimeScheduler } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ApiError, SvcError } from '../../src/errors.js';
-import { JOB_FAILED_STATES, JobError, PlatformClient, pollDelay, type JobStatus } from 'svc-stream/platform';
+import { JOB_FAILED_STATES } from 'svc-stream/schema';
+import { JobError, PlatformClient, pollDelay, type JobStatus } from 'svc-stream/platform';
 import { harness, manualClock, scriptedFetch, settle, type Harness } from './helpers.js';
 
 const CALL = new URL('../../samples/call.wav', import.meta.url).pathname;

@@ -3,8 +3,9 @@
 // which catches a whole-Map copy), never by wall time.
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { clipsReducer, createClipsState, type ServerEvent } from 'svc-stream';
-import { copiedSlots } from '../../src/state/vectorInternals.js';
+import { clipsReducer, createClipsState } from 'svc-stream/state';
+import { type ServerEvent } from 'svc-stream';
+import { copiedSlots } from '../../src/internal/PersistentVector.js';
 
 type Mode = 'updatesFirst' | 'neverArrive' | 'oneClipMany' | 'shuffled';
 

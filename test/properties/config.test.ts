@@ -1,8 +1,10 @@
 // Config validation agrees with the schema: generated valid configs are accepted by
-// configFrame and round-trip through the frame; each single mutation is refused with its path.
+// configText and round-trip through the frame; each single mutation is refused with its path.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { BatchConfigSchema, configFrame, InputError, type BatchConfig } from 'svc-stream';
+import { InputError, type BatchConfig } from 'svc-stream';
+import { BatchConfigSchema } from 'svc-stream/schema';
+import { configText } from '../../src/schema/configText.js';
 
 const uuid = fc.uuid({ version: [1, 2, 3, 4, 5, 6, 7, 8] });
 const name = fc.string({ minLength: 1, maxLength: 12 });
@@ -48,20 +50,20 @@ const configArb: fc.Arbitrary<BatchConfig> = fc
   })
   .map((c) => defined(c) as BatchConfig);
 
-describe('configFrame agrees with BatchConfigSchema', () => {
+describe('configText agrees with BatchConfigSchema', () => {
   it('a valid generated config is accepted, and the frame round-trips to the same config', () => {
     fc.assert(
       fc.property(configArb, (config) => {
         expect(BatchConfigSchema.safeParse(config).success).toBe(true);
-        const frame = configFrame(config);
+        const frame = configText(config);
         expect(JSON.parse(frame)).toEqual(config);
-        expect(configFrame(JSON.parse(frame) as BatchConfig)).toBe(frame);
+        expect(configText(JSON.parse(frame) as BatchConfig)).toBe(frame);
       }),
       { numRuns: 150 },
     );
   });
 
-  it('on arbitrary values, configFrame refuses exactly what the schema refuses', () => {
+  it('on arbitrary values, configText refuses exactly what the schema refuses', () => {
     const anyConfig = fc.oneof(fc.anything({ maxDepth: 3 }), configArb);
     fc.assert(
       fc.property(anyConfig, (value) => {
@@ -69,7 +71,7 @@ describe('configFrame agrees with BatchConfigSchema', () => {
         const schemaOk = BatchConfigSchema.safeParse(value).success;
         let thrown: unknown;
         try {
-          configFrame(value as BatchConfig);
+          configText(value as BatchConfig);
         } catch (err) {
           thrown = err;
         }
@@ -191,7 +193,7 @@ describe('configFrame agrees with BatchConfigSchema', () => {
         expect(parsed.success).toBe(false);
         let thrown: unknown;
         try {
-          configFrame(mutated as BatchConfig);
+          configText(mutated as BatchConfig);
         } catch (err) {
           thrown = err;
         }

@@ -2,7 +2,7 @@
 // and refuses every known event carrying an out-of-contract value, naming where.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseServerEvent, parseServerEventValue, ServerEventSchema } from 'svc-stream';
+import { parseServerEvent, parseServerEventValue, ServerEventSchema } from 'svc-stream/schema';
 
 const RUNS = { numRuns: 200 };
 

@@ -4,29 +4,15 @@
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { config, EMPTY, from, map, Observable, VirtualTimeScheduler, type OperatorFunction } from 'rxjs';
-import { frame, fromG711, pace, splitSession, toG711, withAudioMeta, type ServerEvent } from 'svc-stream';
+import { rechunk, fromG711, pace, splitSession, toG711, type ServerEvent } from 'svc-stream';
+import { withAudioMeta } from '../../src/audio/meta.js';
 import { type FilesOptions } from 'svc-stream/batch';
 import { poll, type PollSpec } from 'svc-stream/platform';
 import { analyzeCalls } from 'svc-stream/telephony';
-import {
-  analyzeConversation,
-  audioDuration,
-  batchFiles,
-  behaviorDetections,
-  clipsWithUpdates,
-  conversationSnapshot,
-  conversationType,
-  currentRoles,
-  emotionFiles,
-  latestSummary,
-  latestTopics,
-  liveTranscript,
-  streamJson,
-  tagFiles,
-  topicSentiments,
-} from 'svc-stream/operators';
+import { analyzeConversation, audioDuration, behaviorDetections, clipsWithUpdates, conversationSnapshot, conversationType, currentRoles, latestSummary, latestTopics, liveTranscript, streamJson, topicSentiments } from 'svc-stream';
+import { batchFiles, emotionFiles, tagFiles } from 'svc-stream/batch';
 import { startEmulator, type RunningEmulator } from 'svc-stream/emulator';
-import { selectChanged } from '../../src/state/foldInternals.js';
+import { selectChanged } from '../../src/internal/fold.js';
 import { sessionArb } from './sessionArbitraries.js';
 
 const RUNS = { numRuns: 40 };
@@ -152,7 +138,7 @@ const chunksArb = fc.array(fc.uint8Array({ minLength: 0, maxLength: 1500 }), { m
 
 describe('audio operators: a throwing downstream operator', () => {
   const ops: ReadonlyArray<[string, object, () => OperatorFunction<Uint8Array, Uint8Array>]> = [
-    ['frame', RAW, () => frame({ ms: 20 })],
+    ['rechunk', RAW, () => rechunk({ ms: 20 })],
     ['toG711', RAW, () => toG711('mulaw')],
     ['fromG711', MULAW, () => fromG711('mulaw')],
   ];
@@ -388,7 +374,7 @@ describe('session operators (against the emulator)', () => {
 
   it.each([
     ['analyzeConversation', () => analyzeConversation({ apiKey: KEY, baseUrl: emu.baseUrl, format: RAW })],
-    ['streamJson', () => streamJson({ endpoint: 'stt', apiKey: KEY, baseUrl: emu.baseUrl, format: RAW })],
+    ['streamJson', () => streamJson({ endpoint: 'sttStreaming', apiKey: KEY, baseUrl: emu.baseUrl, format: RAW })],
   ] as const)('%s: a throwing downstream operator', async (_name, op) => {
     await fc.assert(
       fc.asyncProperty(fc.nat({ max: 8 }), async (k) => {

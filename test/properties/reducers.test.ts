@@ -3,7 +3,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { from } from 'rxjs';
-import { behaviorKey, initialConversationSnapshot, sentimentKey, snapshotReducer, splitSession, type BehaviorDetection, type Clip, type ConversationSnapshot, type ServerEvent } from 'svc-stream';
+import { behaviorKey, initialConversationSnapshot, sentimentKey, snapshotReducer } from 'svc-stream/state';
+import { splitSession, type BehaviorDetection, type Clip, type ConversationSnapshot, type ServerEvent } from 'svc-stream';
 import { sessionArb } from './sessionArbitraries.js';
 
 const RUNS = { numRuns: 150 };

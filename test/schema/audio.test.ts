@@ -10,6 +10,7 @@ import {
   bytesPerSecond,
   bytesToMs,
   isRawFormat,
+  msToBytes,
   type AudioFormat,
   type RawAudioFormat,
   type RawFormat,
@@ -234,5 +235,43 @@ describe('frame arithmetic', () => {
     for (const f of CONTRACT_CONTAINERS) expect(isRawFormat({ audio_format: f } as AudioFormat)).toBe(false);
     expect(isRawFormat({})).toBe(false);
     expect(isRawFormat(undefined)).toBe(false);
+  });
+});
+
+describe('msToBytes', () => {
+  it('is whole sample frames for every raw format and rate', () => {
+    for (const audio_format of RAW_FORMATS) {
+      for (const sample_rate of [8000, 16000, 44100, 48000] as const) {
+        for (const num_channels of [1, 2, 6]) {
+          const format = { audio_format, sample_rate, num_channels };
+          const size = msToBytes(format, 20);
+          expect(size % bytesPerFrame(format)).toBe(0);
+          expect(size / bytesPerFrame(format)).toBe((sample_rate * 20) / 1000);
+        }
+      }
+    }
+  });
+
+  it('rounds down when ms falls between samples, and is the inverse of bytesToMs on sample boundaries', () => {
+    expect(msToBytes({ audio_format: 's16le', sample_rate: 11025, num_channels: 1 }, 20)).toBe(220 * 2); // 220.5 samples
+    expect(msToBytes({ audio_format: 's24le', sample_rate: 44100, num_channels: 2 }, 70)).toBe(3087 * 6); // no float shortfall
+    const fmt: RawAudioFormat = { audio_format: 'mulaw', sample_rate: 8000, num_channels: 1 };
+    expect(bytesToMs(fmt, msToBytes(fmt, 100))).toBe(100);
+  });
+
+  it('refuses a duration with no whole sample or a non-positive one', () => {
+    const fmt: RawAudioFormat = { audio_format: 's16le', sample_rate: 8000, num_channels: 1 };
+    expect(() => msToBytes(fmt, 0.1)).toThrow(InputError);
+    expect(() => msToBytes(fmt, 0)).toThrow(/positive/);
+    expect(() => msToBytes(fmt, Number.NaN)).toThrow(InputError);
+  });
+
+  it('refuses a format that is not raw, with the path', () => {
+    for (const bad of [{ audio_format: 'wav' }, { audio_format: 's16le', sample_rate: 0, num_channels: 1 }, { audio_format: 's16le', sample_rate: 8000, num_channels: 1.5 }, undefined]) {
+      const err = (() => { try { msToBytes(bad as RawAudioFormat, 20); } catch (e) { return e; } return undefined; })();
+      expect(err).toBeInstanceOf(InputError);
+      expect((err as InputError).code).toBe('invalid_argument');
+      expect((err as InputError).path).toBe('format');
+    }
   });
 });

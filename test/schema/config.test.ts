@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InputError, SvcError } from '../../src/errors.js';
 import { MAX_CUSTOM_TERMS, MAX_CUSTOM_TERMS_JSON_CHARS, type BatchConfig } from '../../src/schema/config.js';
-import { configFrame } from '../../src/session/conversation.js';
+import { configText } from '../../src/schema/configText.js';
 
 const U = {
   support: '0b6f3a56-2f7c-4d4e-8f59-3a1f7b2f8c11',
@@ -58,10 +58,10 @@ function terms(list: unknown): BatchConfig {
   return stt({ custom_terms: list });
 }
 
-/** Run configFrame and return the InputError it must throw. */
+/** Run configText and return the InputError it must throw. */
 function refusal(config: unknown): InputError {
   try {
-    configFrame(config as BatchConfig);
+    configText(config as BatchConfig);
   } catch (err) {
     expect(err).toBeInstanceOf(InputError);
     expect(err).toBeInstanceOf(SvcError);
@@ -71,28 +71,14 @@ function refusal(config: unknown): InputError {
     expect(e.retryable).toBe(false);
     return e;
   }
-  throw new Error(`configFrame accepted ${JSON.stringify(config).slice(0, 200)}`);
+  throw new Error(`configText accepted ${JSON.stringify(config).slice(0, 200)}`);
 }
 function accepts(config: unknown): unknown {
-  const frame = configFrame(config as BatchConfig);
+  const frame = configText(config as BatchConfig);
   return JSON.parse(frame);
 }
 
-describe('configFrame: the literal default', () => {
-  it.each([['default'], [undefined]])('%j → "default"', (c) => {
-    expect(configFrame(c as 'default' | undefined)).toBe('default');
-  });
-
-  it('an empty object is a valid BatchConfig, sent as JSON', () => {
-    expect(configFrame({})).toBe('{}');
-  });
-
-  it.each([['Default'], ['nonsense'], [''], [null], [[]], [42], [true]])('%j is refused at the root', (c) => {
-    expect(refusal(c).path).toBe('');
-  });
-});
-
-describe('configFrame: a full valid config', () => {
+describe('configText: a full valid config', () => {
   it('round-trips unchanged', () => {
     expect(accepts(FULL)).toEqual(FULL);
   });
@@ -114,7 +100,7 @@ describe('configFrame: a full valid config', () => {
   });
 });
 
-describe('configFrame: stt.custom_terms', () => {
+describe('configText: stt.custom_terms', () => {
   it('limits match the wire reference', () => {
     expect(MAX_CUSTOM_TERMS).toBe(1000);
     expect(MAX_CUSTOM_TERMS_JSON_CHARS).toBe(8000);
@@ -194,7 +180,7 @@ describe('configFrame: stt.custom_terms', () => {
   });
 });
 
-describe('configFrame: behaviors', () => {
+describe('configText: behaviors', () => {
   it.each(['preset:agent_empathy', 'preset:a', 'preset:Escalation-Request.v2', 'preset:42'])('accepts %s', (b) => {
     expect(accepts({ behaviors: [b] })).toEqual({ behaviors: [b] });
   });
@@ -208,7 +194,7 @@ describe('configFrame: behaviors', () => {
   });
 });
 
-describe('configFrame: uuid fields', () => {
+describe('configText: uuid fields', () => {
   const BAD = ['not-a-uuid', '', '1234', '0b6f3a562f7c4d4e8f593a1f7b2f8c11', '0b6f3a56-2f7c-4d4e-8f59-3a1f7b2f8c1', '{0b6f3a56-2f7c-4d4e-8f59-3a1f7b2f8c11}', 42];
   const CASES: [string, (u: unknown) => unknown, string][] = [
     ['conversation_types.N.conversation_type_uuid', (u) => ({ conversation_types: [{ conversation_type_uuid: u, name: 'x' }] }), 'conversation_types.0.conversation_type_uuid'],
@@ -222,13 +208,13 @@ describe('configFrame: uuid fields', () => {
   ];
 
   it.each(CASES)('%s accepts a UUID', (_field, build) => {
-    expect(() => configFrame(build(U.customer) as BatchConfig)).not.toThrow();
+    expect(() => configText(build(U.customer) as BatchConfig)).not.toThrow();
   });
 
   // The wire sets no RFC version or variant bits: any 8-4-4-4-12 hex form goes (issue 19).
   const ANY_HEX = ['aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa', '00000000-0000-0000-0000-000000000000', 'FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF', '12345678-1234-1234-1234-123456789abc'];
   it.each(CASES.flatMap(([field, build]) => ANY_HEX.map((u) => [field, u, build] as const)))('%s accepts the version-less %s', (_field, u, build) => {
-    expect(() => configFrame(build(u) as BatchConfig)).not.toThrow();
+    expect(() => configText(build(u) as BatchConfig)).not.toThrow();
   });
 
   it.each(CASES.flatMap(([field, build, path]) => BAD.map((bad) => [field, bad, build, path] as const)))(
@@ -239,7 +225,7 @@ describe('configFrame: uuid fields', () => {
   );
 });
 
-describe('configFrame: keys and scalar options', () => {
+describe('configText: keys and scalar options', () => {
   it.each([
     [{ produce_summaries: true }, '', 'produce_summaries'],
     [{ config: 'default' }, '', 'config'],

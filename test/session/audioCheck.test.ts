@@ -5,21 +5,7 @@ import { createReadStream, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asyncScheduler, from, map, Observable, subscribeOn } from 'rxjs';
-import {
-  analyzeConversation,
-  audioMetaOf,
-  createSessionStats,
-  decodeG711,
-  fileSource,
-  fromReadable,
-  InputError,
-  withAudioFormat,
-  type AudioChunk,
-  type AudioWarning,
-  type ConversationOptions,
-  type ServerEvent,
-  type SessionStats,
-} from 'svc-stream';
+import { analyzeConversation, audioMetaOf, createSessionStats, decodeG711, fileSource, fromReadable, InputError, withAudioFormat, type AudioChunk, type AudioWarning, type ConversationOptions, type ServerEvent, type SessionStats } from 'svc-stream';
 import { startEmulator, type RunningEmulator } from 'svc-stream/emulator';
 
 const KEY = 'sk-test-audio-check';

@@ -6,7 +6,8 @@ import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { firstValueFrom, from, lastValueFrom, Observable, Subject, throwError, concat, toArray, take, filter, timer, mergeMap, VirtualTimeScheduler } from 'rxjs';
 import WebSocket from 'ws';
-import { analyzeConversation, ContractError, createSessionStats, FlowControl, InputError, SessionError, SvcError, withAudioMeta, type ServerEvent } from 'svc-stream';
+import { analyzeConversation, ContractError, createSessionStats, FlowControl, InputError, SessionError, SvcError, type ServerEvent } from 'svc-stream';
+import { withAudioMeta } from '../../src/audio/meta.js';
 import { startEmulator, type RunningEmulator, type ScenarioInput, type OrganizationSpec } from 'svc-stream/emulator';
 
 const KEY = 'sk-test-7f3a9c1e-secret';

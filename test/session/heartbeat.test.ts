@@ -6,7 +6,7 @@ import { Observable, VirtualTimeScheduler } from 'rxjs';
 import { analyzeConversation, createSessionStats, fromAsyncIterable, type ServerEvent, type SvcError } from 'svc-stream';
 import { startEmulator, type RunningEmulator, type ScenarioInput } from 'svc-stream/emulator';
 import { Heartbeat, resolveHeartbeat } from '../../src/session/heartbeat.js';
-import type { SessionState } from '../../src/session/streamingSession.js';
+import type { SessionState } from '../../src/schema/sessionState.js';
 import { startTcpProxy } from '../internal/tcpProxy.js';
 
 const KEY = 'sk-heartbeat-0001';

@@ -28,7 +28,7 @@ describe('streamJson', () => {
     const err = await lastValueFrom(audio().pipe(streamJson({ endpoint: 'nope' as never, apiKey: KEY, baseUrl: 'http://127.0.0.1:9', format: RAW }))).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InputError);
     expect(err).toMatchObject({ code: 'invalid_argument', path: 'endpoint' });
-    expect((err as Error).message).toContain('stt, syntheticVoiceDetection, piiPhiRedaction');
+    expect((err as Error).message).toContain('sttStreaming, syntheticVoiceDetectionStreaming, piiPhiRedactionStreaming');
   });
 });
 
@@ -38,13 +38,13 @@ describe('streamJson tolerance', () => {
     const emu = await emulator(scenario);
     const stats = createSessionStats();
     const warnings: EventWarning[] = [];
-    const frames = await lastValueFrom(audio().pipe(streamJson({ endpoint: 'stt', apiKey: KEY, baseUrl: emu.baseUrl, format: RAW, stats, onWarning: (w) => warnings.push(w) }), toArray()));
+    const frames = await lastValueFrom(audio().pipe(streamJson({ endpoint: 'sttStreaming', apiKey: KEY, baseUrl: emu.baseUrl, format: RAW, stats, onWarning: (w) => warnings.push(w) }), toArray()));
     expect(frames[0]).toEqual({ type: 'unknown', data: { type: 7, segment: { text: 'x' } }, reason: 'type: Invalid input: expected string, received number' });
     expect(frames.at(-1)?.type).toBe('done');
     expect(stats.warnings).toBe(1);
     expect(stats.status).toBe('done');
     expect(warnings[0]).toMatchObject({ code: 'out_of_contract_value', path: 'type', action: 'unknown' });
-    const strict = await lastValueFrom(audio().pipe(streamJson({ endpoint: 'stt', apiKey: KEY, baseUrl: emu.baseUrl, format: RAW, strict: true }), toArray())).catch((e: unknown) => e);
+    const strict = await lastValueFrom(audio().pipe(streamJson({ endpoint: 'sttStreaming', apiKey: KEY, baseUrl: emu.baseUrl, format: RAW, strict: true }), toArray())).catch((e: unknown) => e);
     expect(strict).toMatchObject({ code: 'malformed_frame' });
   });
 });

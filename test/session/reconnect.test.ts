@@ -9,7 +9,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Observable } from 'rxjs';
 import { analyzeConversation, createSessionStats, fileSource, splitSession, type SessionEvent, type SessionStats, type SvcError } from 'svc-stream';
 import { startEmulator, type RunningEmulator, type ScenarioInput } from 'svc-stream/emulator';
-import type { SessionState } from '../../src/session/streamingSession.js';
+import type { SessionState } from '../../src/schema/sessionState.js';
 import { startTcpProxy } from '../internal/tcpProxy.js';
 import { spawnEmulator } from '../internal/emulatorProcess.js';
 import { SegmentClock } from '../../src/session/segments.js';

@@ -4,7 +4,8 @@
 // against the emulator over loopback.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lastValueFrom, Observable } from 'rxjs';
-import { analyzeConversation, createSessionStats, withAudioMeta, type FlowControl, type FlowSlot } from 'svc-stream';
+import { analyzeConversation, createSessionStats, type FlowControl, type FlowSlot } from 'svc-stream';
+import { withAudioMeta } from '../../src/audio/meta.js';
 import { startEmulator, type RunningEmulator } from 'svc-stream/emulator';
 
 const KEY = 'sk-test-resilient-flow';

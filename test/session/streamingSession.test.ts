@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { from, Subject, VirtualTimeScheduler, type Observable } from 'rxjs';
 import { WebSocketServer, type WebSocket as ServerSocket } from 'ws';
 import { analyzeConversation, createSessionStats, fromAsyncIterable, SessionError, type ServerEvent, type SvcError } from 'svc-stream';
-import type { SessionState } from '../../src/session/streamingSession.js';
+import type { SessionState } from '../../src/schema/sessionState.js';
 import { startEmulator, type RunningEmulator, type ScenarioInput } from 'svc-stream/emulator';
 
 const KEY = 'sk-state-machine-0001';

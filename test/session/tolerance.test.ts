@@ -3,15 +3,8 @@
 // (Sessions here run with `reconnect: false`: each test is about one session; reconnecting has its own, test/session/reconnect.test.ts.)
 import { afterEach, describe, expect, it } from 'vitest';
 import { from, lastValueFrom, Observable, scan } from 'rxjs';
-import {
-  analyzeConversation,
-  createSessionStats,
-  initialConversationSnapshot,
-  snapshotReducer,
-  type EventWarning,
-  type ServerEvent,
-  type SvcError,
-} from 'svc-stream';
+import { analyzeConversation, createSessionStats, type EventWarning, type ServerEvent, type SvcError } from 'svc-stream';
+import { initialConversationSnapshot, snapshotReducer } from 'svc-stream/state';
 import { startEmulator, type RunningEmulator, type ScenarioInput } from 'svc-stream/emulator';
 
 const KEY = 'sk-test-tolerance-secret';
@@ -159,7 +152,7 @@ describe('each subscription counts its own warnings', () => {
 describe('docs/tolerance.md', () => {
   it('lists every field of EVENT_TOLERANCE with its action', async () => {
     const { readFileSync } = await import('node:fs');
-    const { EVENT_TOLERANCE } = await import('svc-stream');
+    const { EVENT_TOLERANCE } = await import('svc-stream/schema');
     const doc = readFileSync(new URL('../../docs/tolerance.md', import.meta.url), 'utf8');
     for (const [type, fields] of Object.entries(EVENT_TOLERANCE)) {
       for (const [field, action] of Object.entries(fields)) expect(doc, `${type}.${field}`).toContain(`| \`${type}\` | \`${field}\` | ${action} |`);

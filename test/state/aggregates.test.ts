@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { aggregatesReducer, initialAggregatesState, sentimentKey, type ServerEvent, type AggregatesState } from 'svc-stream';
+import { aggregatesReducer, initialAggregatesState, sentimentKey, type AggregatesState } from 'svc-stream/state';
+import { type ServerEvent } from 'svc-stream';
 import { ev } from './fixtures.js';
 
 function view(s: AggregatesState) {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { behaviorKey, behaviorsReducer, initialBehaviorsState, type ServerEvent, type BehaviorsState } from 'svc-stream';
+import { behaviorKey, behaviorsReducer, initialBehaviorsState, type BehaviorsState } from 'svc-stream/state';
+import { type ServerEvent } from 'svc-stream';
 import { ev } from './fixtures.js';
 
 function view(s: BehaviorsState) {

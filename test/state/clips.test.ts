@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { clipsReducer, createClipsState, initialClipsState, type ServerEvent, type ClipsState } from 'svc-stream';
+import { clipsReducer, createClipsState, initialClipsState, type ClipsState } from 'svc-stream/state';
+import { type ServerEvent } from 'svc-stream';
 import { ev } from './fixtures.js';
 
 /** What a test compares: plain data, so one table row reads as the expected state. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { conversationReducer, initialConversationState, type ServerEvent, type ConversationState } from 'svc-stream';
+import { conversationReducer, initialConversationState, type ConversationState } from 'svc-stream/state';
+import { type ServerEvent } from 'svc-stream';
 import { ev } from './fixtures.js';
 
 function view(s: ConversationState) {

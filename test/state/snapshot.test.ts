@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { initialConversationSnapshot, snapshotReducer, type ServerEvent, type ConversationSnapshot } from 'svc-stream';
+import { initialConversationSnapshot, snapshotReducer } from 'svc-stream/state';
+import { type ServerEvent, type ConversationSnapshot } from 'svc-stream';
 import { ev } from './fixtures.js';
 
 function view(s: ConversationSnapshot) {

@@ -6,7 +6,8 @@ import { request } from 'node:http';
 import type { Subscription } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { createMediaStreamServerStats, mediaStreamServer, type MediaStreamCall, type MediaStreamServerOptions, type MediaStreamServerStats, type TelephonyLimitWarning } from 'svc-stream/telephony';
+import { createMediaStreamServerStats, mediaStreamServer, type MediaStreamCall, type MediaStreamServerOptions, type MediaStreamServerStats } from 'svc-stream/telephony';
+import type { LimitWarning } from 'svc-stream';
 import { twilioSignature, verifyTwilioSignature } from '../../src/telephony/mediaStreamAuth.js';
 import { collectBytes, SAMPLE_MULAW } from './helpers.js';
 
@@ -181,7 +182,7 @@ describe('bounded messages and connections', () => {
   });
 
   it('past maxConnections a connection is closed at once with 1013 "too many connections"; a freed place admits again', async () => {
-    const warnings: TelephonyLimitWarning[] = [];
+    const warnings: LimitWarning[] = [];
     const s = await serve({ maxConnections: 2, onWarning: (w) => warnings.push(w) });
     const url = `ws://127.0.0.1:${s.port}/`;
     const holders = [new WebSocket(url), new WebSocket(url)];

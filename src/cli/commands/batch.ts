@@ -2,9 +2,9 @@
 // lines on stdout; progress (on a TTY) and the failure summary go to stderr.
 import { defer, finalize, from, switchMap, type Observable } from 'rxjs';
 import { detectAudioEvents, detectEmotion, listPresetsAsync } from '../../batch/calls.js';
-import { overFiles, type FileOutcome } from '../../batch/overFiles.js';
+import { batchFiles, type FileOutcome } from '../../batch/batchFiles.js';
 import type { BatchOptions } from '../../batch/request.js';
-import { MAX_BATCH_CONCURRENCY } from '../../batch/semaphore.js';
+import { MAX_BATCH_CONCURRENCY } from '../../schema/limits.js';
 import { InputError } from '../../errors.js';
 import { describeByteLimit, MAX_UPLOAD_BYTES } from '../../schema/limits.js';
 import { defineCommand, printError, type CliIo, type Command } from '../command.js';
@@ -88,7 +88,7 @@ function filesCommand(name: string, summary: string, what: string, call: (path: 
             .pipe(
               // A file the service would not take (raw, .m4a, --transcode) is uploaded as a WAV
               // made by ffmpeg; its line still names the file given.
-              overFiles((path: string, o: BatchOptions) =>
+              batchFiles((path: string, o: BatchOptions) =>
                 defer(() => prepareUpload(path, values, BATCH_FILE_EXTENSIONS)).pipe(
                   switchMap((upload) => call(upload.path, o).pipe(finalize(() => void upload.cleanup()))),
                 ), {

@@ -1,7 +1,7 @@
 // `svc-stream queue add|work|results|status`: a batch run spread over machines through a
 // BullMQ queue in Redis. The fleet code (and BullMQ, ioredis) loads only when this runs.
 import { resolve } from 'node:path';
-import { MAX_BATCH_CONCURRENCY } from '../../batch/semaphore.js';
+import { MAX_BATCH_CONCURRENCY } from '../../schema/limits.js';
 import { InputError } from '../../errors.js';
 import { printError, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';

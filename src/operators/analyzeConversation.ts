@@ -1,1 +1,0 @@
-export { analyzeConversation, type ConversationOptions } from '../session/conversation.js';

@@ -1,1 +1,0 @@
-export { streamJson, type JsonStreamingOptions } from '../session/jsonStreaming.js';

@@ -1,0 +1,72 @@
+// The one warning shape, beside the one error hierarchy (src/errors.ts): something went on,
+// but a user should know. Every warning has a stable `code` to switch on and a one-line
+// `message` for a log; each kind adds the fields that say what, where and what to do.
+import type { ToleranceAction } from './schema/parseServerEvent.js';
+
+/**
+ * An out-of-contract value met in an otherwise well-formed event, and what was done with it
+ * (docs/tolerance.md). Given to a session's `onWarning` and counted in `stats.warnings`.
+ */
+export interface EventWarning {
+  /** Always `out_of_contract_value`. */
+  readonly code: 'out_of_contract_value';
+  /** The frame's `type`. */
+  readonly eventType: string;
+  /** Where, in the nested form: `clip.speaker_label`, `pick.participant_role_uuid`, `duration_ms`. */
+  readonly path: string;
+  /** What the contract wanted, e.g. `Invalid input: expected string, received null`. */
+  readonly reason: string;
+  /** `null`, `drop`, `label`, `text` (the event was delivered with the value normalised) or `unknown` (delivered as an `unknown` event). */
+  readonly action: ToleranceAction | 'unknown';
+  /** One line saying all of it, for a log. */
+  readonly message: string;
+}
+
+/**
+ * What a session says about its audio when the audio does not say enough (docs/audio-sources.md).
+ * Given to a session's `onAudioWarning` and counted in `stats.audioWarnings`.
+ * - `audio_meta_missing`: the observable carries neither a format nor flow control (it is not
+ *   an audio source of this library: a `new Observable`, a `from(…)`, or an operator written
+ *   as `(source) => new Observable(…)` dropped them) and neither `format` nor `flow` was
+ *   given: the service must detect the format from the bytes, and the source cannot be paused.
+ * - `audio_format_unknown`: no format is known and the first bytes are none of the
+ *   self-describing containers the service detects (RIFF/WAVE, FORM/AIFF, OggS, fLaC, EBML,
+ *   ADTS/ADIF, ID3 or an MPEG frame sync): the service will refuse the audio (`invalid_audio`).
+ * - `flow_not_connected`: the source can pause, but no subscription of it was made while the
+ *   session subscribed (an operator subscribes it later, as `subscribeOn` does): the session
+ *   treats it as a push source, bounded by `maxBufferedBytes`.
+ */
+export interface AudioWarning {
+  readonly code: 'audio_meta_missing' | 'audio_format_unknown' | 'flow_not_connected';
+  /** One line saying what and what to do, for a log. */
+  readonly message: string;
+}
+
+/**
+ * A bound refused a call, said once per source or server (docs/telephony.md): `rtpSource` and
+ * `mediaStreamServer` give it to their `onWarning` the first time, and count every refusal.
+ */
+export interface LimitWarning {
+  /** `max_legs`: an RTP leg refused by `maxLegs`; `max_connections`: a media-stream connection refused by `maxConnections`. */
+  readonly code: 'max_legs' | 'max_connections';
+  /** The option that raises the bound. */
+  readonly option: 'maxLegs' | 'maxConnections';
+  /** The bound in force. */
+  readonly limit: number;
+  /** One line for a log: what was refused, the counter that keeps counting, the option to raise. */
+  readonly message: string;
+}
+
+/** Every warning the library gives, told apart by `code`. One handler can take them all. */
+export type SvcWarning = EventWarning | AudioWarning | LimitWarning;
+
+/** The code of each kind of {@link SvcWarning}. */
+export type WarningCode = SvcWarning['code'];
+
+/**
+ * What every `onWarning` / `onAudioWarning` option takes: a function of the warnings it can
+ * be given. A `WarningHandler` (of every {@link SvcWarning}) fits each of them, so one logger
+ * can serve sessions, sources and servers. It must not throw: an exception is reported as
+ * RxJS reports unhandled errors and changes nothing else.
+ */
+export type WarningHandler<W extends SvcWarning = SvcWarning> = (warning: W) => void;
