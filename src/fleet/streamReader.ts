@@ -661,37 +661,42 @@ class FleetReaderImpl implements FleetReader {
     }
     feed.linger?.unsubscribe();
     feed.linger = undefined;
-    let start = from;
-    let reset: RelayReset | undefined;
-    // Where the stream starts now: a cursor before it was trimmed, and a page from the start
-    // starts there (not earlier, from this relay's memory: every relay starts a page alike).
-    const first = ((await this.cmd.xrange(feed.key, '-', '+', 'COUNT', 1)) as [string, string[]][])[0];
-    const e = first ? decodeEntry(first[0], first[1]) : undefined;
-    if (from) {
-      if (e && e.epoch !== from.epoch) {
-        reset = { reason: restartedStart(e) ? 'lost' : 'replaced', after: from.cursor };
-        start = undefined;
-      } else if (e && e.seq > from.seq + 1) {
-        reset = { reason: 'trimmed', after: from.cursor };
-        start = undefined;
-      } else if (!e && this.directory.get(id)?.epoch !== undefined && this.directory.get(id)!.epoch !== from.epoch) {
-        reset = { reason: 'lost', after: from.cursor };
-        start = undefined;
+    let follower: FollowerImpl | undefined;
+    try {
+      let start = from;
+      let reset: RelayReset | undefined;
+      // Where the stream starts now: a cursor before it was trimmed, and a page from the start
+      // starts there (not earlier, from this relay's memory: every relay starts a page alike).
+      const first = ((await this.cmd.xrange(feed.key, '-', '+', 'COUNT', 1)) as [string, string[]][])[0];
+      const e = first ? decodeEntry(first[0], first[1]) : undefined;
+      const known = this.directory.get(id)?.epoch;
+      if (from) {
+        if (e && e.epoch !== from.epoch) reset = { reason: restartedStart(e) ? 'lost' : 'replaced', after: from.cursor };
+        else if (e && e.seq > from.seq + 1) reset = { reason: 'trimmed', after: from.cursor };
+        else if (!e && known !== undefined && known !== '' && known !== from.epoch) reset = { reason: 'lost', after: from.cursor };
+        if (reset) start = undefined;
       }
-    }
-    const follower = new FollowerImpl(feed, sink, start, reset, start === undefined && e ? { ms: e.ms, seq: e.seq - 1 } : undefined);
-    feed.followers.add(follower);
-    await feed.init().catch((err: unknown) => {
-      feed.ready = undefined;
+      follower = new FollowerImpl(feed, sink, start, reset, start === undefined && e ? { ms: e.ms, seq: e.seq - 1 } : undefined);
+      feed.followers.add(follower);
+      await feed.init().catch((err: unknown) => {
+        feed.ready = undefined;
+        throw err;
+      });
+    } catch (err) {
+      // Redis went away meanwhile: nothing of this follower stays (the feed lingers, then goes).
+      if (follower) follower.close();
+      else this.unfollow(feed, undefined);
       throw err;
-    });
+    }
     follower.pump();
     return follower;
   }
 
-  unfollow(feed: Feed, follower: FollowerImpl): void {
-    feed.followers.delete(follower);
-    this.waiting.delete(follower);
+  unfollow(feed: Feed, follower: FollowerImpl | undefined): void {
+    if (follower) {
+      feed.followers.delete(follower);
+      this.waiting.delete(follower);
+    }
     if (feed.followers.size > 0 || feed.linger) return;
     feed.linger = this.scheduler.schedule(() => {
       feed.linger = undefined;
