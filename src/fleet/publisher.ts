@@ -396,6 +396,8 @@ class PublisherCore implements Publisher {
 
   private failAll(error: SvcError): void {
     this.fatal = error;
+    // Nothing will ever be written: no timer keeps the process alive for it.
+    this.alive.unsubscribe();
     callUser(this.options.onRedisError, error);
     for (const w of this.sessions.values()) w.abandon(error);
     this.writers.clear();
