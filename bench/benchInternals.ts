@@ -214,6 +214,29 @@ export function bufferUtilInUse(): boolean {
   return mod.mask.toString().includes('bufferUtil');
 }
 
+/**
+ * Run `script --sink ...args` in a child process (a sink whose work is charged to neither
+ * client), call `run` with its base URL, and stop it (closing its stdin) once `run` settled.
+ */
+export async function withSinkProcess<T>(script: string, args: readonly string[], run: (baseUrl: string) => Promise<T>): Promise<T> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, '--sink', ...args], { stdio: ['pipe', 'pipe', 'inherit'], env: process.env });
+  const port = await new Promise<number>((resolve) => child.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim()))));
+  try {
+    return await run(`http://127.0.0.1:${port}`);
+  } finally {
+    child.stdin.end();
+  }
+}
+
+/** The child side of {@link withSinkProcess}: a sink that prints its port and lives until stdin ends. */
+export function serveSink(options: SinkOptions = {}): void {
+  void startSink(options).then((sink) => {
+    process.stdout.write(`${sink.port}\n`);
+    process.stdin.resume();
+    process.stdin.on('end', () => void sink.close().then(() => process.exit(0)));
+  });
+}
+
 /** Run this script again in a child process with `args` and extra `env`; resolves with its stdout. */
 export function runSelf(script: string, args: readonly string[], env: Record<string, string> = {}, nodeArgs: readonly string[] = []): Promise<string> {
   return new Promise((resolve, reject) => {

@@ -153,7 +153,7 @@ async function costPerCall(label: string, reconnect: false | undefined, clipEver
   await server.close();
   const heldPerCall = (mem1.heapUsed + mem1.arrayBuffers - (mem0.heapUsed + mem0.arrayBuffers)) / CALLS;
   const cpuPerCallSecond = (cpu.user + cpu.system) / 1000 / CALLS / SECONDS;
-  const done = all.filter((s) => s.phase === 'done').length;
+  const done = all.filter((s) => s.status === 'done').length;
   console.log(`| ${label} | ${CALLS} × ${SECONDS} s | ${fmt(cpuPerCallSecond, 2)} ms | ${fmt(heldPerCall / 1024, 0)} KiB | ${done}/${CALLS} done |`);
 }
 

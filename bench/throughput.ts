@@ -18,14 +18,13 @@
 // a fresh process (same imports for all), 3 interleaved rounds, medians.
 //
 // Run: npx tsx bench/throughput.ts        (THROUGHPUT_ROUNDS=n for more rounds; default 5)
-import { spawn } from 'node:child_process';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { lastValueFrom } from 'rxjs';
 import { analyzeConversation } from '../src/session/conversation.js';
 import { createSessionStats } from '../src/session/stats.js';
-import { bareClient, bufferUtilInUse, fmt, KEY, machine, MB, median, RAW, runSelf, startSink } from './benchInternals.js';
+import { bareClient, bufferUtilInUse, fmt, KEY, machine, MB, median, RAW, runSelf, serveSink, withSinkProcess } from './benchInternals.js';
 import { bareFileClient, benchFile, makeSource, SOURCE_KINDS, type SourceKind } from './throughputSources.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
@@ -69,26 +68,8 @@ async function runClient(client: Client, baseUrl: string, count: number, size: n
   return stats.framesSent;
 }
 
-async function sinkProcess(bytesPerSecond?: number): Promise<void> {
-  const sink = await startSink(bytesPerSecond !== undefined ? { bytesPerSecond } : {});
-  process.stdout.write(`${sink.port}\n`);
-  // Lives until the parent closes our stdin.
-  process.stdin.resume();
-  process.stdin.on('end', () => void sink.close().then(() => process.exit(0)));
-}
-
-async function withSink<T>(args: readonly string[], run: (baseUrl: string) => Promise<T>): Promise<T> {
-  const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT, '--sink', ...args], { stdio: ['pipe', 'pipe', 'inherit'], env: process.env });
-  const port = await new Promise<number>((resolve) => child.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim()))));
-  try {
-    return await run(`http://127.0.0.1:${port}`);
-  } finally {
-    child.stdin.end();
-  }
-}
-
 async function measure(): Promise<void> {
-  const results = await withSink([], async (baseUrl) => {
+  const results = await withSinkProcess(SCRIPT, [], async (baseUrl) => {
     const out: SizeResult[] = [];
     for (const { size, total } of SIZES) {
       const count = Math.round(total / size);
@@ -167,7 +148,7 @@ async function rss(): Promise<{ load: readonly [number, number]; peak: Record<st
   const load0 = os.loadavg()[0]!;
   const peaks: Record<string, number[]> = {};
   const bases: Record<string, number[]> = {};
-  await withSink([String(SLOW_SINK)], async (baseUrl) => {
+  await withSinkProcess(SCRIPT, [String(SLOW_SINK)], async (baseUrl) => {
     for (let round = 0; round < RSS_ROUNDS; round++) {
       for (let i = 0; i < clients.length; i++) {
         const client = clients[(i + round) % clients.length]!;
@@ -226,7 +207,7 @@ const fail = (err: unknown): void => {
   console.error(err);
   process.exit(1);
 };
-if (mode === '--sink') void sinkProcess(process.argv[3] !== undefined ? Number(process.argv[3]) : undefined);
+if (mode === '--sink') serveSink(process.argv[3] !== undefined ? { bytesPerSecond: Number(process.argv[3]) } : {});
 else if (mode === '--measure') void measure().catch(fail);
 else if (mode === '--rss') void rssRun(process.argv[3] as Client, process.argv[4]!).catch(fail);
 else void main().catch(fail);

@@ -31,10 +31,10 @@ async function endpoint(): Promise<{ apiKey: string; baseUrl: string; close: () 
 }
 
 const { apiKey, baseUrl, close } = await endpoint();
-// The session's state changes go to the dashboard (onStateChange), so the page shows every status.
+// The dashboard follows the session's life cycle through its stats (stats.state$), so the page shows every status.
 const stats = createSessionStats();
 const dashboard = await startDashboard({
-  events$: ({ onStateChange }) => fileSource(file, { realtime: Number(values.speed) }).pipe(analyzeConversation({ apiKey, baseUrl, config, stats, onStateChange })),
+  events$: fileSource(file, { realtime: Number(values.speed) }).pipe(analyzeConversation({ apiKey, baseUrl, config, stats })),
   stats,
   title: basename(file),
 });

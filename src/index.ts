@@ -37,8 +37,6 @@ export type { SessionEvent } from './session/segments.js';
 export { DEFAULT_RECONNECT, type ReconnectOptions, type ReconnectPolicy } from './session/reconnect.js';
 export { DEFAULT_HEARTBEAT, type HeartbeatOptions } from './session/heartbeat.js';
 export { createSessionStats, type SessionStats, type ToleranceOptions } from './session/stats.js';
-// Deprecated with SessionStats.phase; both go with #31's session rewrite.
-export type { SessionPhase } from './session/stats.js';
 export { isTerminalStatus, type SessionState, type SessionStatus } from './schema/sessionState.js';
 export type { BatchConfig, SessionConfig } from './schema/config.js';
 

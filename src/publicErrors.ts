@@ -1,7 +1,9 @@
-// The error hierarchy as users import it: the classes, their stable codes and the close-code
-// table (defined in src/errors.ts, with the factories the library builds errors with).
+// The error hierarchy as users import it: the classes, their stable codes with the one table
+// of what each means for a retry and a reconnect, and the close-code table (defined in
+// src/errors/, with the factories the library builds errors with).
 // Browser-safe: the main entry and 'svc-stream/browser' both export this list as it is.
 export {
+  ERROR_TABLE,
   ERROR_CODES,
   CLOSE_CODES,
   SvcError,
@@ -13,7 +15,10 @@ export {
   AudioSourceError,
   isSvcError,
   type ErrorCode,
+  type ErrorCodeRule,
+  type CloseCodeRule,
   type AudioAccount,
   type SvcErrorOptions,
+  type SessionErrorOptions,
 } from './errors.js';
 export type { ValidationError } from './schema/errorBody.js';

@@ -75,6 +75,8 @@ export interface FileSourceOptions {
  *   reads or ffmpeg's output, so a fast file into a slow session stays bounded in memory.
  * - Transcoding errors with `AudioSourceError('ffmpeg_failed')` carrying ffmpeg's stderr tail.
  * - Unsubscribing closes the file and kills ffmpeg.
+ * - Each chunk is a buffer of its own that the source never writes again (`freshBuffers` in
+ *   its metadata), so a session keeps it for a resume without copying it.
  * - Throws `InputError('invalid_audio_params')` at once for a transcode target the service refuses.
  *
  * ## Example
@@ -158,8 +160,10 @@ export function fileSource(path: string, options: FileSourceOptions = {}): Audio
       inner?.unsubscribe();
     };
   });
-  const meta = { ...(format ? { format } : {}), flow: slot };
+  // Each disk read and each read of ffmpeg's output is a buffer of its own, never written again.
+  const meta = { ...(format ? { format } : {}), flow: slot, freshBuffers: true };
   if (!pacing) return withAudioMeta(read, meta);
-  // pace() pauses the read through its slot when it holds enough audio; the result is push.
-  return withAudioMeta(withAudioMeta(read, meta).pipe(pacing), format ? { format } : {});
+  // pace() pauses the read through its slot when it holds enough audio; the result is push
+  // (and passes the same buffers on).
+  return withAudioMeta(withAudioMeta(read, meta).pipe(pacing), { ...(format ? { format } : {}), freshBuffers: true });
 }

@@ -6,17 +6,17 @@
 /** A gate a pull-capable source awaits before reading its next chunk. */
 export class FlowControl {
   private pausedNow = false;
+  /** How many of the gates it follows are paused now: `paused` reads two fields, per chunk. */
+  private pausedLeaders = 0;
   private waiters: Array<() => void> = [];
   /** Gates this one also honours: it is paused while any of them is. */
   private readonly leaders = new Set<FlowControl>();
-  /** Gates that honour this one, woken when it resumes. */
+  /** Gates that honour this one, told when it pauses or resumes. */
   private readonly followers = new Set<FlowControl>();
 
   /** True while this gate, or any gate it follows, is paused. */
   get paused(): boolean {
-    if (this.pausedNow) return true;
-    for (const leader of this.leaders) if (leader.paused) return true;
-    return false;
+    return this.pausedNow || this.pausedLeaders > 0;
   }
 
   /** True while some gate follows this one, that is while pausing it reaches a source. */
@@ -26,14 +26,17 @@ export class FlowControl {
 
   /** Stop the source: later {@link FlowControl.ready} calls wait until {@link FlowControl.resume}. */
   pause(): void {
+    if (this.pausedNow) return;
+    const was = this.paused;
     this.pausedNow = true;
+    if (!was) this.changed(true);
   }
 
   /** Let the source read again and release every waiter (unless a gate it follows is still paused). */
   resume(): void {
     if (!this.pausedNow) return;
     this.pausedNow = false;
-    this.wake();
+    if (!this.paused) this.changed(false);
   }
 
   /** Resolves at once when flowing, otherwise when resumed. */
@@ -52,30 +55,40 @@ export class FlowControl {
    * Returns the function that stops following it. Gates must not follow each other in a cycle.
    */
   follow(leader: FlowControl): () => void {
-    if (leader === this) return () => undefined;
+    if (leader === this || this.leaders.has(leader)) return () => undefined;
     this.leaders.add(leader);
     leader.followers.add(this);
+    if (leader.paused) this.leaderChanged(true);
     return () => {
       if (!this.leaders.delete(leader)) return;
       leader.followers.delete(this);
-      this.wake();
+      if (leader.paused) this.leaderChanged(false);
     };
   }
 
   /** Stop gating every gate that follows this one (a consumer that reads no more lets the source go on for the others). */
   detach(): void {
+    const paused = this.paused;
     for (const follower of [...this.followers]) {
       follower.leaders.delete(this);
       this.followers.delete(follower);
-      follower.wake();
+      if (paused) follower.leaderChanged(false);
     }
   }
 
-  private wake(): void {
-    if (this.paused) return;
+  /** A leader paused (`true`) or resumed (`false`). */
+  private leaderChanged(paused: boolean): void {
+    const was = this.paused;
+    this.pausedLeaders += paused ? 1 : -1;
+    if (this.paused !== was) this.changed(this.paused);
+  }
+
+  /** This gate's own state changed: its followers hear of it; resumed, its waiters go. */
+  private changed(paused: boolean): void {
+    for (const follower of this.followers) follower.leaderChanged(paused);
+    if (paused) return;
     const waiting = this.waiters;
     this.waiters = [];
     for (const w of waiting) w();
-    for (const follower of this.followers) follower.wake();
   }
 }

@@ -31,6 +31,13 @@ export interface AudioSourceMeta {
   readonly format?: AudioFormat | undefined;
   /** Present on sources that can pause (Node Readable, async iterable, file, ffmpeg). */
   readonly flow?: FlowSlot | undefined;
+  /**
+   * The source's promise that it never writes into a chunk's buffer once it emitted it (a
+   * file's reads, ffmpeg's output: each a buffer of its own), so a consumer may keep chunks
+   * without copying them. Kept through every lifted operator, like the format: an operator
+   * that emits buffers it reuses restates the metadata without it (`withAudioFormat`).
+   */
+  readonly freshBuffers?: boolean | undefined;
 }
 
 /**

@@ -114,7 +114,8 @@ function ffmpegSource(input: FfmpegInput, options: TranscodeOptions, inputFormat
       flow,
     }).subscribe(subscriber);
   });
-  return withAudioMeta(source, { format: target, flow: slot });
+  // ffmpeg's output comes in buffers of their own, never written again.
+  return withAudioMeta(source, { format: target, flow: slot, freshBuffers: true });
 }
 
 /**

@@ -25,17 +25,11 @@ export function fromOption(help: string): { readonly from: ReturnType<typeof opt
   return { from: option.custom('URL', help, redisUrl) };
 }
 
-/** A session's `onStateChange` hook, when its events are published. */
-type StateHook = ((oldState: SessionState, newState: SessionState) => void) | undefined;
-
 /** The publisher of a command, or none. */
 export interface CommandPublisher {
   readonly publisher: Publisher | undefined;
-  /**
-   * The session `make` builds, published under `id` when there is a publisher (its statuses
-   * through the hook `make` is given), as it is otherwise.
-   */
-  session(id: string, title: string, make: (onStateChange: StateHook) => Observable<ServerEvent>): Observable<ServerEvent>;
+  /** The session's events, published under `id` (with its statuses, from `state$`) when there is a publisher. */
+  session(id: string, title: string, events$: Observable<ServerEvent>, state$: Observable<SessionState>): Observable<ServerEvent>;
   /** A session's report, said on stderr when something was not published. */
   report(report: PublishReport): void;
   /** Close it (waiting a few seconds for what is pending) and say what could not be published. */
@@ -48,7 +42,7 @@ export interface CommandPublisher {
  */
 export async function commandPublisher(flag: string | undefined, io: CliIo): Promise<CommandPublisher> {
   const url = flag ?? redisUrl(io.env['SVC_PUBLISH_URL'], 'SVC_PUBLISH_URL');
-  if (url === undefined) return { publisher: undefined, session: (_id, _title, make) => make(undefined), report: () => undefined, close: async () => undefined };
+  if (url === undefined) return { publisher: undefined, session: (_id, _title, events$) => events$, report: () => undefined, close: async () => undefined };
   const { createPublisher } = await import('../fleet/publisher.js');
   const publisher = await createPublisher({ url, onRedisError: (e) => io.stderr.write(`svc-stream: publish: ${e.message.split('\n')[0]}; the sessions go on, their entries wait\n`) });
   io.stderr.write(`svc-stream: publishing to ${publisher.target}\n`);
@@ -60,7 +54,7 @@ export async function commandPublisher(flag: string | undefined, io: CliIo): Pro
   return {
     publisher,
     report,
-    session: (id, title, make) => publisher.publish(({ onStateChange }) => make(onStateChange), { id, title, onReport: report }),
+    session: (id, title, events$, state$) => publisher.publish(events$, { id, title, state$, onReport: report }),
     async close() {
       const stats = await publisher.close();
       // What no session's report said (a session still running when the command stopped).

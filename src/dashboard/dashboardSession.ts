@@ -25,7 +25,7 @@ export interface DashboardSession {
   start(): void;
   /**
    * Say where the session is (`connecting`, `streaming`, `paused`, `finishing`, `closing`,
-   * `reconnecting`): pass `newState.status` from the session's `onStateChange`. A terminal
+   * `reconnecting`): each status of the session's `stats.state$`. A terminal
    * status (`done`, `failed`, `closed`) is ignored: the end comes from `events$` itself, which
    * carries the failure. Ignored once it ended.
    */
@@ -49,7 +49,7 @@ export interface DashboardSession {
  *
  * - Lazy until `start()`; then subscribes to `events$` exactly once and keeps that
  *   subscription until the session ends or `stop()`, whoever is watching (pages come and go).
- * - The view's `status` is the last one given to `setStatus` (the session's `onStateChange`),
+ * - The view's `status` is the last one given to `setStatus` (the session's `stats.state$`),
  *   else `connecting` until the first event and `streaming` after; `done` (`events$`
  *   completed), `failed` (it errored, with `error`) or `closed` (`stop()`) at the end.
  * - The state is the `snapshot$` of `splitSession(events$)`: every §3 ordering rule applied.

@@ -3,7 +3,7 @@
 // every call published to a Redis (startFleetDashboard).
 /// <reference types="node" preserve="true" />
 
-export { startDashboard, type DashboardOptions, type DashboardHooks, type RunningDashboard } from './server.js';
+export { startDashboard, type DashboardOptions, type RunningDashboard } from './server.js';
 export { dashboardSession, type DashboardSession, type DashboardSessionOptions } from './dashboardSession.js';
 export { dashboardView, type DashboardView, type DashboardStatus, type DashboardError } from './view.js';
 export { startFleetDashboard, type FleetDashboardOptions, type RunningFleetDashboard } from './fleetServer.js';

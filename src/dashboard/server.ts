@@ -1,9 +1,8 @@
 // The dashboard's HTTP server on loopback: the page, its script and styles, the current
 // state as JSON, and the relay the page reads the session's raw events from.
 import { createServer } from 'node:http';
-import { Subject, type Observable, type Subscription } from 'rxjs';
+import { skip, Subject, type Observable, type Subscription } from 'rxjs';
 import type { ServerEvent } from '../schema/events.js';
-import type { SessionState } from '../schema/sessionState.js';
 import type { SessionStats } from '../session/stats.js';
 import { createRelay } from '../relay/server.js';
 import { dashboardSession, type DashboardSession } from './dashboardSession.js';
@@ -12,22 +11,16 @@ import { pageScript } from './pageBundle.js';
 import { DASHBOARD_SESSION_ID } from './sessionId.js';
 import type { DashboardView } from './view.js';
 
-/** What {@link DashboardOptions.events$} may be given to build the session with: the hook its life cycle goes to. */
-export interface DashboardHooks {
-  /** Pass as the session's `onStateChange`: the page shows each status (`connecting`, `streaming`, `paused`, `finishing`, `closing`, `reconnecting`…). */
-  readonly onStateChange: (oldState: SessionState, newState: SessionState) => void;
-}
-
 /** Options of {@link startDashboard}: the session's events (or how to make them), the page title, the port, when the session starts. */
 export interface DashboardOptions {
+  /** The session's events, cold: subscribed once, when the session starts. */
+  readonly events$: Observable<ServerEvent>;
   /**
-   * The session's events, cold: subscribed once, when the session starts. Or a function
-   * given {@link DashboardHooks}, returning them: pass its `onStateChange` to the session
-   * (`analyzeConversation`) so the page follows the session's life cycle; without it the page shows `connecting` until the first event,
-   * then `streaming`, then how it ended.
+   * The counters passed to the session (`conversationSession`, `analyzeConversation`), for
+   * `/state`'s `bytes_sent` and `events_received`; the page follows the session's life cycle
+   * through their `state$` (`connecting`, `streaming`, `paused`, `reconnecting`…). Without
+   * them the page shows `connecting` until the first event, then `streaming`, then how it ended.
    */
-  readonly events$: Observable<ServerEvent> | ((hooks: DashboardHooks) => Observable<ServerEvent>);
-  /** The counters passed to `analyzeConversation`, for `/state`'s `bytes_sent` and `events_received`. */
   readonly stats?: SessionStats | undefined;
   /** Shown in the page's header (e.g. the file name). */
   readonly title?: string | undefined;
@@ -82,15 +75,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
   // One subscription to the session feeds both the fold on this side and the relay.
   const hub = new Subject<ServerEvent>();
   live.feed(hub);
-  let session: DashboardSession | undefined;
-  const hooks: DashboardHooks = {
-    onStateChange: (old, next) => {
-      live.onStateChange(old, next);
-      session?.setStatus(next.status);
-    },
-  };
-  const source$ = typeof options.events$ === 'function' ? options.events$(hooks) : options.events$;
-  session = dashboardSession({
+  const session: DashboardSession = dashboardSession({
     events$: hub,
     ...(options.stats ? { stats: options.stats } : {}),
     title,
@@ -101,7 +86,14 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
     if (sourceSub) return;
     live.setStatus('connecting');
     running.start();
-    sourceSub = source$.subscribe(hub);
+    // The page and the view follow the session's life cycle from its stats: each change
+    // (until one comes, `connecting` then what the events show).
+    const state$ = options.stats?.state$.pipe(skip(1));
+    if (state$) {
+      live.follow(state$);
+      sourceSub = state$.subscribe((s) => running.setStatus(s.status));
+      sourceSub.add(options.events$.subscribe(hub));
+    } else sourceSub = options.events$.subscribe(hub);
   };
   const finalServed = running.ended.then(async (view) => {
     if (view.status === 'closed') live.close();

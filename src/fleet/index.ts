@@ -25,7 +25,6 @@ export {
   type Publisher,
   type PublisherOptions,
   type PublishOptions,
-  type PublishHooks,
   type PublishStats,
   type PublishReport,
   type SessionPublisher,

@@ -2,9 +2,7 @@
 // without it, and a relay anywhere in the fleet serves it to pages.
 import { finalize, Observable } from 'rxjs';
 import type { ServerEvent } from '../schema/events.js';
-import { startPublisher, type PublishHooks, type PublishOptions, type Publisher, type PublisherOptions } from './publisher.js';
-
-export type { PublishHooks };
+import { startPublisher, type PublishOptions, type Publisher, type PublisherOptions } from './publisher.js';
 
 /** Options of {@link publishSession}: the session's id, and where to publish (a `publisher`, or a `url` with the publisher's options). */
 export interface PublishSessionOptions extends PublisherOptions, PublishOptions {
@@ -18,28 +16,26 @@ export interface PublishSessionOptions extends PublisherOptions, PublishOptions 
  * - Cold: each subscription is one run of the session, published as a new stream of `id`
  *   (replacing the run Redis held). Emits each event as `events$` does, synchronously:
  *   publishing is queued and never delays, fails or ends the session.
- * - Publishes a `start`, each event, the statuses (give the session the hook: pass a function
- *   `({ onStateChange }) => session$`), and the end: `done` on completion, `failed` (code and
- *   first line) on error, `closed` on unsubscribe.
+ * - Publishes a `start`, each event, the statuses (`state$`: the session's `stats.state$`), and
+ *   the end: `done` on completion, `failed` (code and first line) on error, `closed` on unsubscribe.
  * - When Redis is away, entries wait (bounded) and are written when it is back; what never
  *   could be is counted in the report (`onReport`) and the publisher's `stats.unpublished`.
  *
  * ## Example
  * ```ts
- * import { analyzeConversation, fileSource } from 'svc-stream';
+ * import { analyzeConversation, createSessionStats, fileSource } from 'svc-stream';
  * import { publishSession } from 'svc-stream/fleet';
  *
- * publishSession(({ onStateChange }) => fileSource('call.wav').pipe(analyzeConversation({ onStateChange })), {
+ * const stats = createSessionStats();
+ * publishSession(fileSource('call.wav').pipe(analyzeConversation({ stats })), {
  *   url: 'redis://10.0.0.5:6379',
  *   id: 'call-17',
+ *   state$: stats.state$,
  *   onReport: (r) => r.unpublished > 0 && console.warn(`${r.unpublished} entries not published: ${r.error?.message}`),
  * }).subscribe();
  * ```
  */
-export function publishSession(
-  events$: Observable<ServerEvent> | ((hooks: PublishHooks) => Observable<ServerEvent>),
-  options: PublishSessionOptions,
-): Observable<ServerEvent> {
+export function publishSession(events$: Observable<ServerEvent>, options: PublishSessionOptions): Observable<ServerEvent> {
   return new Observable<ServerEvent>((subscriber) => {
     let publisher: Publisher;
     try {

@@ -69,8 +69,12 @@ export interface SessionPublisher {
   event(event: ServerEvent): void;
   /** Append a status (`connecting`, `streaming`, `reconnecting`, `finishing` …) when it changed. */
   status(status: string): void;
-  /** Pass as a session's `onStateChange`: its non-terminal statuses become entries. */
-  readonly onStateChange: (oldState: SessionState, newState: SessionState) => void;
+  /**
+   * Follow a session's life cycle (its `stats.state$`) until the end: `connecting`,
+   * `streaming`, `reconnecting` and `finishing` become entries (`paused` reads `streaming`;
+   * the end comes from `end()`). A later call replaces the stream followed.
+   */
+  follow(state$: Observable<SessionState>): void;
   /** Append the end (once; later calls do nothing). */
   end(end: RelayEnd): void;
   /** This session's counters. */
@@ -79,18 +83,14 @@ export interface SessionPublisher {
   readonly settled: Promise<PublishReport>;
 }
 
-/** What a session may be built with, when it is given as a function: the hook its life cycle goes to. */
-export interface PublishHooks {
-  /** Pass as the session's `onStateChange`: `connecting`, `streaming`, `reconnecting`, `finishing` become entries. */
-  readonly onStateChange: (oldState: SessionState, newState: SessionState) => void;
-}
-
 /** Options of {@link Publisher.publish}. */
 export interface PublishOptions {
   /** The session's id in the fleet (1 to 128 of `A-Z a-z 0-9 . _ ~ : -`): the relays' `/sessions/ID/events`. */
   readonly id: string;
   /** Shown by pages (a file name, a call id). Default the id. */
   readonly title?: string | undefined;
+  /** The session's life cycle, its `stats.state$` (give the session those stats): its statuses are published too. */
+  readonly state$?: Observable<SessionState> | undefined;
   /** Called once, when every entry of the run was stored or given up: what was published and what was not, and why. */
   readonly onReport?: ((report: PublishReport) => void) | undefined;
 }
@@ -101,7 +101,7 @@ export interface Publisher {
    * The session's events, unchanged, while each is published under `id` (as `publishSession`
    * does, on this publisher's connection). Cold: each subscription is one run of the session.
    */
-  publish(events$: Observable<ServerEvent> | ((hooks: PublishHooks) => Observable<ServerEvent>), options: PublishOptions): Observable<ServerEvent>;
+  publish(events$: Observable<ServerEvent>, options: PublishOptions): Observable<ServerEvent>;
   /** Start publishing session `id` (its `start` entry): a new run of an id replaces the one Redis holds. Throws `invalid_argument` for a bad id or one this publisher runs now. */
   session(id: string, options?: { readonly title?: string | undefined }): SessionPublisher;
   /** Counters over every session. */
@@ -257,14 +257,21 @@ class SessionWriter implements SessionPublisher {
     this.owner.note(this, 'status', { status, events: this.events });
   }
 
-  readonly onStateChange = (_old: SessionState, next: SessionState): void => {
-    const status = next.status === 'paused' ? 'streaming' : next.status;
-    if (PUBLISHED_STATUSES.has(status)) this.status(status);
-  };
+  private following: Subscription | undefined;
+
+  follow(state$: Observable<SessionState>): void {
+    this.following?.unsubscribe();
+    if (this.ended) return;
+    this.following = state$.subscribe((next) => {
+      const status = next.status === 'paused' ? 'streaming' : next.status;
+      if (PUBLISHED_STATUSES.has(status)) this.status(status);
+    });
+  }
 
   end(end: RelayEnd): void {
     if (this.ended) return;
     this.ended = true;
+    this.following?.unsubscribe();
     this.push('end', JSON.stringify(end));
     this.owner.note(this, 'end', { status: end.status, events: this.events, ...(end.error ? { error: end.error } : {}) });
     this.owner.ended(this);
@@ -414,7 +421,7 @@ class PublisherCore implements Publisher {
     return writer;
   }
 
-  publish(events$: Observable<ServerEvent> | ((hooks: PublishHooks) => Observable<ServerEvent>), options: PublishOptions): Observable<ServerEvent> {
+  publish(events$: Observable<ServerEvent>, options: PublishOptions): Observable<ServerEvent> {
     return new Observable<ServerEvent>((subscriber) => {
       let session: SessionPublisher;
       try {
@@ -424,8 +431,8 @@ class PublisherCore implements Publisher {
         return;
       }
       if (options.onReport) void session.settled.then((report) => callUser(options.onReport, report));
-      const source$ = typeof events$ === 'function' ? events$({ onStateChange: session.onStateChange }) : events$;
-      const sub = source$.subscribe({
+      if (options.state$) session.follow(options.state$);
+      const sub = events$.subscribe({
         next: (event) => {
           session.event(event);
           subscriber.next(event);

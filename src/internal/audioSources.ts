@@ -72,8 +72,16 @@ export function sourceError(err: unknown, what: string): Error {
 }
 
 /**
+ * Bytes an iterator may yield between two turns of the event loop: an iterator whose `next()`
+ * resolves at once (audio already in memory) runs on microtasks alone, so the loop yields a
+ * macrotask after this many bytes (well under a session's high-water mark, 1 MiB by default).
+ */
+const YIELD_BYTES = 256 * 1024;
+
+/**
  * Pull an async iterator lazily into a subscriber: one `next()` at a time, and never while
  * the flow control is paused. That is the backpressure: nothing is read that was not asked for.
+ * Every {@link YIELD_BYTES} it lets the event loop turn (timers, sockets), whatever the iterator.
  * When the iterator is done, `finish` (if given) is awaited before completing: it may throw to
  * turn the end into an error (ffmpeg's exit status). Returns the teardown, which stops the loop
  * and calls `stop` once so the caller can release the underlying resource.
@@ -96,6 +104,7 @@ export function pullIterator(
     stop();
   };
   void (async () => {
+    let sinceTurn = 0;
     try {
       for (;;) {
         // Race the gate with teardown, so an unsubscribed source never waits on a session that is gone.
@@ -104,7 +113,13 @@ export function pullIterator(
         const r = await iterator.next();
         if (closed) return;
         if (r.done) break;
-        subscriber.next(asChunk(r.value));
+        const chunk = asChunk(r.value);
+        subscriber.next(chunk);
+        sinceTurn += chunk.byteLength;
+        if (sinceTurn >= YIELD_BYTES) {
+          sinceTurn = 0;
+          await new Promise<void>((resolve) => setImmediate(resolve));
+        }
       }
       if (finish) await finish();
       if (closed) return;

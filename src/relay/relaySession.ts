@@ -6,7 +6,7 @@ import type { ServerResponse } from 'node:http';
 import type { Observable, SchedulerLike, Subscription } from 'rxjs';
 import { InputError } from '../errors.js';
 import type { ServerEvent } from '../schema/events.js';
-import type { SessionState } from '../schema/sessionState.js';
+import { isTerminalStatus, type SessionState } from '../schema/sessionState.js';
 import { errorSummary, wireEvent, type RelayEnd, type RelaySessionInfo } from './protocol.js';
 import { PageSocket } from './pageSocket.js';
 import { sseMessage } from './sse.js';
@@ -46,8 +46,11 @@ export interface RelaySession {
   feed(events$: Observable<ServerEvent>): void;
   /** Set the status pages show (any string: `streaming`, `reconnecting` …). */
   setStatus(status: string): void;
-  /** Pass as a streaming session's `onStateChange`: the status follows the session's state. */
-  readonly onStateChange: (oldState: SessionState, newState: SessionState) => void;
+  /**
+   * Follow a session's life cycle (its `stats.state$`): each non-terminal state becomes the
+   * status pages show; the end comes from the events. Followed until the session ends here.
+   */
+  follow(state$: Observable<SessionState>): void;
   /** Resolves once the session ended and every page connected then was sent the end (or dropped). */
   readonly ended: Promise<RelayEnd>;
   /** Stop feeding (unsubscribe) and end the session `closed`, if it still runs. */
@@ -170,10 +173,16 @@ class SessionHub implements RelaySession {
     this.ended = new Promise((resolve) => (this.resolveEnded = resolve));
   }
 
-  readonly onStateChange = (_old: SessionState, next: SessionState): void => {
+  private following: Subscription | undefined;
+
+  follow(state$: Observable<SessionState>): void {
+    this.following?.unsubscribe();
+    if (this.end) return;
     // The terminal states come with the events' completion or error, which end the session.
-    if (next.status !== 'done' && next.status !== 'failed' && next.status !== 'closed') this.setStatus(next.status);
-  };
+    this.following = state$.subscribe((next) => {
+      if (!isTerminalStatus(next.status)) this.setStatus(next.status);
+    });
+  }
 
   firstRetained(): number {
     return this.history.length > this.head ? this.history[this.head]!.id : this.lastId + 1;
@@ -222,6 +231,7 @@ class SessionHub implements RelaySession {
 
   private finishWith(end: RelayEnd): void {
     if (this.end) return;
+    this.following?.unsubscribe();
     this.end = end;
     this.status = end.status;
     this.endFrame = sseMessage('end', end);

@@ -1,16 +1,17 @@
-// The outbound bytes of one streaming session: chunks queued before the socket opens, chunks held
-// and coalesced while a frame is being written, the frames in flight and the pressure they make.
+// The outbound bytes of one streaming session: its position in the stream's ChunkLog (the log
+// is its queue), the frames it cut from there and handed to the socket, and the pressure they
+// make. A frame is a view of the log wherever the bytes lie in one segment of it.
 import WebSocket from 'ws';
-import { SessionError, type AudioAccount } from '../errors.js';
-import type { SessionStats } from './stats.js';
+import { SessionError } from '../errors.js';
+import type { AudioFeed } from './audioFeed.js';
+import { accountOf, type SessionStats } from './stats.js';
 
 /**
- * Chunks read while a frame is still being written are copied into one buffer and sent as one
- * frame when that write calls back (binary audio frames may be split anywhere, §3): one frame,
- * one mask, one write instead of one per chunk. No held frame grows past this size; a chunk
- * this large is never held.
+ * The largest binary frame the sender cuts from the log: what waits while a frame is being
+ * written goes as frames of up to this size (binary audio frames may be split anywhere, §3):
+ * one frame, one mask, one write instead of one per chunk.
  */
-export const COALESCE_BYTES = 64 * 1024;
+const MAX_FRAME_BYTES = 64 * 1024;
 const BINARY = { binary: true } as const;
 
 /** What the sender reports to the session that owns it. */
@@ -31,105 +32,102 @@ export interface AudioSenderLimits {
   readonly highWaterMark: number;
   /** Bytes waiting above which `overflow` is reported (push-only source). */
   readonly maxBufferedBytes: number;
-  /** Whether the source can be paused: `pressure` when true, `overflow` when false (the initial guess; see {@link AudioSender.pausable}). */
-  readonly pausable: boolean;
-}
-
-/** The audio account of a session's counters: bytes read, sent (flushed), and read but not sent. */
-export function audioAccount(stats: SessionStats): AudioAccount {
-  return { read: stats.bytesRead, sent: stats.bytesSent, unsent: stats.bytesRead - stats.bytesSent };
 }
 
 /**
- * Owns the bytes between the source and the socket. The session calls `attach` once the socket
- * exists, `write` per chunk, `open` on the handshake and `end` after the last chunk; the sender
- * counts `bytesRead`, `bytesSent`, `framesSent` and `peakBufferedBytes` in `stats`.
+ * One session's reader of the stream's log. The session calls `attach` once the socket exists,
+ * `open` on the handshake, `appended`/`sendNow` as audio arrives and `end` after the last
+ * chunk. The bytes waiting are the log's from this session's position on, plus the frames
+ * handed to the socket and not yet flushed; the sender counts `framesSent` and
+ * `peakBufferedBytes`, and reports each flushed frame to the feed (`bytesSent`, `bytesReplayed`).
  */
 export class AudioSender {
   private ws: WebSocket | undefined;
   private opened = false;
-  /** Chunks read before the socket opened. */
-  private queue: Uint8Array[] = [];
-  /** Bytes read and not yet flushed (queued, held, or in the socket's buffers). */
-  private pending = 0;
-  /**
-   * Chunks read while a frame was being written, copied (a source may reuse its buffer once
-   * `next` returns, as it could when ws masked each chunk at once), to go as one frame.
-   */
-  private held: Buffer | undefined;
-  private heldBytes = 0;
+  /** Stream position of the next byte this session sends. */
+  private pos: number;
+  /** Stream position up to which this session's frames were flushed. */
+  private flushedPos: number;
   /** The byte length of each frame sent and not yet flushed, oldest first (ws calls back in order). */
   private readonly inFlight: number[] = [];
   private inFlightHead = 0;
+  private inFlightBytes = 0;
   /** One callback for every frame, instead of a closure per chunk. */
   private readonly onFlushed = (err?: Error): void => this.flushed(err);
   private readonly lowWater: number;
-  /**
-   * Whether the source can be paused. The session sets it once the source is subscribed and it
-   * knows whether its flow control reached the source.
-   */
-  pausable: boolean;
+  /** Set once the session stops sending audio (closing, or ended): nothing more is cut from the log. */
+  private halted = false;
 
   constructor(
+    private readonly feed: AudioFeed,
     private readonly stats: SessionStats,
     private readonly host: AudioSenderHost,
     private readonly limits: AudioSenderLimits,
+    /** Where in the stream this session starts. */
+    from: number,
   ) {
     this.lowWater = limits.highWaterMark / 2;
-    this.pausable = limits.pausable;
+    this.pos = from;
+    this.flushedPos = from;
   }
 
-  /** The socket the frames go to (chunks written before `open` are queued). */
+  /** The socket the frames go to (what arrives before `open` waits in the log). */
   attach(ws: WebSocket): void {
     this.ws = ws;
   }
 
-  /** The audio account of this moment. */
-  account(): AudioAccount {
-    return audioAccount(this.stats);
+  /** Send no more audio (the session is closing or ended); frames in flight still count when flushed. */
+  halt(): void {
+    this.halted = true;
   }
 
-  /**
-   * One chunk read from the source (non-empty, `len` its byte length): queued before the socket
-   * opened, sent or held after. Reports `lost` when the socket is past the point of sending.
-   */
-  write(chunk: Uint8Array, len: number): void {
-    this.stats.bytesRead += len;
-    if (this.opened) {
-      // Once the socket is not open no chunk can go: stop reading now, so the account is the
-      // one of this moment (and a source with no I/O between chunks cannot spin on failed sends).
-      if (this.ws!.readyState !== WebSocket.OPEN) {
-        this.host.lost();
-        return;
-      }
-      this.offer(chunk, len);
-    } else if (this.ws!.readyState > WebSocket.OPEN) {
-      // A handshake already refused or aborted: nothing more is worth queueing.
-      this.host.lost();
-      return;
-    } else {
-      // Copied, as a chunk sent at once is (ws masks it into a frame of its own): a source may
-      // reuse its buffer once `next` returns.
-      this.queue.push(new Uint8Array(chunk));
-      this.pending += len;
-    }
+  /** Stream position up to which this session's frames were flushed. */
+  get flushedPosition(): number {
+    return this.flushedPos;
+  }
+
+  /** Bytes waiting: in the log from this session's position, and in the socket unflushed. */
+  get pending(): number {
+    return this.feed.log.end - this.pos + this.inFlightBytes;
+  }
+
+  /** Whether a chunk of `len` bytes goes on at once as its own frame (nothing waits before it, the socket is free or it is a full frame). */
+  sendsAtOnce(len: number): boolean {
+    return this.opened && this.pos === this.feed.log.end && (len >= MAX_FRAME_BYTES || this.inFlightHead === this.inFlight.length) && this.ws!.readyState === WebSocket.OPEN;
+  }
+
+  /** Send a chunk the log does not hold (it went past it: {@link AudioSender.sendsAtOnce}). */
+  sendNow(chunk: Uint8Array, len: number): void {
+    this.pos += len;
+    this.sendFrame(chunk, len);
     this.checkPressure();
   }
 
-  /** The socket opened (after the config frame went): what was queued goes now, in order. */
+  /**
+   * Bytes were appended to the log: sent when the socket is free (or a full frame waits),
+   * else left in the log until it is. Reports `lost` when the socket is past the point of sending.
+   */
+  appended(): void {
+    const state = this.ws!.readyState;
+    if (this.opened ? state !== WebSocket.OPEN : state > WebSocket.OPEN) {
+      // Nothing can go (a socket gone, a handshake refused): stop reading now, so the account
+      // is the one of this moment (and a source with no I/O between chunks cannot spin).
+      this.host.lost();
+      return;
+    }
+    if (this.opened) this.pump(false);
+    this.checkPressure();
+  }
+
+  /** The socket opened (after the config frame went): what waits goes now, in order. */
   open(): void {
     this.opened = true;
-    const waiting = this.queue;
-    this.queue = [];
-    for (const chunk of waiting) {
-      this.pending -= chunk.byteLength;
-      this.offer(chunk, chunk.byteLength);
-    }
+    this.pump(false);
   }
 
   /**
-   * Send what is held, then the end-of-audio frame (ws sends in order). False, after reporting
-   * `lost`, when the socket is no longer open.
+   * Send every byte left, then the end-of-audio frame (ws sends in order). False, after
+   * reporting `lost`, when the socket is no longer open.
    */
   end(): boolean {
     const ws = this.ws!;
@@ -137,69 +135,55 @@ export class AudioSender {
       this.host.lost();
       return false;
     }
-    this.flushHeld();
+    this.pump(true);
     ws.send('');
     return true;
   }
 
   /**
-   * Send a chunk now when the socket is idle (never delayed then); hold it when the socket is
-   * backed up, to go with the others held as one frame when the socket drains.
+   * Cut frames from the log while the socket takes them: everything when `all`; otherwise the
+   * waiting bytes when no frame is in flight, or full frames while less than the high-water
+   * mark is in flight. What is left waits in the log (no copy) for the next flush.
    */
-  private offer(chunk: Uint8Array, len: number): void {
-    this.pending += len;
-    // Held only while a frame of ours is still being written: its callback sends the rest.
-    if (this.heldBytes === 0 && (len >= COALESCE_BYTES || this.inFlightHead === this.inFlight.length)) {
-      this.sendFrame(chunk, len);
-      return;
+  private pump(all: boolean): void {
+    if (this.halted) return;
+    const log = this.feed.log;
+    while (this.pos < log.end) {
+      if (!all && this.inFlightHead < this.inFlight.length && (log.end - this.pos < MAX_FRAME_BYTES || this.inFlightBytes >= this.limits.highWaterMark)) break;
+      const frame = log.frame(this.pos, MAX_FRAME_BYTES);
+      const len = frame.byteLength;
+      this.pos += len;
+      this.sendFrame(frame, len);
     }
-    if (len >= COALESCE_BYTES) {
-      this.flushHeld();
-      this.sendFrame(chunk, len);
-      return;
-    }
-    if (this.heldBytes + len > COALESCE_BYTES) this.flushHeld();
-    const held = (this.held ??= Buffer.allocUnsafe(COALESCE_BYTES));
-    held.set(chunk, this.heldBytes);
-    this.heldBytes += len;
-  }
-
-  /** Send what is held as one frame (the chunks in the order read). */
-  private flushHeld(): void {
-    const bytes = this.heldBytes;
-    if (bytes === 0) return;
-    const frame = this.held!.subarray(0, bytes);
-    // A fresh buffer for the next frame: ws may still hold this one (it queues while busy).
-    this.held = undefined;
-    this.heldBytes = 0;
-    this.sendFrame(frame, bytes);
+    // Nothing keeps what went (ws masks each frame into a buffer of its own as it is sent).
+    if (!this.feed.keepSent) log.trim(this.pos);
   }
 
   /** One binary frame; its bytes count as sent when ws calls back without an error. */
   private sendFrame(frame: Uint8Array, len: number): void {
     this.inFlight.push(len);
+    this.inFlightBytes += len;
     this.ws!.send(frame, BINARY, this.onFlushed);
   }
 
   private flushed(err: Error | undefined): void {
     const len = this.inFlight[this.inFlightHead++]!;
-    const drained = this.inFlightHead === this.inFlight.length;
-    if (drained) {
+    if (this.inFlightHead === this.inFlight.length) {
       this.inFlight.length = 0;
       this.inFlightHead = 0;
     } else if (this.inFlightHead >= 1024) {
       this.inFlight.splice(0, this.inFlightHead);
       this.inFlightHead = 0;
     }
-    this.pending -= len;
+    this.inFlightBytes -= len;
     if (err) {
       this.host.lost();
       return;
     }
-    this.stats.bytesSent += len;
+    this.feed.flushed(this.flushedPos, len);
+    this.flushedPos += len;
     this.stats.framesSent++;
-    // The socket drained: what was held goes now, as one frame.
-    if (drained && this.heldBytes > 0 && this.ws!.readyState === WebSocket.OPEN) this.flushHeld();
+    if (this.ws!.readyState === WebSocket.OPEN) this.pump(false);
     if (this.pending <= this.lowWater) this.host.drained();
   }
 
@@ -207,14 +191,14 @@ export class AudioSender {
     const pending = this.pending;
     if (pending > this.stats.peakBufferedBytes) this.stats.peakBufferedBytes = pending;
     const { limits } = this;
-    if (this.pausable) {
+    if (this.feed.pausable) {
       if (pending > limits.highWaterMark) this.host.pressure();
     } else if (pending > limits.maxBufferedBytes) {
       this.host.overflow(
         new SessionError(
           'backpressure_overflow',
           `audio arrives faster than the socket sends it: ${pending} bytes waiting exceed maxBufferedBytes=${limits.maxBufferedBytes}; use a pull-capable source (fromReadable) or raise the bound`,
-          { retryable: false, audio: this.account() },
+          { audio: accountOf(this.stats) },
         ),
       );
     }

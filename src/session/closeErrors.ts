@@ -1,7 +1,7 @@
 // What a streaming session's end means: a refused handshake or a close before `done`, turned
 // into a typed error by pure functions of what the session saw (the one place to decide it).
 import type { IncomingMessage } from 'node:http';
-import { ContractError, errorFromClose, errorFromHttp, SessionError, type AudioAccount, type SvcError } from '../errors.js';
+import { ContractError, ERROR_TABLE, errorFromClose, errorFromHttp, SessionError, type AudioAccount, type SvcError } from '../errors.js';
 import { redact } from '../redact.js';
 
 /** A handshake the server answered with an HTTP response instead of `101`: its status and body (JSON when it parses). */
@@ -60,7 +60,7 @@ export function refusalError(refusal: HandshakeRefusal, audio: AudioAccount, api
   const { status } = refusal;
   const http = errorFromHttp(status, refusal.body, 'the WebSocket handshake', [apiKey]);
   const code = http.code === 'http_error' ? 'handshake_rejected' : http.code;
-  return new SessionError(code, http.message, { status, detail: http.detail, retryable: http.retryable, audio, secrets: [apiKey] });
+  return new SessionError(code, http.message, { status, detail: http.detail, audio, secrets: [apiKey] });
 }
 
 /** The error a close before `done` means. */
@@ -69,16 +69,16 @@ export function closeError(f: CloseFacts): SvcError {
   if (f.refusal) return refusalError(f.refusal, audio, f.apiKey);
   if (!f.opened) {
     const why = socketError ? redact(socketError.message, [f.apiKey]) : `closed with ${code}`;
-    return new SessionError('connection_failed', `could not connect to ${f.safeUrl}: ${why}`, { retryable: true, cause: socketError ? new Error(why) : undefined, audio });
+    return new SessionError('connection_failed', `could not connect to ${f.safeUrl}: ${why}`, { cause: socketError ? new Error(why) : undefined, audio });
   }
   // ws reports server protocol violations (oversized or invalid frames) as WS_ERR_* errors.
   const wsCode = (socketError as { code?: string } | undefined)?.code;
   if (socketError && errorText === undefined && wsCode?.startsWith('WS_ERR_')) {
     const what = wsCode === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH' ? `a frame larger than maxServerFrameBytes` : 'an invalid frame';
-    return new ContractError('malformed_frame', `the server sent ${what}: ${redact(socketError.message, [f.apiKey])}`, { closeCode: code, retryable: false, audio });
+    return new ContractError('malformed_frame', `the server sent ${what}: ${redact(socketError.message, [f.apiKey])}`, { closeCode: code, audio });
   }
   if (code === 1000 && errorText === undefined) {
-    return new SessionError('missing_done', `the server closed normally before sending done${f.audioEnded ? '' : ' (audio was still being sent)'}`, { closeCode: code, retryable: true, audio });
+    return new SessionError('missing_done', `the server closed normally before sending done${f.audioEnded ? '' : ' (audio was still being sent)'}`, { closeCode: code, audio });
   }
   return errorFromClose(code, f.reason, errorText, audio, [f.apiKey]);
 }
@@ -86,28 +86,20 @@ export function closeError(f: CloseFacts): SvcError {
 /** The connection was lost mid-send and no close came within `limitMs`: judged as a 1006 close. */
 export function lostWithoutCloseError(limitMs: number, errorText: string | undefined, audio: AudioAccount): SessionError {
   const c = errorFromClose(1006, '', errorText, audio);
-  return new SessionError(c.code, `the connection was lost and did not close within ${limitMs} ms`, { closeCode: 1006, retryable: c.retryable, audio });
+  return new SessionError(c.code, `the connection was lost and did not close within ${limitMs} ms`, { closeCode: 1006, audio });
 }
 
 /** The server sent an `error` event and did not close within `limitMs`: judged as a 1011 close. */
 export function errorWithoutCloseError(limitMs: number, errorText: string, audio: AudioAccount): SessionError {
   const c = errorFromClose(1011, '', errorText, audio);
-  return new SessionError(c.code, `the server reported an error and did not close within ${limitMs} ms: ${errorText}`, { detail: errorText, retryable: c.retryable, audio });
+  return new SessionError(c.code, `the server reported an error and did not close within ${limitMs} ms: ${errorText}`, { detail: errorText, audio });
 }
 
-/** Close codes after which a new session can succeed: internal error and the going-away closes. */
-const RECONNECT_CLOSE_CODES = new Set([1001, 1011, 1012]);
-/** Failures of the connection itself, or a refusal that passes (concurrency at the handshake). */
-const RECONNECT_CODES = new Set(['connection_lost', 'connection_failed', 'connect_timeout', 'heartbeat_timeout', 'service_restart', 'concurrency_limit']);
-
 /**
- * Whether a new session can cure this failure: a lost, failed or silent connection, 1011, a
- * going-away close (1001/1012), a concurrency refusal at the handshake. Never an account or
- * input problem (invalid key, credits, monthly limits, invalid audio or config), whatever its
- * `retryable` says about trying the whole request again later.
+ * Whether a new session can cure this failure, as the table says (`ERROR_TABLE[code].resume`):
+ * a lost, failed or silent connection, an internal error, a going-away close, a concurrency
+ * refusal or a passing unavailability at the handshake. Only a session's own errors qualify.
  */
-export function reconnectable(err: unknown): boolean {
-  if (!(err instanceof SessionError)) return false;
-  if (RECONNECT_CODES.has(err.code)) return true;
-  return err.closeCode !== undefined && RECONNECT_CLOSE_CODES.has(err.closeCode) && (err.code === 'internal_error' || err.code === 'service_restart');
+export function resumable(err: unknown): boolean {
+  return err instanceof SessionError && ERROR_TABLE[err.code].resume;
 }

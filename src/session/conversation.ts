@@ -115,9 +115,8 @@ export function conversationSession(audio$: Observable<AudioChunk>, options: Con
   const session$ = defer(() => {
     const stats = options.stats ?? createSessionStats();
     const protocol = protocolOf(frame, path, options, stats);
-    const open = (audio: Observable<AudioChunk>, over: Partial<StreamingOptions>): Observable<ServerEvent> => streamingSession(audio, protocol, { ...options, ...over, stats });
-    if (policy === undefined) return open(audio$, {});
-    return resilientSession(audio$, open, { ...options, policy, stats });
+    if (policy === undefined) return streamingSession(audio$, protocol, { ...options, stats });
+    return resilientSession(audio$, protocol, { ...options, policy, stats });
   });
   return underSessionSlot(options.limiter, path, options, session$);
 }

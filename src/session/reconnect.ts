@@ -21,6 +21,12 @@ export interface ReconnectOptions {
   readonly replayMs?: number | undefined;
   /** Live audio buffered while no session is open, beyond the replay window. Default 30 000 ms. */
   readonly outageMs?: number | undefined;
+  /**
+   * How long a new session must stay open, without an event, to count as progress (it ends
+   * the outage, so the deadline starts again at the next failure). A session that has an event
+   * counts at once. Default 5000 ms.
+   */
+  readonly minUptimeMs?: number | undefined;
 }
 
 /** {@link ReconnectOptions} with every default filled in. */
@@ -32,6 +38,7 @@ export interface ReconnectPolicy {
   readonly deadlineMs: number;
   readonly replayMs: number;
   readonly outageMs: number;
+  readonly minUptimeMs: number;
 }
 
 /** The defaults of {@link ReconnectOptions}. */
@@ -43,6 +50,7 @@ export const DEFAULT_RECONNECT: ReconnectPolicy = {
   deadlineMs: 60_000,
   replayMs: 30_000,
   outageMs: 30_000,
+  minUptimeMs: 5_000,
 };
 
 /** Resolve the `reconnect` option: undefined when off (`false`); InputError on a bad value. */

@@ -1,229 +1,300 @@
-// A stream that outlives its connections: one subscription to the audio, a sequence of
-// streaming sessions (segments) with the same config, and between them a replay of the audio
-// since the commit point, so one call stays one conversation on one time axis.
+// A stream that outlives its connections: one feed of the audio (read once, held once in its
+// log), and over it a sequence of plain sessions (segments), each reading the log from the
+// commit point, so one call stays one conversation on one time axis. The layer's state is
+// resilienceState.ts's union, moved by one transition that releases what the old phase held;
+// what each session does it reads from that session's own state stream.
 import { asyncScheduler, Observable, timer, type SchedulerLike, type Subscriber, type Subscription } from 'rxjs';
-import { connectFlow } from '../internal/audioSources.js';
-import { audioMetaOf, withAudioMeta, type AudioChunk } from '../audio/meta.js';
+import { FlowControl } from '../audio/flow.js';
+import { audioMetaOf, type AudioChunk } from '../audio/meta.js';
 import { parseWavHeader } from '../audio/wavHeader.js';
 import { bytesPerFrame, bytesPerSecond, isRawFormat, type AudioFormat, type RawAudioFormat } from '../schema/audio.js';
-import type { ServerEvent } from '../schema/events.js';
-import { FlowControl } from '../audio/flow.js';
-import { AudioCheck, type AudioWarningOptions } from './audioCheck.js';
-import { reconnectable } from './closeErrors.js';
-import { backoffMs, type ReconnectPolicy } from './reconnect.js';
-import { SegmentClock, type SessionEvent } from './segments.js';
-import { enterStatus, type SessionStats } from './stats.js';
 import type { SessionState } from '../schema/sessionState.js';
-import type { StreamingOptions } from './streamingSession.js';
+import type { ServerEvent } from '../schema/events.js';
+import { AudioFeed } from './audioFeed.js';
+import { resumable } from './closeErrors.js';
+import type { ReconnectPolicy } from './reconnect.js';
+import { initialResilienceState, resilienceReducer, type ResilienceEvent, type ResilienceState } from './resilienceState.js';
+import { SegmentClock, type SessionEvent } from './segments.js';
+import { stateStoreOf, type SessionStats } from './stats.js';
+import { followState, StateStore } from './stateStore.js';
+import { streamingSession, StreamingSession, type StreamingOptions, type StreamProtocol } from './streamingSession.js';
 
-/** Opens one streaming session over `audio$` with these options on top of the caller's. */
-export type OpenSession = (audio$: Observable<AudioChunk>, options: Partial<StreamingOptions>) => Observable<ServerEvent>;
-
-/** What the resilient layer needs besides the policy: the caller's options that it shapes. */
-export interface ResilientOptions extends AudioWarningOptions {
+/** The caller's options, with the reconnect policy resolved and the counters given. */
+export interface ResilientOptions extends StreamingOptions {
   readonly policy: ReconnectPolicy;
   readonly stats: SessionStats;
-  readonly format?: AudioFormat | undefined;
-  readonly flow?: FlowControl | undefined;
-  readonly scheduler?: SchedulerLike | undefined;
-  readonly onStateChange?: ((oldState: SessionState, newState: SessionState) => void) | undefined;
   /** Source of jitter, [0, 1). Default Math.random. */
   readonly random?: (() => number) | undefined;
 }
 
 /**
- * Stream `audio$` through a sequence of sessions opened by `open`, reconnecting after a
- * retryable failure and resuming from the commit point (docs/resilience.md).
+ * Stream `audio$` through a sequence of plain sessions speaking `protocol`, reconnecting after
+ * a failure the error table says a new session can cure (`resume`) and resuming from the
+ * commit point (docs/resilience.md).
  *
  * - Cold: each subscription subscribes to `audio$` once, however many sessions it takes.
  * - Emits every event of every segment on one time axis ({@link SessionEvent}); a reconnected
  *   segment's events carry `segment`. Completes with the last segment's `done`.
- * - Errors with the failure when it cannot be cured by a new session (not retryable, the
- *   first session never opened, a format whose byte position has no time, attempts or
+ * - Errors with the failure when no new session can cure it (the table says so, the first
+ *   session never opened, a format whose byte position has no time, attempts or the outage
  *   deadline exhausted), after emitting that session's `error` event if it sent one.
+ * - Its state goes to `options.stats.state$` (and `onStateChange`): each session's states,
+ *   `reconnecting` between sessions, then `done`, `failed` or `closed`.
+ * - A stream that cannot resume (a compressed format, or none known) is one plain session.
  */
-export function resilientSession(audio$: Observable<AudioChunk>, open: OpenSession, options: ResilientOptions): Observable<SessionEvent> {
+export function resilientSession(audio$: Observable<AudioChunk>, protocol: StreamProtocol<ServerEvent>, options: ResilientOptions): Observable<SessionEvent> {
+  const declared = options.format ?? audioMetaOf(audio$)?.format;
+  if (!isRawFormat(declared) && declared?.audio_format !== 'wav') return streamingSession(audio$, protocol, options);
   return new Observable<SessionEvent>((subscriber) => {
-    const s = new ResilientSession(audio$, open, options, subscriber);
+    const store = stateStoreOf(options.stats);
+    // A new subscription starts again from `connecting` (stats given to one before).
+    if (store.value.status !== 'connecting') store.set({ status: 'connecting' });
+    const following = followState(store.state$, options.onStateChange);
+    const s = new ResilientSession(audio$, protocol, options, declared, store, subscriber);
     s.start();
-    return () => s.stop();
+    return () => {
+      s.stop();
+      following?.unsubscribe();
+    };
   });
 }
 
-/** Pauses a pull source for any of several reasons (the open session's backpressure, an outage). */
-class Gate {
-  private readonly reasons = new Set<string>();
-  constructor(readonly flow: FlowControl) {}
-  hold(reason: string): void {
-    this.reasons.add(reason);
-    this.flow.pause();
-  }
-  free(reason: string): void {
-    this.reasons.delete(reason);
-    if (this.reasons.size === 0) this.flow.resume();
-  }
+/** The raw layout of the stream: which byte is which millisecond. */
+interface Layout {
+  readonly format: RawAudioFormat;
+  readonly dataOffset: number;
+  readonly frame: number;
+  readonly perMs: number;
 }
 
-/** The flow control one session sees: its pauses reach the source through the gate while it is the current session. */
-class SessionFlow extends FlowControl {
-  attached = true;
-  constructor(private readonly gate: Gate) {
-    super();
-  }
-  override pause(): void {
-    super.pause();
-    if (this.attached) this.gate.hold('session');
-  }
-  override resume(): void {
-    super.resume();
-    if (this.attached) this.gate.free('session');
-  }
+/** One plain session over the feed, as the layer holds it while it is the current one. */
+interface Attempt {
+  /** Where its audio starts in the stream. */
+  readonly from: number;
+  /** Its state stream, read by the layer (never mirrored). */
+  readonly store: StateStore;
+  /** The session itself, once subscribed: the layer reads how far it flushed. */
+  session: StreamingSession<ServerEvent> | undefined;
+  /** Our subscriptions to its events and its states. */
+  events: Subscription | undefined;
+  watch: Subscription | undefined;
 }
 
-/** What a pull source may read while it is being subscribed, before a session can push back (the session's default high-water mark). */
-const EARLY_BYTES = 1 << 20;
-
-interface Stored {
-  /** Stream byte position of the chunk's first byte. */
-  readonly at: number;
-  readonly bytes: Uint8Array;
-}
+/** The WAV header must be complete within this many bytes, or the stream is not resumed. */
+const MAX_HEADER_BYTES = 1 << 20;
 
 class ResilientSession {
   private readonly scheduler: SchedulerLike;
   private readonly stats: SessionStats;
   private readonly policy: ReconnectPolicy;
   private readonly clock = new SegmentClock();
-  private gate: Gate | undefined;
-  /** Chunks read while the source is being subscribed, before the first session exists. */
-  private early: Uint8Array[] | undefined;
-  private earlyBytes = 0;
-  private readonly declared: AudioFormat | undefined;
-  /** The raw layout of the stream once known: raw at once, WAV after its header; undefined: not resumable. */
-  private layout: { format: RawAudioFormat; dataOffset: number; frame: number; perMs: number } | undefined;
+  private readonly feed: AudioFeed;
+  /** Paused from a failure until a new session opens: no pull source reads during an outage. */
+  private readonly outage = new FlowControl();
+  private state: ResilienceState = initialResilienceState;
+  /** What the phase holds: the current session (connecting, open), the uptime timer (open, proving), the backoff (waiting). */
+  private attempt: Attempt | undefined;
+  private uptime: Subscription | undefined;
+  private backoff: Subscription | undefined;
+  /** The failure being judged, for the `reconnecting` and `failed` states. */
+  private lastError: unknown;
+  private layout: Layout | undefined;
   private layoutPending: boolean;
-  private headerBytes: Uint8Array[] = [];
-  private source: Subscription | undefined;
-  private inner: Subscription | undefined;
-  private innerFlow: SessionFlow | undefined;
-  private feed: Subscriber<AudioChunk> | undefined;
-  private retry: Subscription | undefined;
-  private stored: Stored[] = [];
-  private storedHead = 0;
-  /** Stream bytes read from the source. */
-  private readPos = 0;
-  private sourceDone = false;
-  private everOpened = false;
-  /** The commit point when the last failure struck: attempts count again only after it moves. */
-  private failedAtCommitMs = -1;
-  private attempt = 0;
-  private outageSince: number | undefined;
+  /** Stream position before which the log's bytes were let go of (on a frame boundary). */
+  private keptFrom = 0;
+  /** The replay window in bytes, once the layout is known. */
+  private replayBytes = 0;
+  /** The log's end at the last trim. */
+  private trimmedAt = 0;
   private heldError: SessionEvent | undefined;
-  private lastState: SessionState = { status: 'connecting' };
-  private ended = false;
 
   constructor(
-    private readonly audio$: Observable<AudioChunk>,
-    private readonly open: OpenSession,
+    audio$: Observable<AudioChunk>,
+    private readonly protocol: StreamProtocol<ServerEvent>,
     private readonly options: ResilientOptions,
+    private readonly declared: AudioFormat | undefined,
+    private readonly store: StateStore,
     private readonly subscriber: Subscriber<SessionEvent>,
   ) {
     this.scheduler = options.scheduler ?? asyncScheduler;
     this.stats = options.stats;
     this.policy = options.policy;
-    const meta = audioMetaOf(audio$);
-    this.declared = options.format ?? meta?.format;
-    const pull = meta?.flow !== undefined || options.flow !== undefined;
-    this.gate = pull ? new Gate(options.flow ?? new FlowControl()) : undefined;
-    if (isRawFormat(this.declared)) this.setLayout(this.declared, 0);
-    this.layoutPending = this.declared?.audio_format === 'wav';
+    this.feed = new AudioFeed(audio$, { ...options, keepSent: true }, this.stats, {
+      failed: (err) => {
+        this.lastError = err;
+        this.dispatch({ type: 'stopped', how: 'failed' });
+      },
+      appended: () => this.onAppended(),
+    });
+    this.feed.gate.follow(this.outage);
+    if (isRawFormat(declared)) this.setLayout(declared, 0);
+    this.layoutPending = declared?.audio_format === 'wav';
   }
 
   private setLayout(format: RawAudioFormat, dataOffset: number): void {
     this.layout = { format, dataOffset, frame: bytesPerFrame(format), perMs: bytesPerSecond(format) / 1000 };
+    this.replayBytes = this.policy.replayMs * this.layout.perMs;
   }
 
   start(): void {
-    const subscribe = (): Subscription =>
-      this.audio$.subscribe({
-        next: (chunk) => this.onChunk(chunk),
-        error: (err: unknown) => this.end(err),
-        complete: () => {
-          this.sourceDone = true;
-          this.feed?.complete();
-        },
-      });
-    if (this.gate === undefined) {
-      this.openSegment([], this.declared);
-      if (!this.ended) this.source = subscribe();
-      return;
-    }
-    // A pull source is subscribed first, so that we know whether the gate reached it (through
-    // any lifted operator, or by joining a shared read) before the first session is told it can
-    // pause it; what it reads meanwhile (a synchronous start) goes to that session first.
-    this.early = [];
-    const meta = audioMetaOf(this.audio$);
-    const { subscription, connected } = connectFlow(meta?.flow, this.gate.flow, subscribe);
-    this.source = subscription;
-    const early = this.early;
-    this.early = undefined;
-    // Not reached (subscribed later, as subscribeOn does): a push source, and the warning says so.
-    if (!connected && !new AudioCheck(meta, this.options, this.stats).pausable(false)) {
-      this.gate.flow.release();
-      this.gate = undefined;
-    }
-    if (!this.ended) this.openSegment(early, this.declared);
-    this.gate?.free('start');
+    this.launch(0, this.declared);
+    if (this.state.phase.status !== 'ended') this.feed.start();
   }
 
   stop(): void {
-    const between = this.inner === undefined && !this.ended;
-    this.ended = true;
-    this.retry?.unsubscribe();
-    // Unsubscribed while waiting to reconnect: no session reports it, so the stream does.
-    if (between && this.lastState.status === 'reconnecting') {
-      enterStatus(this.stats, 'closed');
-      this.report(this.lastState, { status: 'closed' });
+    this.dispatch({ type: 'stopped', how: 'closed' });
+  }
+
+  // ---- the one transition ------------------------------------------------------------------
+
+  /**
+   * Move to the state `event` leads to (resilienceReducer), then enter it: the outage gate
+   * first (paused unless a session is open or the first is opening), then what the old phase
+   * held and the new one does not is released, then the new phase's effects. An effect that
+   * tells the user (a state they see) comes last: a user who unsubscribes from there finds
+   * nothing half-acquired.
+   */
+  private dispatch(event: ResilienceEvent): void {
+    const old = this.state;
+    const next = resilienceReducer(old, event, this.policy);
+    if (next === old) return;
+    this.state = next;
+    const o = old.phase;
+    const n = next.phase;
+    if (n.status === 'open' || (n.status === 'connecting' && n.first)) this.outage.resume();
+    else if (n.status !== 'ended') this.outage.pause();
+    const live = (p: typeof o): boolean => p.status === 'connecting' || p.status === 'open';
+    if (live(o) && !live(n)) this.releaseAttempt();
+    if (o.status === 'open' && o.proving && !(n.status === 'open' && n.proving)) this.uptime?.unsubscribe();
+    if (o.status === 'waiting' && n.status !== 'waiting') this.backoff?.unsubscribe();
+    switch (n.status) {
+      case 'open':
+        if (o.status === 'connecting') this.opened(old, o.first, n.proving);
+        return;
+      case 'waiting':
+        this.heldError = undefined;
+        this.backoff = timer(n.delayMs, this.scheduler).subscribe(() => this.dispatch({ type: 'retry' }));
+        this.trim();
+        this.store.set({ status: 'reconnecting', attempt: next.tries, error: this.lastError });
+        return;
+      case 'connecting':
+        this.resume();
+        return;
+      case 'ended':
+        this.ended(n.how);
+        return;
     }
-    this.inner?.unsubscribe();
-    this.source?.unsubscribe();
-    this.gate?.flow.release();
-    this.stored = [];
+  }
+
+  private releaseAttempt(): void {
+    const a = this.attempt;
+    this.attempt = undefined;
+    a?.events?.unsubscribe();
+    a?.watch?.unsubscribe();
+  }
+
+  /** Subscribe to one plain session reading the log from `from`, and watch its state. */
+  private launch(from: number, format: AudioFormat | undefined): void {
+    const attempt: Attempt = { from, store: new StateStore(), session: undefined, events: undefined, watch: undefined };
+    this.attempt = attempt;
+    // Its own store: its `failed` or `closed` is ours to judge, not the user's to see.
+    attempt.watch = attempt.store.state$.subscribe((s) => this.onSessionState(attempt, s));
+    const setup = { stats: this.stats, store: attempt.store, format, from };
+    const session$ = new Observable<ServerEvent>((sub) => {
+      const session = new StreamingSession(this.feed, this.protocol, this.options, setup, sub);
+      attempt.session = session;
+      session.start();
+      return () => session.unsubscribe();
+    });
+    const events = session$.subscribe({
+      next: (e) => this.onEvent(attempt, e),
+      error: (err: unknown) => this.onFailed(attempt, err),
+      complete: () => {
+        if (this.attempt === attempt) this.dispatch({ type: 'done' });
+      },
+    });
+    if (this.attempt === attempt) attempt.events = events;
+  }
+
+  /** A state of the current session: its opening opens the stream; its other non-terminal states are the stream's. */
+  private onSessionState(attempt: Attempt, s: SessionState): void {
+    if (this.attempt !== attempt) return;
+    switch (s.status) {
+      case 'streaming':
+      case 'paused':
+        this.dispatch({ type: 'opened', now: this.scheduler.now() });
+        if (this.attempt === attempt) this.store.set(s);
+        return;
+      case 'finishing':
+      case 'closing':
+        this.store.set(s);
+        return;
+      default:
+        // `connecting` is already the stream's; the terminal states are judged by onFailed and `done`.
+        return;
+    }
+  }
+
+  private opened(old: ResilienceState, first: boolean, proving: boolean): void {
+    if (old.downSince !== undefined) {
+      this.stats.reconnects++;
+      this.stats.reconnectingMs += this.scheduler.now() - old.downSince;
+    }
+    if (!first) {
+      // A session that opened is a segment; the attempts that never connected are not.
+      this.clock.nextSegment((this.attempt!.from - this.layout!.dataOffset) / this.layout!.perMs);
+      this.stats.segment = this.clock.segment;
+    }
+    // Progress only once it had an event or stayed up a while: a server that drops every
+    // session young does not restart the outage's deadline.
+    if (proving) this.uptime = timer(this.policy.minUptimeMs, this.scheduler).subscribe(() => this.dispatch({ type: 'uptime' }));
+  }
+
+  /** Start the next session from the commit point (or as far back as the bounds kept). */
+  private resume(): void {
+    this.trim();
+    const from = Math.max(this.posOf(this.clock.commitMs), this.keptFrom);
+    const entered = this.state;
+    this.store.set({ status: 'connecting' });
+    if (this.state === entered) this.launch(from, this.layout!.format);
+  }
+
+  /** The stream ends: its last state told, the feed let go of, the subscriber told. */
+  private ended(how: 'done' | 'failed' | 'closed'): void {
+    this.uptime?.unsubscribe();
+    this.backoff?.unsubscribe();
+    const held = this.heldError;
+    this.heldError = undefined;
+    if (how === 'failed' && held) this.subscriber.next(held);
+    const now = this.store.value.status;
+    if (how === 'failed') this.store.set({ status: 'failed', error: this.lastError });
+    else if (how === 'done') this.store.set({ status: 'done' });
+    else if (now !== 'done' && now !== 'failed') this.store.set({ status: 'closed' });
+    this.outage.resume();
+    this.feed.stop();
+    this.feed.finish();
+    if (how === 'failed') this.subscriber.error(this.lastError);
+    else if (how === 'done') this.subscriber.complete();
   }
 
   // ---- audio -------------------------------------------------------------------------------
 
-  private onChunk(chunk: AudioChunk): void {
-    if (this.ended) return;
-    const at = this.readPos;
-    this.readPos += chunk.byteLength;
-    if (this.layoutPending) this.readHeader(chunk);
-    // Kept only while the stream can be resumed (a known raw layout, or a WAV header to come).
-    if (this.layout !== undefined || this.layoutPending) {
-      this.stored.push({ at, bytes: new Uint8Array(chunk) });
-      this.trim();
+  private onAppended(): void {
+    if (this.layoutPending) this.readHeader();
+    else {
+      // Between events only the replay window moves (the commit point moves with events, which
+      // trim too): at most one trim per block appended, once the log is longer than the window.
+      const log = this.feed.log;
+      if (log.end - this.trimmedAt >= log.blockBytes && (this.layout === undefined || log.end - this.keptFrom > this.replayBytes)) this.trim();
     }
-    if (this.feed) this.feed.next(chunk);
-    else if (this.early) {
-      // A source that reads synchronously when subscribed is held at the session's default
-      // high-water mark until the first session exists and takes over the pressure.
-      this.early.push(new Uint8Array(chunk));
-      this.earlyBytes += chunk.byteLength;
-      if (this.earlyBytes > EARLY_BYTES) this.gate?.hold('start');
-    }
-    // No session takes it now (an outage): the stream counts it; the next session, replaying it, does not again.
-    else this.stats.bytesRead += chunk.byteLength;
   }
 
-  private readHeader(chunk: AudioChunk): void {
-    this.headerBytes.push(new Uint8Array(chunk));
-    const all = Buffer.concat(this.headerBytes);
-    const parsed = parseWavHeader(all);
-    if (parsed === 'more') return;
+  private readHeader(): void {
+    const log = this.feed.log;
+    const parsed = parseWavHeader(log.slice(0, Math.min(log.end, MAX_HEADER_BYTES)));
+    if (parsed === 'more' && log.end < MAX_HEADER_BYTES) return;
     this.layoutPending = false;
-    this.headerBytes = [];
-    if (parsed !== undefined) this.setLayout(parsed.format, parsed.dataOffset);
-    else this.stored = [];
+    if (parsed !== undefined && parsed !== 'more') this.setLayout(parsed.format, parsed.dataOffset);
   }
 
   /** Stream byte position of a time on the stream's axis, on a frame boundary. */
@@ -232,83 +303,46 @@ class ResilientSession {
     return l.dataOffset + Math.floor((ms * l.perMs) / l.frame) * l.frame;
   }
 
-  /** Drop what no resume will need: before the commit point, and beyond the replay (and, in an outage, the outage) bound. */
+  /** `pos` down to a frame boundary (never into the header). */
+  private alignDown(pos: number): number {
+    const l = this.layout!;
+    return pos <= l.dataOffset ? pos : l.dataOffset + Math.floor((pos - l.dataOffset) / l.frame) * l.frame;
+  }
+
+  /**
+   * Let go of what no resume will need: before the commit point, and beyond the replay bound
+   * (in an outage, the replay and outage bounds); never what the current session has not
+   * flushed. Bytes let go of that no session was sent are dropped, and counted.
+   */
   private trim(): void {
-    if (this.layout === undefined) return;
-    const l = this.layout;
-    const cap = (this.policy.replayMs + (this.outageSince !== undefined ? this.policy.outageMs : 0)) * l.perMs;
-    const keepFrom = Math.max(this.posOf(this.clock.commitMs), this.readPos - cap);
-    while (this.storedHead < this.stored.length) {
-      const c = this.stored[this.storedHead]!;
-      if (c.at + c.bytes.byteLength > keepFrom) break;
-      this.storedHead++;
+    if (this.layoutPending) return;
+    const log = this.feed.log;
+    this.trimmedAt = log.end;
+    const session = this.attempt?.session;
+    let keep: number;
+    if (this.layout === undefined) {
+      // Not resumable (a compressed WAV): nothing is kept once flushed.
+      keep = session?.flushedPosition ?? log.end;
+    } else {
+      const l = this.layout;
+      const cap = (this.policy.replayMs + (this.state.outageSince !== undefined ? this.policy.outageMs : 0)) * l.perMs;
+      keep = Math.max(this.posOf(this.clock.commitMs), log.end - cap);
+      if (session !== undefined) keep = Math.min(keep, session.flushedPosition);
+      keep = this.alignDown(Math.min(keep, log.end));
     }
-    if (this.storedHead > 256 && this.storedHead * 2 > this.stored.length) {
-      this.stored = this.stored.slice(this.storedHead);
-      this.storedHead = 0;
-    }
+    if (keep <= this.keptFrom) return;
+    const unsentFrom = Math.max(this.keptFrom, this.feed.sentHigh);
+    if (keep > unsentFrom) this.feed.drop(keep - unsentFrom);
+    this.keptFrom = keep;
+    log.trim(keep);
   }
 
-  /** The stored bytes from `from` on, as chunks. */
-  private storedFrom(from: number): Uint8Array[] {
-    const out: Uint8Array[] = [];
-    for (let i = this.storedHead; i < this.stored.length; i++) {
-      const c = this.stored[i]!;
-      const end = c.at + c.bytes.byteLength;
-      if (end <= from) continue;
-      out.push(c.at >= from ? c.bytes : c.bytes.subarray(from - c.at));
-    }
-    return out;
-  }
+  // ---- events ------------------------------------------------------------------------------
 
-  // ---- segments ----------------------------------------------------------------------------
-
-  /** Open the next session over `replay` then the live audio. */
-  private openSegment(replay: Uint8Array[], format: AudioFormat | undefined): void {
-    const flow = this.gate ? (this.innerFlow = new SessionFlow(this.gate)) : undefined;
-    const inner$ = withAudioMeta(
-      new Observable<AudioChunk>((sub) => {
-        this.feed = sub;
-        for (const c of replay) sub.next(c);
-        if (this.sourceDone) sub.complete();
-        return () => {
-          if (this.feed === sub) this.feed = undefined;
-        };
-      }),
-      format ? { format } : {},
-    );
-    let decided: 'reconnect' | 'fail' | undefined;
-    const onStateChange = (old: SessionState, next: SessionState): void => {
-      if (next.status === 'streaming' && !this.everOpened) this.everOpened = true;
-      if (next.status === 'streaming' && this.outageSince !== undefined) this.reopened();
-      if (next.status === 'failed') {
-        decided = this.decide(next.error);
-        if (decided === 'reconnect') return; // reported as `reconnecting` instead
-      }
-      // A session let go of (after its failure, or as the stream ends) is not news; the user's unsubscribe is.
-      if (next.status === 'closed' && (!this.ended || this.lastState.status === 'failed' || this.lastState.status === 'done')) return;
-      this.report(old, next);
-    };
-    this.inner = this.open(inner$, { ...(format ? { format } : {}), ...(flow ? { flow } : {}), onStateChange }).subscribe({
-      next: (e) => this.onEvent(e),
-      error: (err: unknown) => {
-        if (this.ended) return;
-        if ((decided ?? this.decide(err)) === 'reconnect') this.reconnect(err);
-        else this.end(err);
-      },
-      complete: () => {
-        this.stop();
-        this.subscriber.complete();
-      },
-    });
-  }
-
-  private onEvent(e: ServerEvent): void {
-    // Progress (the commit point moved past where the last failure left it) starts the count
-    // of attempts again; events alone do not, or a server that fails at the same place every
-    // time would be retried for ever.
-    if (this.attempt > 0 && this.clock.commitMs > this.failedAtCommitMs) this.attempt = 0;
+  private onEvent(attempt: Attempt, e: ServerEvent): void {
+    if (this.attempt !== attempt) return;
     // An `error` event is held: a failure the next session cures is not the user's to see.
+    // (Nor is it progress: a server that fails every session says so with an `error` event first.)
     if (e.type === 'error') {
       this.heldError = this.clock.deliver(e);
       return;
@@ -320,96 +354,23 @@ class ResilientSession {
       this.subscriber.next(held);
     }
     const out = this.clock.deliver(e);
-    if (this.attempt > 0 && this.clock.commitMs > this.failedAtCommitMs) this.attempt = 0;
-    if (out !== undefined) this.subscriber.next(out);
+    // Progress of the commit point (past where the last failure left it) starts the count of
+    // attempts again; events alone do not, or a server that fails at the same place every
+    // time would be retried for ever.
+    this.dispatch({ type: 'event', commitMs: this.clock.commitMs });
+    if (out !== undefined && this.attempt === attempt) this.subscriber.next(out);
     this.trim();
   }
 
-  private decide(err: unknown): 'reconnect' | 'fail' {
-    if (this.ended || !this.everOpened || !reconnectable(err)) return 'fail';
-    if (this.layout === undefined) return 'fail';
-    if (this.attempt + 1 > this.policy.maxAttempts) return 'fail';
-    const since = this.outageSince ?? this.scheduler.now();
-    if (this.scheduler.now() - since >= this.policy.deadlineMs) return 'fail';
-    return 'reconnect';
-  }
-
-  private reconnect(err: unknown): void {
-    this.detach();
-    this.heldError = undefined;
-    this.failedAtCommitMs = this.clock.commitMs;
-    if (this.outageSince === undefined) {
-      this.outageSince = this.scheduler.now();
-      this.gate?.hold('outage');
-    }
-    this.attempt++;
-    enterStatus(this.stats, 'reconnecting');
-    this.report(this.lastState, { status: 'reconnecting', attempt: this.attempt, error: err });
-    const wait = backoffMs(this.policy, this.attempt, (this.options.random ?? Math.random)());
-    const deadlineLeft = this.policy.deadlineMs - (this.scheduler.now() - this.outageSince);
-    this.retry = timer(Math.max(0, Math.min(wait, deadlineLeft)), this.scheduler).subscribe(() => {
-      this.retry = undefined;
-      this.resume();
+  private onFailed(attempt: Attempt, err: unknown): void {
+    if (this.attempt !== attempt) return;
+    this.lastError = err;
+    this.dispatch({
+      type: 'failed',
+      now: this.scheduler.now(),
+      resumable: resumable(err) && this.layout !== undefined,
+      commitMs: this.clock.commitMs,
+      random: (this.options.random ?? Math.random)(),
     });
-  }
-
-  /** Start the next segment from the commit point (or as far back as the bounds allow). */
-  private resume(): void {
-    if (this.ended) return;
-    this.trim();
-    const commit = this.posOf(this.clock.commitMs);
-    const oldest = this.storedHead < this.stored.length ? this.stored[this.storedHead]!.at : this.readPos;
-    // The replay starts at the commit point, unless the bounds dropped audio after it.
-    const from = Math.max(commit, Math.min(oldest, this.readPos));
-    const aligned = this.layout!.dataOffset + Math.ceil((from - this.layout!.dataOffset) / this.layout!.frame) * this.layout!.frame;
-    const start = Math.min(Math.max(aligned, this.layout!.dataOffset), this.readPos);
-    if (start > commit) this.stats.bytesDropped += start - commit;
-    const replay = this.storedFrom(start);
-    let replayed = 0;
-    for (const c of replay) replayed += c.byteLength;
-    this.stats.bytesReplayed += replayed;
-    this.clock.nextSegment((start - this.layout!.dataOffset) / this.layout!.perMs);
-    this.stats.segment = this.clock.segment;
-    this.report(this.lastState, { status: 'connecting' });
-    this.gate?.free('outage');
-    this.openSegment(replay, this.layout!.format);
-    // The new session counted what it was fed as read; the stream read these bytes once.
-    this.stats.bytesRead = this.readPos;
-  }
-
-  private reopened(): void {
-    this.stats.reconnects++;
-    this.stats.reconnectingMs += this.scheduler.now() - this.outageSince!;
-    this.outageSince = undefined;
-  }
-
-  /** Let go of the session that failed: its flow no longer reaches the source. */
-  private detach(): void {
-    this.feed = undefined;
-    // Every byte the source gave is read, once, whatever the failed session made of it.
-    this.stats.bytesRead = this.readPos;
-    if (this.innerFlow) {
-      this.innerFlow.attached = false;
-      this.innerFlow = undefined;
-      this.gate?.free('session');
-    }
-    this.inner?.unsubscribe();
-    this.inner = undefined;
-  }
-
-  private end(err: unknown): void {
-    if (this.ended) return;
-    const held = this.heldError;
-    this.heldError = undefined;
-    if (held) this.subscriber.next(held);
-    if (this.lastState.status !== 'failed') this.report(this.lastState, { status: 'failed', error: err });
-    enterStatus(this.stats, 'failed');
-    this.stop();
-    this.subscriber.error(err);
-  }
-
-  private report(old: SessionState, next: SessionState): void {
-    this.lastState = next;
-    this.options.onStateChange?.(old, next);
   }
 }

@@ -1,9 +1,12 @@
 // Live counters of one session, so nothing is lost quietly: every byte read from the
 // source is either sent (flushed to the socket) or reported unsent when the session ends,
 // and every out-of-contract value the session tolerated is counted and reported.
-import type { SessionStatus } from '../schema/sessionState.js';
+import type { Observable } from 'rxjs';
+import type { SessionState, SessionStatus } from '../schema/sessionState.js';
 import type { AudioWarning, EventWarning, WarningHandler } from '../warnings.js';
+import { StateStore } from './stateStore.js';
 import { callUser } from '../internal/userCallback.js';
+import type { AudioAccount } from '../errors.js';
 
 /** How a session treats out-of-contract values inside well-formed events (docs/tolerance.md). */
 export interface ToleranceOptions {
@@ -22,29 +25,24 @@ export interface ToleranceOptions {
 }
 
 /**
- * The coarse life-cycle names `stats.phase` used before sessions had one vocabulary.
- *
- * @deprecated Use {@link SessionStatus} (`stats.status`, `onStateChange`): `phase` is
- * `status` with `paused` read as `streaming`, `closing` as the status it came from and
- * `failed` as `error`. Removed in the next release.
- */
-export type SessionPhase = 'connecting' | 'streaming' | 'finishing' | 'reconnecting' | 'done' | 'error' | 'closed';
-
-/**
- * Live counters of one streaming session, updated in place: pass one to the session's
- * `stats` option and read it at any time. Every byte read is sent or reported unsent.
+ * Live counters of one streaming session, and its life cycle as a stream, updated in place:
+ * pass one to the session's `stats` option and read it at any time. Every byte read is sent
+ * or reported unsent: `bytesRead = (bytesSent - bytesReplayed) + unsent`.
  */
 export interface SessionStats {
-  /** The session's state now, in the one vocabulary of `onStateChange` ({@link SessionStatus}). */
-  status: SessionStatus;
   /**
-   * @deprecated Read {@link SessionStats.status}; `phase` is kept, updated with it, for one
-   * release (`paused` reads `streaming`, `closing` keeps the phase before it, `failed` reads `error`).
+   * The session's life cycle: hot, replays the current state to each new subscriber, then
+   * every change in order (`connecting`, `streaming`, `paused`, …, `reconnecting` and the
+   * next session's states, then `done`, `failed` or `closed`). Never errors and never
+   * completes: a terminal status is the last state a subscription of the session sets.
+   * `onStateChange` is a convenience over it.
    */
-  phase: SessionPhase;
-  /** Bytes received from the audio source. */
+  readonly state$: Observable<SessionState>;
+  /** The session's status now: `state$`'s current value's `status` ({@link SessionStatus}). */
+  readonly status: SessionStatus;
+  /** Bytes received from the audio source (each byte once, however many sessions it was sent to). */
   bytesRead: number;
-  /** Bytes flushed to the socket. */
+  /** Bytes flushed to the socket, over every session (bytes sent again after a reconnect included: see `bytesReplayed`). */
   bytesSent: number;
   /** Binary frames flushed (fewer than the chunks read when chunks were coalesced). */
   framesSent: number;
@@ -69,19 +67,28 @@ export interface SessionStats {
   reconnects: number;
   /** Time spent reconnecting (from each failure to a session open again), in ms. */
   reconnectingMs: number;
-  /** Bytes sent again to a new session (from the commit point); also counted in `bytesSent`. */
+  /** Bytes flushed again, to a session that opened after a reconnect, that an earlier session had flushed (also counted in `bytesSent`). */
   bytesReplayed: number;
-  /** Bytes no session will analyse: beyond the replay and outage bounds, or read after a final failure of the resume. */
+  /**
+   * Bytes read and never sent, that no session will be sent: cut by the replay and outage
+   * bounds during an outage, and, once the stream failed or was unsubscribed, whatever was
+   * left unsent. Never more than `bytesRead - (bytesSent - bytesReplayed)`.
+   */
   bytesDropped: number;
-  /** The segment (session) the events arrive from now: 0, then 1 after the first reconnect… */
+  /** The segment the events arrive from now: the number of sessions that opened after the first (0, then 1 after the first reconnect…). */
   segment: number;
 }
 
-/** A fresh {@link SessionStats}: status `connecting`, every counter at zero. */
+/** The store behind each stats object's `state$` and `status` (set only by the session that owns the stats). */
+const STORES = new WeakMap<SessionStats, StateStore>();
+
+/** A fresh {@link SessionStats}: state `connecting`, every counter at zero. */
 export function createSessionStats(): SessionStats {
-  return {
-    status: 'connecting',
-    phase: 'connecting',
+  const store = new StateStore();
+  const stats = {
+    get status(): SessionStatus {
+      return store.value.status;
+    },
     bytesRead: 0,
     bytesSent: 0,
     framesSent: 0,
@@ -99,27 +106,30 @@ export function createSessionStats(): SessionStats {
     bytesReplayed: 0,
     bytesDropped: 0,
     segment: 0,
-  };
+  } as Omit<SessionStats, 'state$'> as SessionStats;
+  // Not enumerable: a copy or a JSON dump of the counters holds numbers, not a stream.
+  Object.defineProperty(stats, 'state$', { value: store.state$, enumerable: false });
+  STORES.set(stats, store);
+  return stats;
 }
 
-const PHASES: Record<SessionStatus, SessionPhase | undefined> = {
-  connecting: 'connecting',
-  streaming: 'streaming',
-  paused: 'streaming',
-  finishing: 'finishing',
-  // A close awaited keeps the phase the session was in.
-  closing: undefined,
-  reconnecting: 'reconnecting',
-  done: 'done',
-  failed: 'error',
-  closed: 'closed',
-};
+/** The store a session publishes its state to through `stats` (one is attached to a stats object made by hand). */
+export function stateStoreOf(stats: SessionStats): StateStore {
+  let store = STORES.get(stats);
+  if (store === undefined) {
+    const made = new StateStore();
+    store = made;
+    Object.defineProperty(stats, 'state$', { value: made.state$, enumerable: false, configurable: true });
+    Object.defineProperty(stats, 'status', { get: () => made.value.status, enumerable: true, configurable: true });
+    STORES.set(stats, made);
+  }
+  return store;
+}
 
-/** Record a move of the session in `stats`: `status`, and the deprecated `phase` derived from it. */
-export function enterStatus(stats: SessionStats, status: SessionStatus): void {
-  stats.status = status;
-  const phase = PHASES[status];
-  if (phase !== undefined) stats.phase = phase;
+/** The audio account of a stream's counters: every byte read is sent (once, whatever was replayed) or unsent. */
+export function accountOf(stats: SessionStats): AudioAccount {
+  const sent = stats.bytesSent - stats.bytesReplayed;
+  return { read: stats.bytesRead, sent, unsent: stats.bytesRead - sent };
 }
 
 /** Count each warning in `stats` and hand it to `onWarning`; used by the decoders. */

@@ -7,18 +7,18 @@ import { asyncScheduler, Observable, Subscription, timer, type SchedulerLike, ty
 import WebSocket, { type ClientOptions } from 'ws';
 import type { IncomingMessage } from 'node:http';
 import { audioMetaOf, type AudioChunk } from '../audio/meta.js';
-import { connectFlow } from '../internal/audioSources.js';
-import { AudioCheck, type AudioWarningOptions } from './audioCheck.js';
-import { ContractError, InputError, SessionError, type AudioAccount } from '../errors.js';
+import type { AudioWarningOptions } from './audioCheck.js';
+import { ContractError, SessionError, type AudioAccount } from '../errors.js';
 import { modelsCredentials } from '../credentials.js';
 import { redact, redactUrl } from '../redact.js';
-import { reportUnhandled } from '../internal/userCallback.js';
 import { rawDataText } from '../internal/wsData.js';
 import type { AudioFormat } from '../schema/audio.js';
 import { FlowControl } from '../audio/flow.js';
+import { AudioFeed, type FeedReader } from './audioFeed.js';
 import { AudioSender } from './audioSender.js';
 import { closeError, errorWithoutCloseError, lostWithoutCloseError, readRefusal, type HandshakeRefusal } from './closeErrors.js';
-import { createSessionStats, enterStatus, type SessionStats } from './stats.js';
+import { accountOf, createSessionStats, stateStoreOf, type SessionStats } from './stats.js';
+import { followState, type StateStore } from './stateStore.js';
 import { isTerminalStatus, type SessionState } from '../schema/sessionState.js';
 import { Heartbeat, resolveHeartbeat, type HeartbeatOptions } from './heartbeat.js';
 import { checkAudioParams, streamingUrl } from './url.js';
@@ -52,8 +52,8 @@ export interface StreamingOptions extends AudioWarningOptions {
   readonly stats?: SessionStats | undefined;
   /**
    * Called on every change of state, old state first, after the old state's timers and
-   * subscriptions were released. A throw fails the session (or, once it ended, is reported
-   * as unhandled, as RxJS does).
+   * subscriptions were released: a convenience over `stats.state$`. A throw is reported as
+   * RxJS reports an unhandled error, and changes nothing else.
    */
   readonly onStateChange?: ((oldState: SessionState, newState: SessionState) => void) | undefined;
   /**
@@ -102,31 +102,63 @@ const isTerminal = (s: SessionState): boolean => isTerminalStatus(s.status);
  * Emits every decoded frame, including the `done` frame, then completes on the close that
  * follows `done` (frames after `done` are out of contract and ignored). Errors with an SvcError on an `error` frame, any other close, a refused
  * handshake, a timeout, a malformed frame, a buffer overflow, and invalid local input
- * (before connecting). Unsubscribing closes the socket and stops the source.
+ * (before connecting). Unsubscribing closes the socket and stops the source. Its state goes
+ * to `stats.state$` (and `onStateChange`).
  */
 export function streamingSession<T>(audio$: Observable<AudioChunk>, protocol: StreamProtocol<T>, options: StreamingOptions = {}): Observable<T> {
   return new Observable<T>((subscriber) => {
-    const session = new StreamingSession(audio$, protocol, options, subscriber);
+    const stats = options.stats ?? createSessionStats();
+    const store = stateStoreOf(stats);
+    // A new subscription starts again from `connecting` (stats given to one before).
+    if (store.value.status !== 'connecting') store.set({ status: 'connecting' });
+    const following = followState(store.state$, options.onStateChange);
+    let session: StreamingSession<T> | undefined;
+    // One session owns the feed: the source is let go as soon as the session reads no more.
+    const feed = new AudioFeed(audio$, { ...options, keepSent: false }, stats, {
+      failed: (err) => session?.fail(err),
+      released: () => feed.stop(),
+    });
+    session = new StreamingSession(feed, protocol, options, { stats, store, format: options.format ?? audioMetaOf(audio$)?.format, from: 0 }, subscriber);
     session.start();
-    return () => session.unsubscribe();
+    if (!isTerminalStatus(store.value.status)) feed.start();
+    return () => {
+      session.unsubscribe();
+      feed.stop();
+      feed.finish();
+      following?.unsubscribe();
+    };
   });
 }
 
-/** One subscription's session: the state, what the state owns, and the moves between states. */
-class StreamingSession<T> {
-  private current: SessionState = { status: 'connecting' };
+/** What one session over a feed is given besides the protocol and the options. */
+export interface SessionSetup {
+  /** The counters it adds to (shared by every session of a stream). */
+  readonly stats: SessionStats;
+  /** Where its state goes: the stream's `stats` store for a plain session, a store of its own under the resilient layer. */
+  readonly store: StateStore;
+  /** The format for the query parameters. */
+  readonly format: AudioFormat | undefined;
+  /** The stream position its audio starts at (0; a resumed session's replay start). */
+  readonly from: number;
+}
+
+/**
+ * One session over a feed (the plain session): reads the feed's log from `setup.from`, sets
+ * its states in `setup.store`, emits to `subscriber`. Starts on `start()`; the feed is its
+ * owner's to start and stop.
+ */
+export class StreamingSession<T> implements FeedReader {
   /** The timer the current state owns (connect, done or close timeout). */
   private stateTimer: Subscription | undefined;
-  /** The audio subscription, owned by `connecting`, `streaming`, `paused`. */
-  private readonly audioSub = new Subscription();
+  /** Lets go of the feed (owned by `connecting`, `streaming`, `paused`). */
+  private release: (() => void) | undefined;
   private ws: WebSocket | undefined;
   private readonly stats: SessionStats;
+  private readonly store: StateStore;
   private readonly scheduler: SchedulerLike;
-  private readonly flow: FlowControl;
-  private readonly meta: ReturnType<typeof audioMetaOf>;
-  /** What the session knows of its audio, and the warnings when it does not know enough. */
-  private readonly audioCheck: AudioCheck;
-  /** The outbound bytes: queue, held frame, frames in flight, pressure. */
+  /** Paused while the socket is backed up (and once closing); the feed's gate follows it while attached. */
+  private readonly flow = new FlowControl();
+  /** The outbound bytes: this session's position in the log, frames in flight, pressure. */
   private readonly sender: AudioSender;
   private opened = false;
   private audioEnded = false;
@@ -139,22 +171,22 @@ class StreamingSession<T> {
   private heartbeat: Heartbeat | undefined;
 
   constructor(
-    private readonly audio$: Observable<AudioChunk>,
+    private readonly feed: AudioFeed,
     private readonly protocol: StreamProtocol<T>,
     private readonly options: StreamingOptions,
+    private readonly setup: SessionSetup,
     private readonly subscriber: Subscriber<T>,
   ) {
-    this.stats = options.stats ?? createSessionStats();
+    this.stats = setup.stats;
+    this.store = setup.store;
     this.scheduler = options.scheduler ?? asyncScheduler;
-    this.meta = audioMetaOf(audio$);
-    this.flow = options.flow ?? new FlowControl();
-    this.audioCheck = new AudioCheck(this.meta, options, this.stats);
     this.sender = new AudioSender(
+      feed,
       this.stats,
       {
         lost: () => this.lose(),
         drained: () => {
-          if (this.current.status === 'paused') this.transition({ status: 'streaming' });
+          if (this.store.value.status === 'paused') this.transition({ status: 'streaming' });
         },
         pressure: () => this.onPressure(),
         overflow: (err) => this.fail(err),
@@ -162,22 +194,27 @@ class StreamingSession<T> {
       {
         highWaterMark: options.highWaterMark ?? DEFAULTS.highWaterMark,
         maxBufferedBytes: options.maxBufferedBytes ?? DEFAULTS.maxBufferedBytes,
-        pausable: this.meta?.flow !== undefined || options.flow !== undefined,
       },
+      setup.from,
     );
   }
 
   get state(): SessionState {
-    return this.current;
+    return this.store.value;
+  }
+
+  /** Stream position up to which this session's frames were flushed (its start until one was). */
+  get flushedPosition(): number {
+    return this.sender.flushedPosition;
   }
 
   /**
-   * The one transition: releases what the old state owned (its timer; the audio subscription
-   * when the new state reads no audio; flow control and the socket when the new state is
-   * terminal), enters the new state, reports it. A terminal state is never left.
+   * The one transition: releases what the old state owned (its timer; the feed when the new
+   * state reads no audio; the socket when the new state is terminal), enters the new state,
+   * and sets it in the store (which tells `state$`'s subscribers). A terminal state is never left.
    */
   private transition(next: SessionState, owns?: Subscription): void {
-    const old = this.current;
+    const old = this.store.value;
     if (isTerminal(old)) {
       owns?.unsubscribe();
       return;
@@ -185,42 +222,39 @@ class StreamingSession<T> {
     this.stateTimer?.unsubscribe();
     this.stateTimer = owns;
     const reading = next.status === 'connecting' || next.status === 'streaming' || next.status === 'paused';
-    if (!reading) this.audioSub.unsubscribe();
     if (next.status === 'paused' && !this.flow.paused) {
       this.flow.pause();
       this.stats.pauses++;
     } else if (old.status === 'paused' && next.status === 'streaming') {
       this.flow.resume();
-    } else if (next.status === 'closing') {
-      // Nothing more is pulled from a source once the connection is going away.
+    } else if (next.status === 'closing' || isTerminal(next)) {
+      // Nothing more is pulled from a source, nor sent, once the connection is going away.
       this.flow.pause();
+      this.sender.halt();
     }
-    this.current = next;
-    enterStatus(this.stats, next.status);
+    if (!reading) this.releaseFeed();
     if (isTerminal(next)) {
       this.heartbeat?.stop();
-      this.flow.release();
       this.shutSocket();
     }
-    const observe = this.options.onStateChange;
-    if (observe !== undefined) {
-      try {
-        observe(old, next);
-      } catch (err) {
-        if (isTerminal(next)) reportUnhandled(err);
-        else this.fail(err);
-      }
-    }
+    this.store.set(next);
   }
 
-  private fail(err: unknown): void {
-    if (isTerminal(this.current)) return;
+  private releaseFeed(): void {
+    const release = this.release;
+    this.release = undefined;
+    release?.();
+  }
+
+  /** Fail with `err` (once; nothing after a terminal state). */
+  fail(err: unknown): void {
+    if (isTerminal(this.store.value)) return;
     this.transition({ status: 'failed', error: err });
     this.subscriber.error(err);
   }
 
   private finish(): void {
-    if (isTerminal(this.current)) return;
+    if (isTerminal(this.store.value)) return;
     this.transition({ status: 'done' });
     this.subscriber.complete();
   }
@@ -238,7 +272,7 @@ class StreamingSession<T> {
   }
 
   private account(): AudioAccount {
-    return this.sender.account();
+    return accountOf(this.stats);
   }
 
   private clean(text: string): string {
@@ -250,7 +284,7 @@ class StreamingSession<T> {
     try {
       const ep = modelsCredentials(this.options);
       this.apiKey = ep.apiKey;
-      const query = checkAudioParams(this.options.format ?? this.meta?.format);
+      const query = checkAudioParams(this.setup.format);
       resolveHeartbeat(this.options.heartbeat); // a bad option fails before connecting
       url = streamingUrl(ep.baseUrl, this.protocol.path, this.apiKey, query);
     } catch (err) {
@@ -263,7 +297,7 @@ class StreamingSession<T> {
       const factory = this.options.webSocketFactory ?? ((u: string, o: ClientOptions) => new WebSocket(u, o));
       ws = factory(url.toString(), { maxPayload: this.options.maxServerFrameBytes ?? DEFAULTS.maxServerFrameBytes, perMessageDeflate: false });
     } catch (err) {
-      this.fail(new SessionError('connection_failed', this.clean(`could not open ${this.safeUrl}: ${(err as Error).message}`), { retryable: false }));
+      this.fail(new SessionError('connection_failed', this.clean(`could not open ${this.safeUrl}: ${(err as Error).message}`), { audio: this.account() }));
       return;
     }
     this.ws = ws;
@@ -282,61 +316,50 @@ class StreamingSession<T> {
 
     const limit = this.options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs;
     this.stateTimer = timer(limit, this.scheduler).subscribe(() =>
-      this.fail(new SessionError('connect_timeout', `no WebSocket handshake with ${this.safeUrl} within ${limit} ms`, { retryable: true, audio: this.account() })),
+      this.fail(new SessionError('connect_timeout', `no WebSocket handshake with ${this.safeUrl} within ${limit} ms`, { audio: this.account() })),
     );
-
-    this.audioCheck.begin();
-    // A pull-capable source follows our flow control: it takes it from the slot when subscribed
-    // synchronously, through any lifted operator (or we join its running subscription, after `share`).
-    // Added to a Subscription we own, so a failure during a synchronous subscribe still unsubscribes it.
-    const audio = connectFlow(this.meta?.flow, this.flow, () =>
-      this.audio$.subscribe({
-        next: (chunk) => {
-          try {
-            this.onChunk(chunk);
-          } catch (err) {
-            this.fail(err);
-          }
-        },
-        error: (err: unknown) => this.fail(err),
-        complete: () => this.guard(() => this.onAudioComplete()),
-      }),
-    );
-    this.audioSub.add(audio.subscription);
-    this.sender.pausable = this.audioCheck.pausable(audio.connected);
+    // Read the feed from here on: the source flows while this session does not push back.
+    this.release = this.feed.attach(this, this.flow);
+    this.audioEnded = this.feed.completed;
   }
 
-  // ---- audio -------------------------------------------------------------------------------
+  // ---- audio (the feed's reader) -----------------------------------------------------------
 
-  private onChunk(chunk: AudioChunk): void {
-    const status = this.current.status;
-    if (status !== 'streaming' && status !== 'paused' && status !== 'connecting') return;
-    if (!(chunk instanceof Uint8Array)) {
-      this.fail(new InputError('invalid_argument', `audio chunks must be Uint8Array or Buffer, got ${typeof chunk}`));
-      return;
+  sendsAtOnce(len: number): boolean {
+    return this.sender.sendsAtOnce(len);
+  }
+
+  sendNow(chunk: Uint8Array, len: number): void {
+    this.sender.sendNow(chunk, len);
+  }
+
+  appended(): void {
+    // Per chunk: no closure for `guard`.
+    try {
+      this.sender.appended();
+    } catch (err) {
+      this.fail(err);
     }
-    const len = chunk.byteLength;
-    if (len === 0) return;
-    if (this.audioCheck.sniffing) this.audioCheck.sniff(chunk);
-    this.sender.write(chunk, len);
   }
 
   /** More bytes wait than the high-water mark: pause a pull-capable source. */
   private onPressure(): void {
-    if (this.current.status === 'streaming') {
+    if (this.store.value.status === 'streaming') {
       this.transition({ status: 'paused' });
-    } else if (this.current.status === 'connecting' && !this.flow.paused) {
+    } else if (this.store.value.status === 'connecting' && !this.flow.paused) {
       // Entered as `paused` on open.
       this.flow.pause();
       this.stats.pauses++;
     }
   }
 
-  private onAudioComplete(): void {
-    this.audioEnded = true;
-    const status = this.current.status;
-    // The end-of-audio frame goes after every chunk: ws sends in order, so once open it can follow at once.
-    if (status === 'streaming' || status === 'paused') this.sendEnd();
+  completed(): void {
+    this.guard(() => {
+      this.audioEnded = true;
+      const status = this.store.value.status;
+      // The end-of-audio frame goes after every chunk: ws sends in order, so once open it can follow at once.
+      if (status === 'streaming' || status === 'paused') this.sendEnd();
+    });
   }
 
   private sendEnd(): void {
@@ -345,15 +368,15 @@ class StreamingSession<T> {
     this.transition(
       { status: 'finishing' },
       timer(limit, this.scheduler).subscribe(() =>
-        this.fail(new SessionError('done_timeout', `no done event within ${limit} ms after the end of audio`, { retryable: true, audio: this.account() })),
+        this.fail(new SessionError('done_timeout', `no done event within ${limit} ms after the end of audio`, { audio: this.account() })),
       ),
     );
   }
 
   /** A send failed or the socket is no longer open: read nothing more, wait for the close to say why. */
   private lose(): void {
-    const status = this.current.status;
-    if (status === 'closing' || isTerminal(this.current)) return;
+    const status = this.store.value.status;
+    if (status === 'closing' || isTerminal(this.store.value)) return;
     const limit = this.options.closeTimeoutMs ?? DEFAULTS.closeTimeoutMs;
     this.transition(
       { status: 'closing', reason: 'lost' },
@@ -364,7 +387,7 @@ class StreamingSession<T> {
   // ---- socket ------------------------------------------------------------------------------
 
   private onOpen(): void {
-    if (this.current.status !== 'connecting') return;
+    if (this.store.value.status !== 'connecting') return;
     this.opened = true;
     const ws = this.ws!;
     this.startHeartbeat(ws);
@@ -375,7 +398,7 @@ class StreamingSession<T> {
   }
 
   private onMessage(data: WebSocket.RawData, isBinary: boolean): void {
-    const state = this.current;
+    const state = this.store.value;
     if (isTerminal(state)) return;
     this.heartbeat?.touch();
     this.stats.eventsReceived++;
@@ -383,14 +406,14 @@ class StreamingSession<T> {
     // is ignored, as a drop, a stall or any close code after `done` is.
     if (state.status === 'closing' && state.reason === 'done') return;
     if (isBinary) {
-      this.fail(new ContractError('malformed_frame', 'the server sent a binary frame where JSON events were expected', { retryable: false, audio: this.account() }));
+      this.fail(new ContractError('malformed_frame', 'the server sent a binary frame where JSON events were expected', { audio: this.account() }));
       return;
     }
     // A server that echoes the key gets it masked here, before any event, snapshot or page shows it.
     const text = this.clean(rawDataText(data));
     const decoded = this.protocol.decode(text);
     if (!decoded.ok) {
-      this.fail(new ContractError('malformed_frame', `the server sent a frame outside the contract: ${decoded.reason}`, { retryable: false, detail: text.slice(0, 500), audio: this.account() }));
+      this.fail(new ContractError('malformed_frame', `the server sent a frame outside the contract: ${decoded.reason}`, { detail: text.slice(0, 500), audio: this.account() }));
       return;
     }
     this.subscriber.next(decoded.value);
@@ -399,7 +422,7 @@ class StreamingSession<T> {
     if (decoded.kind === 'done') {
       // §3: a processing failure is `error`, then the close. A `done` after the `error` (out of
       // contract) is delivered but does not undo the failure: the close still fails the session.
-      const now = this.current;
+      const now = this.store.value;
       if (now.status === 'closing' && now.reason === 'error') return;
       // The results are complete at `done`; a server that then never closes cannot hang us.
       this.transition({ status: 'closing', reason: 'done' }, timer(limit, this.scheduler).subscribe(() => this.finish()));
@@ -421,7 +444,7 @@ class StreamingSession<T> {
       if (ws.readyState === WebSocket.OPEN) ws.ping(undefined, undefined, () => undefined);
     };
     this.heartbeat = new Heartbeat(settings, this.scheduler, ping, (silentMs) => {
-      const now = this.current;
+      const now = this.store.value;
       // After `done` the results are complete: a peer dead before its close changes nothing.
       if (now.status === 'closing' && now.reason === 'done') {
         this.finish();
@@ -430,7 +453,6 @@ class StreamingSession<T> {
       }
       this.fail(
         new SessionError('heartbeat_timeout', `nothing came from ${this.safeUrl} for ${Math.round(silentMs)} ms (heartbeat timeoutMs=${settings.timeoutMs}): the connection is dead`, {
-          retryable: true,
           audio: this.account(),
         }),
       );
@@ -455,7 +477,7 @@ class StreamingSession<T> {
   private onClose(code: number, reason: string): void {
     this.stats.closeCode = code;
     this.stats.closeReason = reason;
-    const state = this.current;
+    const state = this.store.value;
     if (isTerminal(state)) return;
     if (state.status === 'closing' && state.reason === 'done') {
       this.finish();

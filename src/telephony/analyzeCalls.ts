@@ -12,13 +12,7 @@ import { initialConversationSnapshot, type ConversationSnapshot } from '../state
 import { operatorSubscriber } from '../internal/operate.js';
 import type { Publisher } from '../fleet/publisher.js';
 import { sessionIdOf } from '../relay/protocol.js';
-import type { SessionState } from '../schema/sessionState.js';
 
-type StateHook = (oldState: SessionState, newState: SessionState) => void;
-/** The session's own `onStateChange` and the publisher's, both called. */
-function bothHooks(own: StateHook | undefined, published: StateHook): StateHook {
-  return own ? (o, n) => (own(o, n), published(o, n)) : published;
-}
 
 /** Anything with an id and audio: a `CallLeg`, a `MediaStreamCall`, or your own. */
 export interface AnalyzableCall {
@@ -206,7 +200,7 @@ export function analyzeCalls<C extends AnalyzableCall>(calls$: Observable<C>, op
           status = 'running';
           inner = defer(() =>
             publish
-              ? publish.publish(({ onStateChange }) => conversationSession(call.audio$, { ...sessionOpts, onStateChange: bothHooks(sessionOpts.onStateChange, onStateChange) }), { id: sessionIdOf(call.id), title: call.id })
+              ? publish.publish(conversationSession(call.audio$, sessionOpts), { id: sessionIdOf(call.id), title: call.id, state$: sessionStats.state$ })
               : conversationSession(call.audio$, sessionOpts),
           ).subscribe(sub);
         };
@@ -225,9 +219,7 @@ export function analyzeCalls<C extends AnalyzableCall>(calls$: Observable<C>, op
               stopped = true;
               if (drainRejected !== false) call.audio$.subscribe({ error: () => undefined });
               sub.error(
-                new SessionError('concurrency_limit', `call ${call.id} refused: it waited ${maxQueueMs} ms for one of ${max} sessions (maxQueueMs); its live audio would be analysed late`, {
-                  retryable: true,
-                }),
+                new SessionError('concurrency_limit', `call ${call.id} refused: it waited ${maxQueueMs} ms for one of ${max} sessions (maxQueueMs); its live audio would be analysed late`),
               );
             });
           }
@@ -266,7 +258,7 @@ export function analyzeCalls<C extends AnalyzableCall>(calls$: Observable<C>, op
       if (reject) {
         status = 'rejected';
         stats.rejected++;
-        const error = new SessionError('concurrency_limit', `call ${call.id} refused: ${max} sessions already run (whenFull: 'reject')`, { retryable: true });
+        const error = new SessionError('concurrency_limit', `call ${call.id} refused: ${max} sessions already run (whenFull: 'reject')`);
         subscriber.next(analysis);
         outcome.next({ status: 'rejected', error, snapshot: last });
         outcome.complete();

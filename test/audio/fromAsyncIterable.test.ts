@@ -82,4 +82,32 @@ describe('fromAsyncIterable', () => {
     }
     await expect(collect(fromAsyncIterable(gen()))).rejects.toMatchObject({ code: 'source_error', message: expect.stringMatching(/mic unplugged/) });
   });
+
+  it('an iterator whose next() resolves at once lets the event loop turn at least every 256 KiB', async () => {
+    const chunk = new Uint8Array(16 * 1024);
+    let yielded = 0;
+    // A memory source: no await on I/O between chunks, 8 MiB in all.
+    async function* memory(): AsyncGenerator<Uint8Array> {
+      for (let i = 0; i < 512; i++) {
+        yielded += chunk.byteLength;
+        yield chunk;
+      }
+    }
+    // One observation per turn of the loop (an immediate that schedules the next one).
+    const seen: number[] = [];
+    let watching = true;
+    const watch = (): void => {
+      seen.push(yielded);
+      if (watching) setImmediate(watch);
+    };
+    setImmediate(watch);
+    try {
+      await collect(fromAsyncIterable(memory()));
+    } finally {
+      watching = false;
+    }
+    const total = 512 * chunk.byteLength;
+    expect(seen.filter((n) => n > 0 && n < total).length).toBeGreaterThanOrEqual(16);
+    for (let i = 1; i < seen.length; i++) expect(seen[i]! - seen[i - 1]!, `turn ${i}`).toBeLessThanOrEqual(256 * 1024 + chunk.byteLength);
+  });
 });

@@ -11,7 +11,7 @@ import { SvcError, type ServerEvent } from 'svc-stream';
 import { dashboardCommand } from '../../src/cli/commands/dashboard.js';
 import type { CliIo } from '../../src/cli/command.js';
 import { startDashboard } from '../../src/dashboard/server.js';
-import type { SessionState } from '../../src/schema/sessionState.js';
+import { createSessionStats, stateStoreOf } from '../../src/session/stats.js';
 import { browserSkipReason, launchChromium, type LaunchedBrowser } from './browser.js';
 
 // Functions passed to page.evaluate run in the page; this project compiles without DOM
@@ -154,12 +154,11 @@ describe.skipIf(skip !== undefined)('dashboard in Chromium', () => {
 
   it('shows untrusted text as text and an error with its code', async () => {
     const subject = new Subject<ServerEvent>();
-    let onStateChange: ((o: SessionState, n: SessionState) => void) | undefined;
+    const stats = createSessionStats();
+    const store = stateStoreOf(stats);
     const dashboard = await startDashboard({
-      events$: (hooks) => {
-        onStateChange = hooks.onStateChange;
-        return new Observable<ServerEvent>((s) => subject.subscribe(s));
-      },
+      events$: new Observable<ServerEvent>((s) => subject.subscribe(s)),
+      stats,
       title: '<i>t</i>',
     });
     const page = await chromium.context.newPage();
@@ -168,9 +167,9 @@ describe.skipIf(skip !== undefined)('dashboard in Chromium', () => {
       await page.goto(dashboard.url);
       await page.waitForFunction(() => Number(document.body.dataset.states) >= 1);
       // Any status the session's life cycle reports is shown; a resilient session's `reconnecting` reads as such.
-      onStateChange!({ status: 'connecting' }, { status: 'streaming' });
+      store.set({ status: 'streaming' });
       await page.locator('#status[data-status="streaming"]').waitFor();
-      onStateChange!({ status: 'streaming' }, { status: 'reconnecting', attempt: 1, error: new SvcError('connection_lost', 'lost') });
+      store.set({ status: 'reconnecting', attempt: 1, error: new SvcError('connection_lost', 'lost') });
       await page.locator('#status[data-status="reconnecting"]').waitFor();
       expect(await page.locator('#status').textContent()).toBe('reconnecting…');
       const evil = '<img src=x onerror="document.body.dataset.pwned=1"><b>bold</b> & "quotes"';

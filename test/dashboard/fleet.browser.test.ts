@@ -12,6 +12,7 @@ import { createPublisher } from '../../src/fleet/publisher.js';
 import { publishSession } from '../../src/fleet/publishSession.js';
 import type { ServerEvent } from '../../src/schema/events.js';
 import { conversationSession } from '../../src/session/conversation.js';
+import { createSessionStats } from '../../src/session/stats.js';
 import { freePort, startRedis, type RunningRedis } from '../fleet/redisServer.js';
 import { browserSkipReason, launchChromium, type LaunchedBrowser } from './browser.js';
 
@@ -60,10 +61,13 @@ describe.skipIf(skip !== undefined)('fleet dashboard in Chromium', () => {
 
       // Publisher one: the sample call, live, through the emulator.
       const config = JSON.parse(readFileSync('samples/call.config.json', 'utf8'));
-      const sample = publishSession(
-        ({ onStateChange }) => conversationSession(fileSource('samples/call.wav', { realtime: 6 }), { apiKey: emulator.apiKey, baseUrl: emulator.baseUrl, config, onStateChange }),
-        { publisher: one, id: 'call-a', title: 'call.wav' },
-      );
+      const stats = createSessionStats();
+      const sample = publishSession(conversationSession(fileSource('samples/call.wav', { realtime: 6 }), { apiKey: emulator.apiKey, baseUrl: emulator.baseUrl, config, stats }), {
+        publisher: one,
+        id: 'call-a',
+        title: 'call.wav',
+        state$: stats.state$,
+      });
       const sampleDone = new Promise<void>((resolve, reject) => sample.subscribe({ complete: resolve, error: reject }));
       const call = page.locator('tr.call[data-id="call-a"]');
       await call.locator('.session-status[data-status="streaming"]').waitFor({ timeout: 10_000 });

@@ -10,7 +10,7 @@ import { PAGE_CSS, PAGE_HTML } from '../../src/dashboard/page.js';
 import { pageScript } from '../../src/dashboard/pageBundle.js';
 import type { SessionState } from '../../src/schema/sessionState.js';
 import { startDashboard, type RunningDashboard } from '../../src/dashboard/server.js';
-import { createSessionStats } from '../../src/session/stats.js';
+import { createSessionStats, stateStoreOf } from '../../src/session/stats.js';
 import { connectSse, type SseConnection, type SseMessage } from './sseClient.js';
 
 /** A session source the test drives by hand, counting its subscriptions. */
@@ -134,16 +134,12 @@ describe('the event stream (the relay)', () => {
     expect(src.counts.subscribed).toBe(1);
   });
 
-  it('follows the session through onStateChange: every state a status message, in the session vocabulary', async () => {
+  it('follows the session through stats.state$: every state a status message, in the session vocabulary', async () => {
     const src = manualSource();
-    let hook: ((o: SessionState, n: SessionState) => void) | undefined;
-    dashboard = await startDashboard({
-      events$: ({ onStateChange }) => {
-        hook = onStateChange;
-        return src.events$;
-      },
-      start: 'now',
-    });
+    const stats = createSessionStats();
+    // The session sets its state in its stats' store; here the test does.
+    const store = stateStoreOf(stats);
+    dashboard = await startDashboard({ events$: src.events$, stats, start: 'now' });
     const page = await connect(`${dashboard.url}${EVENTS}`);
     const states: SessionState[] = [
       { status: 'streaming' },
@@ -152,14 +148,12 @@ describe('the event stream (the relay)', () => {
       { status: 'finishing' },
       { status: 'closing', reason: 'done' },
     ];
-    let old: SessionState = { status: 'connecting' };
     for (const next of states) {
-      hook!(old, next);
+      store.set(next);
       expect(dashboard.session.view().status).toBe(next.status);
-      old = next;
     }
     // A terminal state waits for the events to end (they carry the failure).
-    hook!(old, { status: 'failed', error: new SvcError('connection_lost', 'lost') });
+    store.set({ status: 'failed', error: new SvcError('connection_lost', 'lost') });
     expect(dashboard.session.view().status).toBe('closing');
     await page.waitFor((m) => m.filter((x) => x.event === 'status').length >= 6);
     expect(page.messages.filter((m) => m.event === 'status').map((m) => m.data.status)).toEqual(['connecting', 'streaming', 'paused', 'reconnecting', 'finishing', 'closing']);

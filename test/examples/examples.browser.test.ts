@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { lastValueFrom, Subject, type Subscription } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conversationSession } from '../../src/session/conversation.js';
-import { fileSource, splitSession, type BatchConfig, type ConversationSnapshot, type ServerEvent } from 'svc-stream';
+import { createSessionStats, fileSource, splitSession, type BatchConfig, type ConversationSnapshot, type ServerEvent } from 'svc-stream';
 import { startEmulator, type RunningEmulator } from 'svc-stream/emulator';
 import { createRelay, type Relay } from '../../src/relay/server.js';
 import { browserSkipReason, launchChromium, type LaunchedBrowser } from '../dashboard/browser.js';
@@ -87,7 +87,9 @@ describe.skipIf(skip !== undefined)('the browser examples in Chromium, on a rela
     const final = lastValueFrom(splitSession(hub).snapshot$);
     const session = relay.addSession({ id, title: 'call.wav' });
     session.feed(hub);
-    const subscription = conversationSession(fileSource('samples/call.wav', { realtime: 6 }), { apiKey: emulator.apiKey, baseUrl: emulator.baseUrl, config, onStateChange: session.onStateChange }).subscribe(hub);
+    const stats = createSessionStats();
+    session.follow(stats.state$);
+    const subscription = conversationSession(fileSource('samples/call.wav', { realtime: 6 }), { apiKey: emulator.apiKey, baseUrl: emulator.baseUrl, config, stats }).subscribe(hub);
     return { final, subscription };
   }
 

@@ -9,17 +9,17 @@
 // stands in for it.
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { Observable } from 'rxjs';
+import { asyncScheduler, Observable, type SchedulerAction, type SchedulerLike } from 'rxjs';
 import { analyzeConversation, ContractError, createSessionStats, SessionError, SvcError, type ErrorCode, type ServerEvent, type SessionStats } from 'svc-stream';
 import { startEmulator, type Fault, type RunningEmulator } from 'svc-stream/emulator';
 
 const KEY = 'sk-fault-matrix-0001';
 const RAW = { audio_format: 's16le', sample_rate: 16000, num_channels: 1 } as const;
+// Distinct limits, so the timer that decided an outcome says which one it was.
 const CONNECT_MS = 400;
 const DONE_MS = 300;
-const CLOSE_MS = 300;
-/** Slack over the wait a case expects: loopback work plus a loaded CI machine. */
-const SLACK_MS = 2_500;
+const CLOSE_MS = 350;
+const SESSION_TIMERS = new Set([CONNECT_MS, DONE_MS, CLOSE_MS]);
 // One session against each fault: reconnecting has its own tests (test/session/reconnect.test.ts).
 const OPTIONS = { apiKey: KEY, format: RAW, reconnect: false as const, connectTimeoutMs: CONNECT_MS, doneTimeoutMs: DONE_MS, closeTimeoutMs: CLOSE_MS };
 
@@ -73,19 +73,36 @@ interface Run {
   events: ServerEvent[];
   error: unknown;
   completed: boolean;
-  elapsedMs: number;
+  /** The session's own timers (connect, done, close) that fired before the outcome, by their delay. */
+  timers: number[];
   stats: SessionStats;
   counter: Counter;
+}
+
+/**
+ * The async scheduler, noting each session timer (connect, done, close) that fires: the order
+ * of timers and outcome says whether an outcome waited for a limit (and which), without
+ * reading the wall clock.
+ */
+function notingScheduler(fired: number[]): SchedulerLike {
+  return {
+    now: () => asyncScheduler.now(),
+    schedule<T>(work: (this: SchedulerAction<T>, state?: T) => void, delay = 0, state?: T) {
+      return asyncScheduler.schedule<T>(function (this: SchedulerAction<T>, s?: T) {
+        if (SESSION_TIMERS.has(delay)) fired.push(delay);
+        work.call(this, s);
+      }, delay, state);
+    },
+  };
 }
 
 function run(source: { audio$: Observable<Uint8Array>; counter: Counter }, baseUrl: string, extra: object = {}): Promise<Run> {
   const stats = createSessionStats();
   const events: ServerEvent[] = [];
-  const start = performance.now();
+  const fired: number[] = [];
   return new Promise((resolve) => {
-    const done = (error: unknown, completed: boolean): void =>
-      resolve({ events, error, completed, elapsedMs: performance.now() - start, stats, counter: source.counter });
-    source.audio$.pipe(analyzeConversation({ ...OPTIONS, baseUrl, stats, ...extra })).subscribe({
+    const done = (error: unknown, completed: boolean): void => resolve({ events, error, completed, timers: fired.slice(), stats, counter: source.counter });
+    source.audio$.pipe(analyzeConversation({ ...OPTIONS, baseUrl, stats, scheduler: notingScheduler(fired), ...extra })).subscribe({
       next: (e) => events.push(e),
       error: (err: unknown) => done(err, false),
       complete: () => done(undefined, true),
@@ -253,7 +270,10 @@ async function check(r: Run, expected: Expect): Promise<void> {
       expect(err.detail).toBe(expected.errorEvent);
     }
   }
-  expect(r.elapsedMs).toBeLessThan(expected.waitMs + SLACK_MS);
+  // Bounded: an outcome due at once came before any limit of the session ran out; one that
+  // waits for a limit came when that limit's timer fired (the test itself is bounded in time).
+  if (expected.waitMs === 0) expect(r.timers, 'no session timer had to fire').toEqual([]);
+  else expect(r.timers, `the ${expected.waitMs} ms limit decided it`).toContain(expected.waitMs);
   expectAccounted(r);
 }
 

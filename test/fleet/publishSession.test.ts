@@ -2,7 +2,8 @@
 // in step, its statuses come through the hook, and its end is `done`, `failed` (code and first
 // line) or `closed` (unsubscribed); a shared publisher stays open, an own one closes after.
 import { Redis } from 'ioredis';
-import { lastValueFrom, NEVER, Observable, of, Subject, throwError, toArray } from 'rxjs';
+import { BehaviorSubject, lastValueFrom, NEVER, of, Subject, throwError, toArray } from 'rxjs';
+import type { SessionState } from '../../src/schema/sessionState.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionError } from '../../src/errors.js';
 import { createPublisher } from '../../src/fleet/publisher.js';
@@ -37,23 +38,21 @@ describe('publishSession', () => {
     const source = new Subject<ServerEvent>();
     const seen: string[] = [];
     const { reports, onReport } = reported();
-    const out = publishSession(
-      ({ onStateChange }) =>
-        new Observable<ServerEvent>((sub) => {
-          onStateChange({ status: 'connecting' }, { status: 'streaming' });
-          const s = source.subscribe(sub);
-          return () => s.unsubscribe();
-        }),
-      { url: redis.url, prefix, id: 'p1', title: 'p1.wav', onReport },
-    ).subscribe({ next: (e) => seen.push(e.type === 'topics' ? e.topics[0]! : e.type) });
+    // The session's life cycle, as its stats.state$ gives it (replays the current state).
+    const state$ = new BehaviorSubject<SessionState>({ status: 'connecting' });
+    const out = publishSession(source, { url: redis.url, prefix, id: 'p1', title: 'p1.wav', state$, onReport }).subscribe({
+      next: (e) => seen.push(e.type === 'topics' ? e.topics[0]! : e.type),
+    });
+    state$.next({ status: 'streaming' });
     source.next(topics(1));
     expect(seen).toEqual(['t1']); // synchronously: publishing is queued, never awaited
     source.next(topics(2));
     source.complete();
     await expect.poll(() => reports.length, { timeout: 10_000 }).toBe(1);
-    expect(reports[0]).toMatchObject({ id: 'p1', entries: 5, published: 5, unpublished: 0 });
+    expect(reports[0]).toMatchObject({ id: 'p1', entries: 6, published: 6, unpublished: 0 });
     const entries = await stored(prefix, 'p1');
-    expect(entries.map((e) => e.kind)).toEqual(['start', 'status', 'event', 'event', 'end']);
+    expect(entries.map((e) => e.kind)).toEqual(['start', 'status', 'status', 'event', 'event', 'end']);
+    expect(entries.filter((e) => e.kind === 'status').map((e) => JSON.parse(e.data).status)).toEqual(['connecting', 'streaming']);
     expect(JSON.parse(entries[0]!.data)).toMatchObject({ title: 'p1.wav' });
     expect(JSON.parse(entries.at(-1)!.data)).toEqual({ status: 'done' });
     out.unsubscribe();

@@ -4,6 +4,7 @@
 // call completes, what was not published is counted).
 import { Redis } from 'ioredis';
 import { from, lastValueFrom, Subject, toArray } from 'rxjs';
+import type { SessionState } from '../../src/schema/sessionState.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerEvent } from '../../src/schema/events.js';
 import { createPublisher, type Publisher, type PublishReport } from '../../src/fleet/publisher.js';
@@ -52,22 +53,24 @@ describe('publisher', () => {
     const pfx = prefix();
     const p = await publisher({ prefix: pfx });
     const s = p.session('call-1', { title: 'call one.wav' });
-    s.onStateChange({ status: 'connecting' }, { status: 'streaming' });
-    s.onStateChange({ status: 'streaming' }, { status: 'paused' }); // flow control: not an entry
+    // Its life cycle, as a session's stats.state$ gives it: paused (flow control) reads streaming.
+    s.follow(from<SessionState[]>([{ status: 'connecting' }, { status: 'streaming' }, { status: 'paused' }, { status: 'streaming' }]));
     for (let i = 0; i < 5; i++) s.event(topics(i));
     s.end({ status: 'done' });
     const report = await settle(s.settled);
-    expect(report).toMatchObject({ id: 'call-1', entries: 8, published: 8, unpublished: 0, pending: 0 });
+    expect(report).toMatchObject({ id: 'call-1', entries: 9, published: 9, unpublished: 0, pending: 0 });
     const stored = await entries(pfx, 'call-1');
-    expect(stored.map((e) => e.kind)).toEqual(['start', 'status', 'event', 'event', 'event', 'event', 'event', 'end']);
-    expect(stored.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(stored.map((e) => e.kind)).toEqual(['start', 'status', 'status', 'event', 'event', 'event', 'event', 'event', 'end']);
+    expect(stored.filter((e) => e.kind === 'status').map((e) => JSON.parse(e.data).status)).toEqual(['connecting', 'streaming']);
+    expect(stored.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
     expect(new Set(stored.map((e) => e.epoch)).size).toBe(1);
     expect(JSON.parse(stored[0]!.data)).toMatchObject({ title: 'call one.wav' });
-    expect(JSON.parse(stored[2]!.data)).toEqual({ type: 'topics', topics: ['t0'] });
-    expect(JSON.parse(stored[7]!.data)).toEqual({ status: 'done' });
+    expect(JSON.parse(stored[3]!.data)).toEqual({ type: 'topics', topics: ['t0'] });
+    expect(JSON.parse(stored[8]!.data)).toEqual({ status: 'done' });
     const dir = ((await admin.xrange(fleetKeys(pfx).directory, '-', '+')) as [string, string[]][]).map(([id, f]) => decodeDirectoryEntry(id, f)!);
     expect(dir.map((d) => [d.session, d.kind, d.info.status])).toEqual([
       ['call-1', 'start', 'connecting'],
+      ['call-1', 'status', 'connecting'],
       ['call-1', 'status', 'streaming'],
       ['call-1', 'end', 'done'],
     ]);

@@ -39,7 +39,7 @@ const lastId = (p: SseReader): string => p.messages.filter((m) => m.id !== undef
 /** A live session: `step(n)` publishes n more events (and returns once Redis has them). */
 function live(publisher: Publisher, id: string) {
   const session: SessionPublisher = publisher.session(id, { title: `${id}.wav` });
-  session.onStateChange({ status: 'connecting' }, { status: 'streaming' });
+  session.status('streaming');
   const own: string[] = [];
   return {
     own,

@@ -35,7 +35,7 @@ describe('fleet reader', () => {
       const changed: string[] = [];
       reader.changes$.subscribe((id) => changed.push(id));
       const live = publisher.session('live');
-      live.onStateChange({ status: 'connecting' }, { status: 'streaming' });
+      live.status('streaming');
       await expect.poll(() => reader!.session('live')?.status, { timeout: 10_000 }).toBe('streaming');
       expect(changed).toContain('live');
       expect(reader.isStale(reader.session('live')!)).toBe(false);

@@ -6,9 +6,10 @@ import { createConnection, createServer, type AddressInfo, type Socket } from 'n
 /**
  * How the proxy treats bytes right now. `forward`: pass them on; `blackhole`: swallow them in
  * both directions, sending no FIN and no RST (each side sees a live but silent peer);
- * `delay`: pass them on after `delayMs`, in order.
+ * `delay`: pass them on after `delayMs`, in order; `refuse`: reset every new connection at
+ * once (a server that is down), open ones pass bytes on.
  */
-export type ProxyMode = 'forward' | 'blackhole' | 'delay';
+export type ProxyMode = 'forward' | 'blackhole' | 'delay' | 'refuse';
 
 export interface TcpProxy {
   /** The proxy's port on 127.0.0.1. */
@@ -74,6 +75,11 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
 
   const server = createServer((client) => {
     accepted++;
+    if (mode === 'refuse') {
+      client.on('error', () => undefined);
+      client.resetAndDestroy();
+      return;
+    }
     client.pause();
     const upstream = createConnection({ host: '127.0.0.1', port: target });
     const pair: Pair = { client, server: upstream };

@@ -68,7 +68,7 @@ describe('relay from Redis', () => {
     const { publisher, urls } = await setup();
     const a = publisher.session('call-a', { title: 'a.wav' });
     const b = publisher.session('call-b');
-    a.onStateChange({ status: 'connecting' }, { status: 'streaming' });
+    a.status('streaming');
     await publish(a, 0, 3);
     await publish(b, 0, 1);
     b.end({ status: 'failed', error: { code: 'connection_lost', message: 'gone' } });

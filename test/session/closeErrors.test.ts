@@ -98,32 +98,38 @@ describe('closes that never came', () => {
   });
 });
 
-describe('reconnectable: which failures a new session can cure', () => {
-  it('lost, failed or silent connections, 1011, the going-away closes and a 4030 refusal; never an account or input failure', async () => {
-    const { reconnectable } = await import('../../src/session/closeErrors.js');
-    const { SessionError, errorFromClose } = await import('../../src/errors.js');
+describe('resumable: which failures a new session can cure (the table decides)', () => {
+  it('lost, failed or silent connections, 1011, the going-away closes and a 4030 refusal; never an account or input failure; always what retryable says too', async () => {
+    const { resumable } = await import('../../src/session/closeErrors.js');
+    const { SessionError, ContractError, errorFromClose } = await import('../../src/errors.js');
     const yes = [
-      new SessionError('connection_lost', 'x', { closeCode: 1006, retryable: true }),
-      new SessionError('connection_failed', 'x', { retryable: true }),
-      new SessionError('connect_timeout', 'x', { retryable: true }),
-      new SessionError('heartbeat_timeout', 'x', { retryable: true }),
+      new SessionError('connection_lost', 'x', { closeCode: 1006 }),
+      new SessionError('connection_failed', 'x'),
+      new SessionError('connect_timeout', 'x'),
+      new SessionError('heartbeat_timeout', 'x'),
       errorFromClose(1011, '', 'Internal server error'),
       errorFromClose(1011, '', undefined),
       errorFromClose(1012, '', 'Service restarting. Please reconnect.'),
       errorFromClose(1001, '', undefined),
       errorFromClose(4030, '', 'Concurrent request limit reached.'),
     ];
-    for (const e of yes) expect(reconnectable(e), `${e.code} ${e.closeCode}`).toBe(true);
+    for (const e of yes) {
+      expect(resumable(e), `${e.code} ${e.closeCode}`).toBe(true);
+      // The error says what the decision does: nothing that reconnects reads as not retryable.
+      expect(e.retryable, `${e.code} ${e.closeCode}`).toBe(true);
+    }
     const no = [
       errorFromClose(4001, '', 'Invalid API key.'),
       errorFromClose(4029, '', 'Insufficient credits.'),
       errorFromClose(4029, '', 'Monthly usage limit reached.'),
       errorFromClose(4002, '', 'Invalid input audio'),
       errorFromClose(1003, '', 'Invalid configuration.'),
-      new SessionError('done_timeout', 'x', { retryable: true }),
-      new SessionError('backpressure_overflow', 'x', { retryable: false }),
+      errorFromClose(1000, '', undefined),
+      new SessionError('done_timeout', 'x'),
+      new SessionError('backpressure_overflow', 'x'),
+      new ContractError('malformed_frame', 'x'),
       new Error('not ours'),
     ];
-    for (const e of no) expect(reconnectable(e), String((e as { code?: string }).code)).toBe(false);
+    for (const e of no) expect(resumable(e), String((e as { code?: string }).code)).toBe(false);
   });
 });

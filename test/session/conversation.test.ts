@@ -176,7 +176,7 @@ describe('analyzeConversation: close codes (§7.3) map to typed errors', () => {
   it.each([
     [1003, 'Invalid configuration.', 'invalid_config', false],
     [1003, null, 'protocol_error', false],
-    [1011, 'Internal server error', 'internal_error', false],
+    [1011, 'Internal server error', 'internal_error', true],
     [1011, null, 'internal_error', true],
     [4001, 'Invalid API key.', 'invalid_api_key', false],
     [4002, 'Invalid input audio', 'invalid_audio', false],

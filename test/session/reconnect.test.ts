@@ -147,7 +147,7 @@ function expectOneConversation(r: Outcome, totalBytes: number): void {
   expect(r.stats.bytesSent).toBeGreaterThanOrEqual(totalBytes);
   expect(r.stats.bytesSent).toBeLessThanOrEqual(totalBytes + r.stats.bytesReplayed);
   expect(r.stats.bytesReplayed).toBeGreaterThan(0);
-  expect(r.stats.phase).toBe('done');
+  expect(r.stats.status).toBe('done');
 }
 
 /** A scenario that strikes `fault` in the first connection only. */
@@ -235,7 +235,7 @@ describe('reconnect with resume (real sockets)', () => {
     const r = await run(live20ms(PCM), { baseUrl: emu.baseUrl, format: RAW });
     expect(r.error?.code).toBe('invalid_api_key');
     expect(r.states.filter((s) => s === 'reconnecting')).toHaveLength(1);
-    expect(r.stats.phase).toBe('error');
+    expect(r.stats.status).toBe('failed');
   });
 
   it('a live source through a long outage: audio beyond the bounds is counted as dropped, and time stays true', async () => {
@@ -280,6 +280,14 @@ describe('the emulator process killed and restarted on the same port', () => {
       });
       expectOneConversation(r, PCM.length);
       expect(reasons[0]).toBe(signal === 'SIGKILL' ? 'connection_lost' : 'service_restart');
+      // Attempts that failed while no server answered (refused, or not answered while it
+      // started) are no segment: each session that opened again is one, the first of them 1.
+      expect(reasons.length).toBeGreaterThan(1);
+      expect(r.stats.segment).toBe(r.stats.reconnects);
+      const segments = new Set(r.events.flatMap((e) => (e.segment === undefined ? [] : [e.segment])));
+      expect(Math.min(...segments)).toBe(1);
+      // Killed, the old server opens nothing more: one session after it, segment 1.
+      if (signal === 'SIGKILL') expect([...segments]).toEqual([1]);
     }, 120_000);
   }
 });

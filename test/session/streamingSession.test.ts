@@ -5,7 +5,7 @@
 // (Sessions here run with `reconnect: false`: each test is about one session; reconnecting has its own, test/session/reconnect.test.ts.)
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { from, Subject, VirtualTimeScheduler, type Observable } from 'rxjs';
+import { config as rxConfig, from, Subject, VirtualTimeScheduler, type Observable } from 'rxjs';
 import { WebSocketServer, type WebSocket as ServerSocket } from 'ws';
 import { analyzeConversation, createSessionStats, fromAsyncIterable, SessionError, type ServerEvent, type SvcError } from 'svc-stream';
 import type { SessionState } from '../../src/schema/sessionState.js';
@@ -88,15 +88,22 @@ function run(audio$: Observable<Uint8Array>, options: Parameters<typeof analyzeC
 const statuses = (r: Run): string[] => r.states.map((s) => (s.status === 'closing' ? `closing:${s.reason}` : s.status));
 
 describe('the session as a state machine', () => {
-  it('walks connecting → streaming → finishing → closing(done) → done, and phase follows', async () => {
+  it('walks connecting → streaming → finishing → closing(done) → done, and stats.state$ shows the same', async () => {
     const emu = await emulator();
     const stats = createSessionStats();
+    const seen: SessionState[] = [];
+    const watching = stats.state$.subscribe((s) => seen.push(s));
     const r = run(from(pcm(5)), { apiKey: KEY, baseUrl: emu.baseUrl, format: RAW, stats });
     expect(await r.ended).toEqual({});
     expect(statuses(r)).toEqual(['connecting', 'streaming', 'finishing', 'closing:done', 'done']);
-    // stats speak the states' vocabulary; the deprecated phase follows for one release.
+    // The stream and the callback are one: the same states, the same objects, in order.
+    expect(seen).toEqual(r.states);
     expect(stats.status).toBe('done');
-    expect(stats.phase).toBe('done');
+    // A late subscriber gets the last state at once.
+    const late: string[] = [];
+    stats.state$.subscribe((s) => late.push(s.status)).unsubscribe();
+    expect(late).toEqual(['done']);
+    watching.unsubscribe();
     expect(r.events.at(-1)).toMatchObject({ type: 'done' });
   });
 
@@ -180,11 +187,17 @@ describe('the session as a state machine', () => {
     expect(statuses(r).slice(-2)).toEqual(['closing:done', 'done']);
   });
 
-  it('a throwing onStateChange fails the session with that error', async () => {
+  it('a throwing onStateChange changes nothing: reported once as unhandled, the session completes', async () => {
     const emu = await emulator();
     const boom = new Error('observer broke');
     const stats = createSessionStats();
-    const error = await new Promise<unknown>((resolve) => {
+    const reported: unknown[] = [];
+    const before = rxConfig.onUnhandledError;
+    rxConfig.onUnhandledError = (err) => reported.push(err);
+    cleanups.push(() => {
+      rxConfig.onUnhandledError = before;
+    });
+    const outcome = await new Promise<unknown>((resolve) => {
       from(pcm(3))
         .pipe(
           analyzeConversation({ reconnect: false,
@@ -199,9 +212,10 @@ describe('the session as a state machine', () => {
         )
         .subscribe({ error: resolve, complete: () => resolve('completed') });
     });
-    expect(error).toBe(boom);
-    expect(stats.status).toBe('failed');
-    expect(stats.phase).toBe('error');
+    expect(outcome).toBe('completed');
+    expect(stats.status).toBe('done');
+    await new Promise((r) => setTimeout(r, 10));
+    expect(reported).toEqual([boom]);
   });
 });
 

@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
-import { lastValueFrom, Observable, scan, tap } from 'rxjs';
+import { lastValueFrom, Observable, scan, tap, type Subscription } from 'rxjs';
 import { transcode } from '../../audio/transcode.js';
 import { AUDIO_OPTIONS, fileAudio, formatFromFlags } from '../audioFlags.js';
 import { fromReadable } from '../../audio/fromReadable.js';
@@ -18,7 +18,8 @@ import { checkSessionId } from '../../relay/relaySession.js';
 import { sessionIdOf } from '../../relay/protocol.js';
 import { option, type OptionValues } from '../options.js';
 import { BASE_URL_OPTION, CONFIG_OPTION, scenarioOption, speedOption } from '../sharedOptions.js';
-import { createSessionStats } from '../../session/stats.js';
+import { createSessionStats, type SessionStats } from '../../session/stats.js';
+import type { SessionStatus } from '../../schema/sessionState.js';
 import { initialConversationSnapshot, snapshotReducer, type ConversationSnapshot } from '../../state/snapshot.js';
 import { defineCommand, printError, readJsonFile, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
@@ -124,21 +125,24 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
     };
   };
 
+  let reconnects: Subscription | undefined;
   try {
-    const session$ = published.session(values.id ?? sessionIdOf(stem), stem === 'stdin' ? 'stdin' : basename(file!), (published) => conversationSession(audio, {
-      apiKey: endpoint.apiKey,
-      baseUrl: endpoint.baseUrl,
-      config,
-      stats,
-      limiter: fleet.limiter,
-      ...(values['done-timeout'] !== undefined ? { doneTimeoutMs: values['done-timeout'] } : {}),
-      // One line per reconnect; the transcript stays one (the session resumes on one time axis).
-      onStateChange: (_old, next) => {
-        published?.(_old, next);
-        if (next.status === 'reconnecting') io.stderr.write(`${reconnectLine(next.attempt, next.error)}\n`);
-        else if (next.status === 'streaming' && _old.status === 'connecting' && stats.segment > 0) io.stderr.write(`svc-stream: reconnected (segment ${stats.segment}, ${stats.reconnects} reconnect${stats.reconnects === 1 ? '' : 's'} so far)\n`);
-      },
-    }));
+    const session$ = published.session(
+      values.id ?? sessionIdOf(stem),
+      stem === 'stdin' ? 'stdin' : basename(file!),
+      conversationSession(audio, {
+        apiKey: endpoint.apiKey,
+        baseUrl: endpoint.baseUrl,
+        config,
+        stats,
+        limiter: fleet.limiter,
+        ...(values['done-timeout'] !== undefined ? { doneTimeoutMs: values['done-timeout'] } : {}),
+      }),
+      stats.state$,
+    );
+    // One line per reconnect, from the session's life cycle; the transcript stays one (the
+    // session resumes on one time axis).
+    reconnects = reconnectLines(stats, io);
     // Paced, the bytes sent are the audio position; sent at full speed they run ahead of it,
     // and the position is the audio time the events name.
     const events$ = values.record
@@ -189,10 +193,23 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
     printError(io, err);
     return 1;
   } finally {
+    reconnects?.unsubscribe();
     await published.close();
     await fleet.close();
     await endpoint.close();
   }
+}
+
+/** Follow a session's life cycle (`stats.state$`) on stderr: a line per reconnect, and one when a reconnected session opens. */
+export function reconnectLines(stats: SessionStats, io: Pick<CliIo, 'stderr'>): Subscription {
+  let previous: SessionStatus | undefined;
+  return stats.state$.subscribe((next) => {
+    if (next.status === 'reconnecting') io.stderr.write(`${reconnectLine(next.attempt, next.error)}\n`);
+    else if ((next.status === 'streaming' || next.status === 'paused') && previous === 'connecting' && stats.segment > 0) {
+      io.stderr.write(`svc-stream: reconnected (segment ${stats.segment}, ${stats.reconnects} reconnect${stats.reconnects === 1 ? '' : 's'} so far)\n`);
+    }
+    previous = next.status;
+  });
 }
 
 /** The line `analyze` and `dashboard` print when a session reconnects: why, and which attempt. */

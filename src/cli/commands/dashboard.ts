@@ -16,7 +16,7 @@ import { openEndpoint } from '../endpoint.js';
 import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
 import { commandPublisher, fromOption, PUBLISH_OPTION } from '../publishFlag.js';
 import { sessionIdOf } from '../../relay/protocol.js';
-import { reconnectLine, scenarioFor } from './analyze.js';
+import { reconnectLines, scenarioFor } from './analyze.js';
 
 const OPTIONS = {
   port: option.integer('N', 'port on 127.0.0.1 (default 0: a free port)', { min: 0, max: 65535, fallback: 0 }),
@@ -78,24 +78,22 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
   try {
     if (endpoint.emulator && scenarioPath) io.stderr.write(`svc-stream: the emulator plays ${scenarioPath}\n`);
     const stats = createSessionStats();
+    // The page follows the session's life cycle through its stats (`reconnecting…` included);
+    // the terminal gets a line per reconnect.
+    const reconnects = reconnectLines(stats, io);
     const dashboard = await startDashboard({
-      // The page follows the session's life cycle through onStateChange (`reconnecting…` included);
-      // the terminal gets a line per reconnect.
-      events$: ({ onStateChange }) =>
-        published.session(sessionIdOf(basename(file, extname(file))), basename(file), (publishing) =>
-          conversationSession(fileAudio(file, values, speed), {
-            apiKey: endpoint.apiKey,
-            baseUrl: endpoint.baseUrl,
-            config,
-            stats,
-            limiter: fleet.limiter,
-            onStateChange: (old, next) => {
-              if (next.status === 'reconnecting') io.stderr.write(`${reconnectLine(next.attempt, next.error)}\n`);
-              onStateChange(old, next);
-              publishing?.(old, next);
-            },
-          }),
-        ),
+      events$: published.session(
+        sessionIdOf(basename(file, extname(file))),
+        basename(file),
+        conversationSession(fileAudio(file, values, speed), {
+          apiKey: endpoint.apiKey,
+          baseUrl: endpoint.baseUrl,
+          config,
+          stats,
+          limiter: fleet.limiter,
+        }),
+        stats.state$,
+      ),
       stats,
       title: basename(file),
       port,
@@ -116,6 +114,7 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
       });
       await Promise.race([aborted(io.signal), values['exit-when-done'] ? dashboard.finalServed : new Promise<never>(() => undefined)]);
     } finally {
+      reconnects.unsubscribe();
       await dashboard.close();
     }
   } finally {

@@ -9,9 +9,9 @@ import { InputError } from '../../errors.js';
 import { createRelay } from '../../relay/server.js';
 import { errorSummary, type RelayEnd } from '../../relay/protocol.js';
 import { commandPublisher, fromOption, PUBLISH_OPTION } from '../publishFlag.js';
-import type { SessionState } from '../../schema/sessionState.js';
 import { conversationSession } from '../../session/conversation.js';
 import { aborted, defineCommand, readJsonFile, type CliIo, type Command } from '../command.js';
+import { createSessionStats } from '../../session/stats.js';
 import { openEndpoint } from '../endpoint.js';
 import { scenarioFor } from './analyze.js';
 
@@ -68,20 +68,12 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
     if (madeToken) io.stdout.write(`svc-stream relay token: ${token} (set SVC_RELAY_TOKEN to choose one)\n`);
     for (const file of positionals) {
       const id = basename(file, extname(file));
-      const run$ = (hook: ((o: SessionState, n: SessionState) => void) | undefined, mine?: (o: SessionState, n: SessionState) => void) =>
-        conversationSession(fileAudio(file, values, speed), {
-          apiKey: endpoint.apiKey,
-          baseUrl: endpoint.baseUrl,
-          config,
-          onStateChange: (o, n) => {
-            mine?.(o, n);
-            hook?.(o, n);
-          },
-        });
+      const stats = createSessionStats();
+      const session$ = published.session(id, basename(file), conversationSession(fileAudio(file, values, speed), { apiKey: endpoint.apiKey, baseUrl: endpoint.baseUrl, config, stats }), stats.state$);
       let ended: Promise<RelayEnd>;
       if (from !== undefined) {
         ended = new Promise((resolve) => {
-          const sub = published.session(id, basename(file), (hook) => run$(hook)).subscribe({
+          const sub = session$.subscribe({
             error: (err: unknown) => resolve({ status: 'failed', error: errorSummary(err) }),
             complete: () => resolve({ status: 'done' }),
           });
@@ -92,7 +84,8 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
         });
       } else {
         const session = relay.addSession({ id, title: basename(file) });
-        session.feed(published.session(id, basename(file), (hook) => run$(hook, session.onStateChange)));
+        session.follow(stats.state$);
+        session.feed(session$);
         ended = session.ended;
       }
       ends.push(

@@ -1,0 +1,202 @@
+// Never freeze, never drain: every kind of pull source (a file, a Node Readable, an async
+// iterable over memory, a `share`d read of a file) × an outage that does not heal (the server
+// stops reading and is SIGKILLed; every session closed with 1011 mid-stream; a proxy that
+// blackholes the connection), with the library's bounds at their defaults (high-water mark,
+// replay and outage windows) and short timings so each case ends in seconds:
+// - the event loop never stalls more than 100 ms on the library's account;
+// - the source is read at most the replay bound plus the high-water mark beyond what was sent;
+// - the final error is typed, resumable (so the outage deadline, not the attempts, ended it),
+//   and its audio account adds up: read = sent + unsent, and what was never sent is dropped;
+// - nothing is left running.
+// The emulator runs as a child process, so its work is not on this process's event loop.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { share, type Observable } from 'rxjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { analyzeConversation, createSessionStats, DEFAULT_RECONNECT, fileSource, fromAsyncIterable, fromReadable, SessionError, type SessionStats, type SvcError } from 'svc-stream';
+import { ERROR_TABLE } from '../../src/errors.js';
+import { spawnEmulator, type EmulatorProcess } from '../internal/emulatorProcess.js';
+import { startTcpProxy } from '../internal/tcpProxy.js';
+import { watchLoop, type LoopStalls } from './loopStall.js';
+
+const RAW = { audio_format: 's16le', sample_rate: 16000, num_channels: 1 } as const;
+const CHUNK = 32 * 1024;
+/** Silence (no clip ever finalizes, so no event counts as progress), far more than the sessions can send before the outage: 64 MiB in the file, 256 MiB from the generators. */
+const FILE_BYTES = 2048 * CHUNK;
+const GENERATED_CHUNKS = 8192;
+const HIGH_WATER_MARK = 1 << 20; // the session's default
+const REPLAY_BYTES = (DEFAULT_RECONNECT.replayMs * 32_000) / 1000;
+const STALL_LIMIT_MS = 100;
+/** The library's bounds are the defaults; only the timings are short, so a case ends in seconds. */
+const TIMING = {
+  heartbeat: { intervalMs: 250, timeoutMs: 1_000 },
+  connectTimeoutMs: 1_000,
+  // maxAttempts out of reach: a resumable final error means the deadline ended the outage.
+  reconnect: { deadlineMs: 3_000, maxAttempts: 100 },
+} as const;
+
+let dir: string;
+let file: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'svc-outage-'));
+  file = join(dir, 'silence.raw');
+  writeFileSync(file, Buffer.alloc(FILE_BYTES));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+type SourceKind = 'file' | 'readable' | 'iterable' | 'shared';
+
+function source(kind: SourceKind): Observable<Uint8Array> {
+  switch (kind) {
+    case 'file':
+      return fileSource(file, { format: RAW });
+    case 'readable': {
+      async function* chunks(): AsyncGenerator<Buffer> {
+        for (let i = 0; i < GENERATED_CHUNKS; i++) yield Buffer.alloc(CHUNK);
+      }
+      return fromReadable(Readable.from(chunks(), { objectMode: false }), { format: RAW });
+    }
+    case 'iterable': {
+      // Audio already in memory, one buffer reused: next() resolves at once, no I/O between chunks.
+      const chunk = new Uint8Array(CHUNK);
+      async function* memory(): AsyncGenerator<Uint8Array> {
+        for (let i = 0; i < GENERATED_CHUNKS; i++) yield chunk;
+      }
+      return fromAsyncIterable(memory(), { format: RAW });
+    }
+    case 'shared':
+      return fileSource(file, { format: RAW }).pipe(share());
+  }
+}
+
+interface Outcome {
+  readonly error: SvcError | undefined;
+  readonly completed: boolean;
+  readonly statuses: string[];
+  readonly stats: SessionStats;
+  readonly stalls: LoopStalls;
+}
+
+/** Run one session until it ends; `strike` gets the stats and breaks things when it sees fit. */
+async function run(audio$: Observable<Uint8Array>, baseUrl: string, apiKey: string, strike: (stats: SessionStats) => void): Promise<Outcome> {
+  const stats = createSessionStats();
+  const statuses: string[] = [];
+  const watching = stats.state$.subscribe((s) => statuses.push(s.status));
+  strike(stats);
+  const loop = watchLoop();
+  const ended = await new Promise<{ error?: SvcError; completed: boolean }>((resolve) => {
+    audio$.pipe(analyzeConversation({ apiKey, baseUrl, stats, ...TIMING })).subscribe({
+      error: (error: unknown) => resolve({ error: error as SvcError, completed: false }),
+      complete: () => resolve({ completed: true }),
+    });
+  });
+  const stalls = loop.stop();
+  watching.unsubscribe();
+  return { error: ended.error, completed: ended.completed, statuses, stats, stalls };
+}
+
+function expectNeitherFrozenNorDrained(r: Outcome): void {
+  expect(r.completed, `statuses ${r.statuses.join(' → ')}`).toBe(false);
+  expect(r.error).toBeInstanceOf(SessionError);
+  const err = r.error!;
+  expect(ERROR_TABLE[err.code].resume, `${err.code}: a final error the outage deadline decided is one a new session could have cured`).toBe(true);
+  expect(r.statuses).toContain('reconnecting');
+  expect(r.statuses.at(-1)).toBe('failed');
+  const audio = err.audio!;
+  expect(audio.read).toBe(audio.sent + audio.unsent);
+  expect(audio.read).toBe(r.stats.bytesRead);
+  expect(audio.sent).toBe(r.stats.bytesSent - r.stats.bytesReplayed);
+  // Read at most the replay bound plus the high-water mark beyond what was sent (and the chunk that crossed it).
+  expect(audio.unsent, `read ${audio.read}, sent ${audio.sent}`).toBeLessThanOrEqual(REPLAY_BYTES + HIGH_WATER_MARK + CHUNK);
+  // What was read and never sent is dropped, and said so.
+  expect(r.stats.bytesDropped).toBe(audio.unsent);
+  expect(
+    r.stalls.busiestMs,
+    `the event loop stalled ${r.stalls.busiestMs.toFixed(0)} ms with the main thread on a CPU (longest gap ${r.stalls.longestMs.toFixed(0)} ms, monitorEventLoopDelay max ${r.stalls.histogramMaxMs.toFixed(0)} ms, the rest the machine's load)`,
+  ).toBeLessThanOrEqual(STALL_LIMIT_MS);
+}
+
+const KINDS: SourceKind[] = ['file', 'readable', 'iterable', 'shared'];
+
+function countByType(list: readonly string[]): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const t of list) m.set(t, (m.get(t) ?? 0) + 1);
+  return m;
+}
+
+/** Wait (briefly) for sockets to finish closing, then expect nothing above `baseline`. */
+async function expectNothingLeft(baseline: Map<string, number>): Promise<void> {
+  const extra = (): string[] => [...countByType(process.getActiveResourcesInfo())].filter(([t, n]) => n > (baseline.get(t) ?? 0)).map(([t, n]) => `${t} +${n - (baseline.get(t) ?? 0)}`);
+  for (let i = 0; i < 100 && extra().length > 0; i++) await new Promise((r) => setTimeout(r, 20));
+  expect(extra()).toEqual([]);
+}
+
+describe('an outage that does not heal, for every kind of pull source', () => {
+  const scenarios: string[] = [];
+  let failing: EmulatorProcess;
+  let plain: EmulatorProcess;
+  beforeAll(async () => {
+    const path = join(dir, 'close-1011.json');
+    writeFileSync(path, JSON.stringify({ faults: [{ at: 'audio', at_ms: 2_000, action: 'close', code: 1011, error: 'Internal server error' }] }));
+    const stop = join(dir, 'stop-reading.json');
+    writeFileSync(stop, JSON.stringify({ faults: [{ at: 'audio', at_ms: 2_000, action: 'stop_reading' }] }));
+    scenarios.push(stop);
+    [failing, plain] = await Promise.all([spawnEmulator(0, ['--scenario', path]), spawnEmulator()]);
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all([failing?.stop('SIGKILL'), plain?.stop('SIGKILL')]);
+  });
+
+  it.each(KINDS)('%s: the server stops reading, then is SIGKILLed', async (kind) => {
+    const emu = await spawnEmulator(0, ['--scenario', scenarios[0]!]);
+    const baseline = countByType(process.getActiveResourcesInfo());
+    try {
+      const r = await run(source(kind), emu.baseUrl, emu.apiKey, (stats) => {
+        // Killed once the client pushed back (the socket is full), as a crash under load.
+        const sub = stats.state$.subscribe((s) => {
+          if (s.status !== 'paused') return;
+          setTimeout(() => void emu.stop('SIGKILL'), 200);
+          queueMicrotask(() => sub.unsubscribe());
+        });
+      });
+      expectNeitherFrozenNorDrained(r);
+      expect(['connection_lost', 'connection_failed', 'heartbeat_timeout']).toContain(r.error!.code);
+    } finally {
+      await emu.stop('SIGKILL');
+    }
+    await expectNothingLeft(baseline);
+  }, 60_000);
+
+  it.each(KINDS)('%s: every session is closed with 1011 mid-stream', async (kind) => {
+    const baseline = countByType(process.getActiveResourcesInfo());
+    const r = await run(source(kind), failing.baseUrl, failing.apiKey, () => undefined);
+    expectNeitherFrozenNorDrained(r);
+    expect(r.error!.code).toBe('internal_error');
+    expect(r.error!.closeCode).toBe(1011);
+    // Sessions opened again and died young; each was a segment.
+    expect(r.stats.reconnects).toBeGreaterThanOrEqual(1);
+    expect(r.stats.segment).toBe(r.stats.reconnects);
+    await expectNothingLeft(baseline);
+  }, 60_000);
+
+  it.each(KINDS)('%s: a proxy that blackholes the connection for good', async (kind) => {
+    const proxy = await startTcpProxy(plain.port);
+    const baseline = countByType(process.getActiveResourcesInfo());
+    try {
+      const r = await run(source(kind), proxy.baseUrl, plain.apiKey, (stats) => {
+        const sub = stats.state$.subscribe((s) => {
+          if (s.status !== 'streaming' && s.status !== 'paused') return;
+          setTimeout(() => proxy.setMode('blackhole'), 50);
+          queueMicrotask(() => sub.unsubscribe());
+        });
+      });
+      expectNeitherFrozenNorDrained(r);
+      expect(['heartbeat_timeout', 'connect_timeout']).toContain(r.error!.code);
+    } finally {
+      await proxy.close();
+    }
+    await expectNothingLeft(baseline);
+  }, 60_000);
+});
