@@ -2,29 +2,14 @@
 // redis-server and the embedded emulator: analyze publishes under --id, an RTP call under its
 // call id, `relay --from` serves both with fleet cursors, `dashboard --from` lists the fleet, and
 // a Redis that cannot be reached costs the call nothing but is said on stderr.
-import { PassThrough, Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CliIo } from '../../src/cli/command.js';
-import { main } from '../../src/cli/main.js';
 import { decodeEntry, fleetKeys } from '../../src/fleet/streamEntries.js';
 import { listRelaySessions, relayMessages, relaySessionUrl } from '../../src/relay/client.js';
 import { lastValueFrom, toArray } from 'rxjs';
 import { startRedis, type RunningRedis } from '../fleet/redisServer.js';
 import { sendRtpCall } from '../telephony/helpers.js';
 import { runCli } from './runCli.js';
-
-function capture(onWrite?: (text: string) => void): Writable & { text: () => string } {
-  let text = '';
-  const w = new Writable({
-    write(chunk, _enc, cb) {
-      text += String(chunk);
-      onWrite?.(text);
-      cb();
-    },
-  });
-  return Object.assign(w, { text: () => text });
-}
 
 let redis: RunningRedis;
 let admin: Redis;
@@ -74,16 +59,14 @@ describe('--publish and --from', () => {
   }, 60_000);
 
   it('rtp --publish: each call under its call id', async () => {
-    let resolvePort!: (p: number) => void;
-    const port = new Promise<number>((r) => (resolvePort = r));
-    const stderr = capture((t) => {
-      const m = /listening for RTP on [\d.]+:(\d+)/.exec(t);
-      if (m) resolvePort(Number(m[1]));
+    const r = await runCli(['rtp', '--port', '0', '--idle-timeout', '300', '--exit-after', '1', '--json'], {
+      env: { SVC_PUBLISH_URL: redis.url },
+      whileRunning: async (_stdout, stderr) => {
+        await expect.poll(() => /listening for RTP on [\d.]+:(\d+)/.exec(stderr())?.[1], { timeout: 20_000 }).toBeDefined();
+        await sendRtpCall(Number(/listening for RTP on [\d.]+:(\d+)/.exec(stderr())![1]), 0xabc, 1, 2);
+      },
     });
-    const io: CliIo = { stdout: capture(), stderr, stdin: new PassThrough(), env: { SVC_PUBLISH_URL: redis.url } };
-    const done = main(['rtp', '--port', '0', '--idle-timeout', '300', '--exit-after', '1', '--json'], io);
-    await sendRtpCall(await port, 0xabc, 1, 2);
-    expect(await done).toBe(0);
+    expect(r.code).toBe(0);
     const entries = await stored('rtp-00000abc');
     expect(entries[0]).toMatchObject({ kind: 'start' });
     expect(JSON.parse(entries[0]!.data)).toMatchObject({ title: 'rtp-00000abc' });
