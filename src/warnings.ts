@@ -57,8 +57,28 @@ export interface LimitWarning {
   readonly message: string;
 }
 
+/**
+ * An RTP stream of a dynamic payload type that `payloadTypes` does not map, said once per
+ * payload type by `rtpSource` (docs/telephony.md, "A payload type nobody mapped"):
+ * `unmapped_payload_type` when its codec could not be told from its packets (they are dropped
+ * and counted in `stats.unknownPayloadType`), `inferred_payload_type` when it was (L16 or
+ * Opus: `mapping` says what was taken; map it to be sure).
+ */
+export interface PayloadTypeWarning {
+  /** `unmapped_payload_type`: its packets are dropped; `inferred_payload_type`: they are played as `mapping`. */
+  readonly code: 'unmapped_payload_type' | 'inferred_payload_type';
+  /** The option that maps it. */
+  readonly option: 'payloadTypes';
+  /** The RTP payload type (0-127). */
+  readonly payloadType: number;
+  /** What the packets were taken as, `codec/rate/channels` (`L16/16000/1`), when inferred. */
+  readonly mapping: string | undefined;
+  /** One line for a log: the stream, what happens to it, the option that maps it. */
+  readonly message: string;
+}
+
 /** Every warning the library gives, told apart by `code`. One handler can take them all. */
-export type SvcWarning = EventWarning | AudioWarning | LimitWarning;
+export type SvcWarning = EventWarning | AudioWarning | LimitWarning | PayloadTypeWarning;
 
 /** The code of each kind of {@link SvcWarning}. */
 export type WarningCode = SvcWarning['code'];

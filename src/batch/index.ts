@@ -38,3 +38,6 @@ export { BATCH_FILE_EXTENSIONS, MAX_UPLOAD_BYTES, checkUploadFile, type CheckedF
 export { batchLimiter } from './batchLimiter.js';
 export { DEFAULT_BATCH_CONCURRENCY, MAX_BATCH_CONCURRENCY } from '../schema/limits.js';
 export { retryDelay, retryClassOf, retryByCause, stopsRun, RUN_STOPPING_CODES, type RetryPolicy, type RetryClass } from './retry.js';
+
+// Where a result came from: the service, or the emulator (which marks what it makes up).
+export { resultSource, emulatorNote, EMULATOR_HEADER, type ResultSource } from '../resultSource.js';

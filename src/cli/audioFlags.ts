@@ -61,9 +61,10 @@ function rawFormat(format: AudioFormat | undefined, file: string): RawAudioForma
 }
 
 /** A file as the streaming commands read it: raw with its flags, transcoded on --transcode, paced at `realtime`. */
-export function fileAudio(file: string, values: AudioFlagValues, realtime?: number | undefined, onInput?: FileSourceOptions['onInput']): AudioObservable {
+export function fileAudio(file: string, values: AudioFlagValues, realtime?: number | undefined, onInput?: FileSourceOptions['onInput'], probe = true): AudioObservable {
   const raw = rawFormat(formatFromFlags(values), file);
   return fileSource(file, {
+    ...(probe ? {} : { probe: false }),
     ...(raw ? { format: raw } : {}),
     ...(values.transcode ? { transcode: true } : {}),
     ...(realtime !== undefined ? { realtime } : {}),

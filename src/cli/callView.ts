@@ -7,7 +7,7 @@ import { stateJson } from '../state/stateJson.js';
 import type { AnalyzableCall, CallAnalysis, CallOutcome } from '../telephony/analyzeCalls.js';
 import type { CliIo } from './command.js';
 import { eventLine } from './liveView.js';
-import type { ResultSource } from './resultSource.js';
+import type { CommandSource } from './resultSource.js';
 
 /** How one call is shown. */
 export interface CallViewOptions {
@@ -17,8 +17,8 @@ export interface CallViewOptions {
   readonly started: { readonly text: string; readonly json: Record<string, unknown> };
   /** Counters shown when the call ends. */
   readonly counters: () => Record<string, number>;
-  /** With `json`, a `state` line per call after its end (as `analyze --json` ends), with this source. */
-  readonly stateSource?: ResultSource | undefined;
+  /** With `json`, a `state` line per call after its end (as `analyze --json` ends), with the source this gives. */
+  readonly stateSource?: (() => CommandSource) | undefined;
   /** After the end line. */
   readonly onEnd?: ((outcome: CallOutcome) => void) | undefined;
 }
@@ -49,7 +49,7 @@ export function showCall(call: CallAnalysis, options: CallViewOptions): void {
         out(JSON.stringify({ type: 'call_end', id: call.id, status: o.status, duration_ms: o.snapshot.aggregates.audioDurationMs, stats: counters, ...(error ? { error } : {}) }));
         if (options.stateSource !== undefined) {
           const { type, ...state } = stateJson(o.snapshot);
-          out(JSON.stringify({ type, id: call.id, source: options.stateSource, ...state }));
+          out(JSON.stringify({ type, id: call.id, source: options.stateSource(), ...state }));
         }
       } else out(`${call.id} ${o.status}${error ? ` ${error.code}: ${error.message}` : ''} (${Object.entries(counters).map(([k, v]) => `${k} ${v}`).join(', ')})`);
       options.onEnd?.(o);

@@ -70,8 +70,10 @@ export interface CommandDefinition<S extends OptionTable> {
   readonly footer?: string | undefined;
   /** Whether the command takes positional arguments (FILE…). */
   readonly positionals?: boolean | undefined;
+  /** Whether everything after a first `--` is kept, unparsed, as `rest` (a command to run). */
+  readonly rest?: boolean | undefined;
   /** Run with the parsed options (every value already read and checked). */
-  run(args: { readonly values: OptionValues<S>; readonly positionals: string[] }, io: CliIo): Promise<number>;
+  run(args: { readonly values: OptionValues<S>; readonly positionals: string[]; readonly rest: readonly string[] }, io: CliIo): Promise<number>;
 }
 
 /**
@@ -88,12 +90,15 @@ export function defineCommand<S extends OptionTable>(def: CommandDefinition<S>):
     usage,
     async run(argv, io) {
       try {
-        const { values, positionals } = parseOptions(argv, options, def.positionals === true);
+        const cut = def.rest ? argv.indexOf('--') : -1;
+        const own = cut < 0 ? argv : argv.slice(0, cut);
+        const rest = cut < 0 ? [] : argv.slice(cut + 1);
+        const { values, positionals } = parseOptions(own, options, def.positionals === true);
         if (values.help) {
           io.stdout.write(`${usage}\n`);
           return 0;
         }
-        return await def.run({ values: values as OptionValues<S>, positionals }, io);
+        return await def.run({ values: values as OptionValues<S>, positionals, rest }, io);
       } catch (err) {
         if (isUsageError(err)) return reportUsageError(io.stderr, def.name, usage, err);
         if (isInputFileError(err)) {

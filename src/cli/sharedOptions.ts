@@ -2,6 +2,7 @@
 // requests go, the config, the scenario, --json, --speed; and the one check of a file named on
 // the command line, in the one wording every command uses.
 import { accessSync, constants, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { InputError } from '../errors.js';
 import type { SessionConfig } from '../schema/config.js';
 import { configText } from '../schema/configText.js';
@@ -74,4 +75,22 @@ export const API_KEY_OPTION = {
 /** `--speed X`: times live pace, above 0. */
 export function speedOption(help: string): { readonly speed: CliOption<number | undefined> } {
   return { speed: option.number('X', help, { above: 0 }) };
+}
+
+/**
+ * The scenario (or recorded session, replayed in step with the audio) a `--scenario` file
+ * holds, for the embedded emulator; its named `audio` is the file's folder's. The emulator's
+ * modules load only here, when a scenario is used.
+ */
+export async function loadScenario(path: string): Promise<unknown> {
+  const text = await readFile(path, 'utf8').catch((err: Error) => {
+    throw new InputError('invalid_argument', `--scenario ${path}: cannot read it (${err.message})`, { path: 'scenario' });
+  });
+  const { isRecording, recordingScenario } = await import('../emulator/recording.js');
+  const { scenarioFromFile } = await import('../emulator/scenario.js');
+  try {
+    return isRecording(text) ? recordingScenario(text, path) : scenarioFromFile(JSON.parse(text), path);
+  } catch (err) {
+    throw new InputError('invalid_argument', `--scenario ${path}: ${(err as Error).message}`, { path: 'scenario' });
+  }
 }

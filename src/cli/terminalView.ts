@@ -23,11 +23,11 @@ export function colorEnabled(stream: { isTTY?: boolean | undefined }, env: NodeJ
 
 /** Progress of the audio, for the status line. */
 export interface AudioProgress {
-  /** How far into the audio the bytes sent reach, when it can be told. */
+  /** How far into the audio the stream has come (its time axis, across reconnects), when it can be told. */
   readonly positionMs: number | undefined;
   /** The whole audio's duration, when known (a file probed by ffmpeg). */
   readonly durationMs: number | undefined;
-  /** Wall time since streaming started. */
+  /** Wall time spent streaming (since it started, less the time reconnecting). */
   readonly elapsedMs: number;
 }
 
@@ -54,11 +54,11 @@ export function clock(ms: number): string {
   return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${String(Math.floor(sec)).padStart(2, '0')}` : `${m}:${sec.toFixed(1).padStart(4, '0')}`;
 }
 
-/** The parts of the status line about the audio: position / duration, percent, rate, ETA. */
+/** The parts of the status line about the audio: position / duration, percent (0-100), rate, ETA. */
 export function progressText(p: AudioProgress): string {
   const parts: string[] = [];
   if (p.positionMs !== undefined) {
-    const pos = p.durationMs !== undefined ? Math.min(p.positionMs, p.durationMs) : p.positionMs;
+    const pos = Math.max(0, p.durationMs !== undefined ? Math.min(p.positionMs, p.durationMs) : p.positionMs);
     parts.push(p.durationMs !== undefined ? `${clock(pos)} / ${clock(p.durationMs)}` : clock(pos));
     if (p.durationMs !== undefined && p.durationMs > 0) parts.push(`${Math.floor((100 * pos) / p.durationMs)}%`);
     if (p.elapsedMs >= 500 && pos > 0) {
@@ -95,7 +95,7 @@ export class TerminalView {
     private readonly color: boolean,
     private readonly now: () => number = Date.now,
     /** Where the results come from, when it is not the service: shown in the status area and the summary. */
-    private readonly sourceNote?: string | undefined,
+    public sourceNote?: string | undefined,
   ) {}
 
   /** The terminal's width, or undefined when it reports none (0 means unknown, not zero). */
@@ -171,6 +171,15 @@ export class TerminalView {
     this.drawStatus(s, stats, progress);
   }
 
+  /** Redraw the status area (the clock moved, the status changed) without a new event; at most every 100 ms. */
+  refresh(s: ConversationSnapshot, stats: SessionStats, progress: AudioProgress): void {
+    const now = this.now();
+    if (now - this.lastDraw < 100) return;
+    this.lastDraw = now;
+    this.clearStatus();
+    this.drawStatus(s, stats, progress);
+  }
+
   /** The end: the status area gives way to the complete transcript and the summary. */
   finish(s: ConversationSnapshot, stats: SessionStats, progress: AudioProgress): void {
     this.clearStatus();
@@ -206,15 +215,29 @@ export class TerminalView {
 }
 
 /**
- * How much audio the summary reports: the analysed duration after `done`; otherwise the audio
- * actually sent (never the file's length, which a failed session did not send), with the
- * whole when it is known.
+ * How much audio the summary reports: the analysed duration after `done` (what the service
+ * acknowledged); otherwise the audio actually sent (never the file's length, which a failed
+ * session did not send), with the whole when it is known, and how far the finalized clips
+ * reach (what the service acknowledged by analysing it).
  */
 export function audioSummary(s: ConversationSnapshot, progress: AudioProgress): string {
   const done = s.aggregates.audioDurationMs;
   if (done !== undefined && done !== null) return `${clock(done)} of audio`;
-  if (progress.positionMs === undefined) return 'audio sent unknown';
-  return `${clock(progress.positionMs)} of audio sent${progress.durationMs !== undefined ? ` (of ${clock(progress.durationMs)})` : ''}`;
+  const analysed = analysedMs(s);
+  const through = analysed !== undefined ? `, analysed through ${clock(analysed)}` : '';
+  if (progress.positionMs === undefined) return `audio sent unknown${through}`;
+  return `${clock(progress.positionMs)} of audio sent${progress.durationMs !== undefined ? ` (of ${clock(progress.durationMs)})` : ''}${through}`;
+}
+
+/** The end of the last finalized clip, on the stream's axis; undefined before any. */
+function analysedMs(s: ConversationSnapshot): number | undefined {
+  let end: number | undefined;
+  for (const c of s.clips.clips) {
+    if (c.start_ms === undefined) continue;
+    const e = c.start_ms + (c.duration_ms ?? 0);
+    if (end === undefined || e > end) end = e;
+  }
+  return end;
 }
 
 /** ", 2 reconnects (1.3 s)" after a session that reconnected; nothing otherwise. */

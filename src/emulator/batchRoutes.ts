@@ -2,7 +2,7 @@
 // upload to a temp file, the §7.1 checks in the service's order, real decoding, limits.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extname } from 'node:path';
-import { parseConfigFrame } from './streaming.js';
+import { parseConfigFrame } from './streamingProtocol.js';
 import type { Model, Organization } from './accounts.js';
 import {
   audioEventResult,

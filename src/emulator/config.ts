@@ -2,7 +2,7 @@
 // keys and limits, the scenario (or scenarios, chosen per connection) and the platform account.
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
-import { dirname, resolve } from 'node:path';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
 import { MAX_CONCURRENCY, MODELS } from './accounts.js';
 import { ScenarioSchema, loadScenarioFile, type Scenario } from './scenario.js';
@@ -90,7 +90,9 @@ export async function emulatorOptionsFromConfig(value: unknown, baseDir = proces
     throw new Error(`emulator config: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
   }
   const cfg = parsed.data;
-  const load = async (ref: string | Scenario): Promise<Scenario> => (typeof ref === 'string' ? loadScenarioFile(resolve(baseDir, ref)) : ref);
+  // An inline scenario's named audio, when relative, is the config file's folder's.
+  const load = async (ref: string | Scenario): Promise<Scenario> =>
+    typeof ref === 'string' ? loadScenarioFile(resolve(baseDir, ref)) : ref.audio !== undefined && !isAbsolute(ref.audio) ? { ...ref, audio: resolve(baseDir, ref.audio) } : ref;
 
   const named = new Map<string, Scenario>();
   for (const [name, ref] of Object.entries(cfg.scenarios ?? {})) named.set(name, await load(ref));

@@ -21,7 +21,9 @@ export {
   type TranscriptTurn,
   type TimelineEntry,
 } from './scenario.js';
-export { STREAMING_ERRORS, GOING_AWAY_CLOSE_CODE, type ConnectionStatus, type ConnectionSummary, type StreamingPhase } from './streaming.js';
+export { STREAMING_ERRORS, GOING_AWAY_CLOSE_CODE } from './streamingProtocol.js';
+export type { ConnectionStatus, ConnectionSummary } from './streaming.js';
+export type { AlignmentNote } from './resumeAlignment.js';
 export {
   loadEmulatorConfig,
   emulatorOptionsFromConfig,

@@ -1,6 +1,7 @@
 // Scenario files: what the signal cannot supply (transcripts, picks, topics, faults) and
 // exactly when to emit it, timed against audio received, not wall clock.
 import { readFile } from 'node:fs/promises';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
 import { isRecording, recordingScenario } from './recording.js';
 
@@ -114,6 +115,13 @@ export const VadSettingsSchema = z.strictObject({
 export const ScenarioSchema = z.strictObject({
   /** Free text: what this scenario is for. */
   description: z.string().optional(),
+  /**
+   * The audio this scenario scripts (a PCM or G.711 WAV; in a file, relative to the file's
+   * folder). A session whose audio starts elsewhere in it (a client resuming mid-stream) is
+   * found in it by content and the script goes on from there; a session that cannot be found
+   * gets speech segments only, and says so (docs/emulator.md, "Scenarios that follow a resume").
+   */
+  audio: z.string().min(1).optional(),
   /** Verbatim frames, for protocol tests. */
   steps: z.array(ScenarioStepSchema).default([]),
   faults: z.array(FaultSchema).default([]),
@@ -144,6 +152,22 @@ export function parseScenario(input: unknown): Scenario {
   return ScenarioSchema.parse(input);
 }
 
+/**
+ * What a session playing `s` is, as the emulator's `x-svc-emulator` header says it
+ * (src/resultSource.ts): `scenario` when it scripts text or events, `speech-segments-only`
+ * when only the signal speaks (clips without text).
+ */
+export function scenarioNote(s: Scenario): 'scenario' | 'speech-segments-only' {
+  return s.transcript.length > 0 || s.timeline.length > 0 || s.steps.length > 0 ? 'scenario' : 'speech-segments-only';
+}
+
+/** A scenario as read from the file at `path`: its `audio`, when relative, is the file's folder's. */
+export function scenarioFromFile(value: unknown, path: string): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  const audio = (value as { audio?: unknown }).audio;
+  return typeof audio === 'string' && audio !== '' && !isAbsolute(audio) ? { ...value, audio: resolve(dirname(path), audio) } : value;
+}
+
 /** Whether the analysis engine runs for this scenario. */
 export function analysisEnabled(s: Scenario): boolean {
   return s.analysis ?? s.steps.length === 0;
@@ -162,7 +186,7 @@ export async function loadScenarioFile(path: string): Promise<Scenario> {
   } catch (err) {
     throw new Error(`${path}: not JSON: ${(err as Error).message}`);
   }
-  const parsed = ScenarioSchema.safeParse(value);
+  const parsed = ScenarioSchema.safeParse(scenarioFromFile(value, path));
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new Error(`${path}: ${issue.path.join('.') || '(root)'}: ${issue.message}`);

@@ -4,8 +4,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { WebSocketServer } from 'ws';
 import { AccountBook, type OrganizationSpec } from './accounts.js';
-import { parseScenario, type Scenario, type ScenarioInput } from './scenario.js';
-import { GOING_AWAY_CLOSE_CODE, StreamingConnection, type ConnectionSummary } from './streaming.js';
+import { parseScenario, scenarioNote, type Scenario, type ScenarioInput } from './scenario.js';
+import { EMULATOR_HEADER } from '../schema/emulatorHeader.js';
+import { StreamingConnection, type ConnectionSummary } from './streaming.js';
+import { decideHandshake, formatFromQuery, GOING_AWAY_CLOSE_CODE } from './streamingProtocol.js';
 import { findStreamingRoute } from './endpoints.js';
 import { batchRoutes } from './batchRoutes.js';
 import { platformRoutes } from './platformRoutes.js';
@@ -110,6 +112,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
 
   const handle = (req: IncomingMessage, res: ServerResponse, expectsContinue: boolean): void => {
     const url = new URL(req.url ?? '/', 'http://emulator');
+    // Every answer says the emulator made it (a header the service never sends; bodies stay the contract's).
+    res.setHeader(EMULATOR_HEADER, 'stand-in');
     log(`${req.method} ${url.pathname}`);
     const route = matchRoute(routes, req.method ?? 'GET', url.pathname);
     if (!route) {
@@ -134,9 +138,20 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     s.on('close', () => sockets.delete(s));
   });
 
-  // Every connection starts with the small limit; StreamingConnection raises it once the
-  // session is admitted and configured (and lowers it for a refused one).
-  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: limits.maxMessageBytesBeforeConfig });
+  // ws fixes a connection's message limit when it opens, from its server's options: one
+  // WebSocketServer per limit (a refused connection's, an admitted one's), chosen at the handshake.
+  const servers = new Map<number, WebSocketServer>();
+  const serverFor = (maxPayload: number): WebSocketServer => {
+    let wss = servers.get(maxPayload);
+    if (!wss) {
+      servers.set(maxPayload, (wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload })));
+      wss.on('headers', (headers, req) => headers.push(`${EMULATOR_HEADER}: ${upgradeNotes.get(req) ?? 'stand-in'}`));
+    }
+    return wss;
+  };
+  /** What each upgrade's answer says it is (see EMULATOR_HEADER): scripted, or speech segments only. */
+  const upgradeNotes = new WeakMap<IncomingMessage, string>();
+  const openSockets = (): number => [...servers.values()].reduce((n, wss) => n + wss.clients.size, 0);
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://emulator');
     const endpoint = findStreamingRoute(url.pathname);
@@ -160,8 +175,14 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       socket.end(`HTTP/1.1 ${status} Refused\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      const connection: StreamingConnection = new StreamingConnection(ws, req, {
+    upgradeNotes.set(req, scenarioNote(scenario));
+    const handshake = decideHandshake(req, endpoint, accounts, scenario, limits);
+    // A slot taken for a handshake ws then refuses (a malformed upgrade) goes back when its socket closes.
+    let upgraded = false;
+    if (handshake.ok) socket.once('close', () => upgraded || handshake.release());
+    serverFor(handshake.maxMessageBytes).handleUpgrade(req, socket, head, (ws) => {
+      upgraded = true;
+      const connection: StreamingConnection = new StreamingConnection(ws, socket, formatFromQuery(url), handshake, {
         accounts,
         endpoint,
         scenario,
@@ -188,8 +209,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
     (closing ??= new Promise<void>((resolve) => {
-      for (const c of wss.clients) c.terminate();
-      wss.close();
+      for (const wss of servers.values()) {
+        for (const c of wss.clients) c.terminate();
+        wss.close();
+      }
       server.close(() => resolve());
       for (const s of sockets) s.destroy();
     }));
@@ -200,7 +223,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       log(`shutting down: ${live.size} live session(s) closed with ${GOING_AWAY_CLOSE_CODE}`);
       for (const c of [...live]) c.goAway();
       const until = Date.now() + graceMs;
-      while (wss.clients.size > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+      while (openSockets() > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
       await close();
     })());
   return {

@@ -7,6 +7,7 @@ import type { SchedulerLike } from 'rxjs';
 import type { z } from 'zod';
 import { ContractError, errorFromHttp, InputError, type ApiError } from '../errors.js';
 import { HTTP_DEFAULTS, type HttpLimits } from '../httpLimits.js';
+import { markEmulated } from '../resultSource.js';
 import { exchangeFetch, exchangeNode, failures, REDIRECTS, type Limits } from './httpExchange.js';
 
 /** A request body, opened anew for each time it is sent (a followed 307/308 sends it again). */
@@ -52,6 +53,8 @@ export interface HttpRequest extends HttpLimits {
 export interface HttpAnswer {
   readonly status: number;
   readonly body: unknown;
+  /** The emulator's mark (`x-svc-emulator`), when the emulator answered. */
+  readonly emulated?: string | undefined;
 }
 
 function checkLimits(req: HttpRequest): Limits {
@@ -95,7 +98,7 @@ export async function sendHttp(req: HttpRequest): Promise<HttpAnswer> {
   let url = req.url;
   for (let redirects = 0; ; redirects++) {
     const hop = req.fetch ? await exchangeFetch(req.fetch, req, url, req.method, limits, fail) : await exchangeNode(req, url, req.method, limits, fail);
-    if (!REDIRECTS.has(hop.status)) return { status: hop.status, body: parseBody(hop.body) };
+    if (!REDIRECTS.has(hop.status)) return { status: hop.status, body: parseBody(hop.body), ...(hop.emulated !== undefined ? { emulated: hop.emulated } : {}) };
     let target: URL;
     try {
       target = new URL(hop.location ?? '', url);
@@ -116,13 +119,16 @@ export async function sendHttp(req: HttpRequest): Promise<HttpAnswer> {
  * `invalid_response` otherwise). `refine` may narrow the code of a refusal its caller knows more about.
  */
 export async function requestJson<T>(req: HttpRequest, schema: z.ZodType<T>, refine?: (err: ApiError) => ApiError): Promise<T> {
-  const { status, body } = await sendHttp(req);
+  const { status, body, emulated } = await sendHttp(req);
   if (status < 200 || status > 299) {
     const err = errorFromHttp(status, body, req.context, req.secrets);
     throw refine ? refine(err) : err;
   }
   const parsed = schema.safeParse(body);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) {
+    markEmulated(parsed.data, emulated);
+    return parsed.data;
+  }
   const issue = parsed.error.issues[0];
   const where = issue ? ` at ${issue.path.map(String).join('.') || '(root)'}: ${issue.message}` : '';
   throw new ContractError('invalid_response', `${req.context} answered ${status} with a body the contract does not allow${where}`, { status, detail: body, secrets: req.secrets });

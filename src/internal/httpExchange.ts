@@ -8,6 +8,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { asyncScheduler, type SchedulerLike, type Subscription } from 'rxjs';
 import { SvcError } from '../errors.js';
+import { EMULATOR_HEADER } from '../schema/emulatorHeader.js';
 import type { HttpRequest } from './http.js';
 
 /** The response limits of one request, checked. */
@@ -18,10 +19,15 @@ export interface Limits {
 }
 
 /** One hop: a redirect (its Location) or a final answer (its raw body). */
-export type Hop = { readonly status: number; readonly location: string | undefined; readonly body: Buffer | undefined };
+/** `emulated`: the emulator's mark on the answer (EMULATOR_HEADER), when it gave it. */
+export type Hop = { readonly status: number; readonly location: string | undefined; readonly body: Buffer | undefined; readonly emulated?: string | undefined };
 
 /** The statuses that redirect. */
 export const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+function headerText(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v.join(', ') : v;
+}
 
 /** Why a low-level failure happened, in one line (undici hides the reason in `cause`). */
 function why(err: unknown): string {
@@ -183,7 +189,7 @@ export function exchangeNode(req: HttpRequest, url: URL, method: string, limits:
         chunks.push(c);
         watchdog.touch();
       });
-      res.once('end', () => finish({ status, location: undefined, body: Buffer.concat(chunks) }));
+      res.once('end', () => finish({ status, location: undefined, body: Buffer.concat(chunks), emulated: headerText(res.headers[EMULATOR_HEADER]) }));
       res.on('error', (err) => abandon(fail.lost(err)));
       res.once('close', () => {
         if (!res.complete) abandon(fail.lost(new Error('the connection closed before the end of the answer')));
@@ -265,7 +271,7 @@ export async function exchangeFetch(f: typeof fetch, req: HttpRequest, url: URL,
         watchdog.touch();
       }
     }
-    return { status: res.status, location: undefined, body: Buffer.concat(chunks) };
+    return { status: res.status, location: undefined, body: Buffer.concat(chunks), emulated: res.headers.get(EMULATOR_HEADER) ?? undefined };
   } finally {
     watchdog.stop();
     req.signal?.removeEventListener('abort', onAbort);

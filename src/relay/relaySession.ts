@@ -118,7 +118,8 @@ class Reader {
       this.write(entry.frame);
       this.sent = entry.id;
     }
-    if (!this.hub.end && this.statusSent !== this.hub.status) {
+    // A page that joins after the end still gets the status once (its title, its last status), then the end.
+    if ((!this.hub.end || this.statusSent === '') && this.statusSent !== this.hub.status) {
       this.statusSent = this.hub.status;
       this.write(sseMessage('status', { status: this.hub.status, title: this.hub.title }));
     }

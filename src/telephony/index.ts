@@ -39,7 +39,7 @@ export {
   type MediaTrack,
 } from './mediaStreamServer.js';
 export { twilioSignature, verifyTwilioSignature, type MediaStreamAuth, type MediaStreamRefusal } from './mediaStreamAuth.js';
-export type { LimitWarning, WarningHandler } from '../warnings.js';
+export type { LimitWarning, PayloadTypeWarning, WarningHandler } from '../warnings.js';
 export {
   analyzeCalls,
   createAnalyzeCallsStats,

@@ -1,13 +1,18 @@
 // Said once per source or server: a bound refused a call. Safe defaults stay, but the first
 // refusal tells the operator which option raises the bound, instead of only a counter moving.
 
-import type { LimitWarning, WarningHandler } from '../warnings.js';
+import type { LimitWarning, PayloadTypeWarning, WarningHandler } from '../warnings.js';
 
 /** Node's warning code of each limit warning when no handler is given. */
-const NODE_CODES = { max_legs: 'SVC_STREAM_MAX_LEGS', max_connections: 'SVC_STREAM_MAX_CONNECTIONS' } as const;
+const NODE_CODES = {
+  max_legs: 'SVC_STREAM_MAX_LEGS',
+  max_connections: 'SVC_STREAM_MAX_CONNECTIONS',
+  unmapped_payload_type: 'SVC_STREAM_UNMAPPED_PAYLOAD_TYPE',
+  inferred_payload_type: 'SVC_STREAM_INFERRED_PAYLOAD_TYPE',
+} as const;
 
 /** A function that reports `warning` the first time it is called, and does nothing after. */
-export function warnOnce(warning: LimitWarning, handler: WarningHandler<LimitWarning> | undefined): () => void {
+export function warnOnce<W extends LimitWarning | PayloadTypeWarning>(warning: W, handler: WarningHandler<W> | undefined): () => void {
   let said = false;
   return () => {
     if (said) return;

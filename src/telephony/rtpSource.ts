@@ -8,13 +8,13 @@ import { runFfmpeg } from '../audio/ffmpegProcess.js';
 import { withAudioMeta, type AudioObservable } from '../audio/meta.js';
 import { AudioSourceError, InputError } from '../errors.js';
 import type { AudioFormat } from '../schema/audio.js';
-import { resolvePayloadType, routeFormat, type PayloadTypeSpec, type RtpCodec } from './payloadTypes.js';
+import { PayloadTypeGuesser, resolvePayloadType, routeFormat, type PayloadTypeSpec, type RtpCodec } from './payloadTypes.js';
 import { PlayoutStream, type StreamStats } from './playoutStream.js';
 import { FrameClock } from './frameClock.js';
 import { parseRtpHeader } from './rtpHeader.js';
 import { SequenceExtender } from './rtpSequence.js';
 import { warnOnce } from './limitWarning.js';
-import type { LimitWarning, WarningHandler } from '../warnings.js';
+import type { LimitWarning, PayloadTypeWarning, WarningHandler } from '../warnings.js';
 
 /** One direction of one call: the packets of one SSRC. */
 export interface CallLeg {
@@ -104,7 +104,7 @@ export interface RtpSourceOptions {
    * option to raise). Default: `process.emitWarning` (printed once to stderr, code
    * `SVC_STREAM_MAX_LEGS`). Later refusals are only counted in `stats.refusedLegs`.
    */
-  readonly onWarning?: WarningHandler<LimitWarning> | undefined;
+  readonly onWarning?: WarningHandler<LimitWarning | PayloadTypeWarning> | undefined;
   /**
    * A latency budget, ms (default 0: each packet's audio goes on as it is released). Above 0, a
    * leg's 20 ms packets are joined into frames of up to `frameMs` of audio before the session
@@ -191,7 +191,7 @@ const loadRtpPackets = (): Promise<typeof RtpPackets> => (rtpPackets ??= import(
  * ```
  */
 export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
-  const payloadTypes = options.payloadTypes ?? {};
+  let payloadTypes = options.payloadTypes ?? {};
   // Fail early on a bad map, not at the first packet.
   for (const pt of Object.keys(payloadTypes)) resolvePayloadType(Number(pt), payloadTypes);
   const maxLegs = options.maxLegs ?? DEFAULT_MAX_LEGS;
@@ -214,6 +214,20 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
       },
       options.onWarning,
     );
+    // A dynamic payload type nobody mapped: told from its packets where they leave no doubt, said once either way.
+    const guesser = new PayloadTypeGuesser<[Buffer, dgram.RemoteInfo]>(scheduler, (v) => {
+      const from = v.kind === 'mapped' && v.held[0] ? ` (from ${v.held[0][1].address}:${v.held[0][1].port})` : '';
+      warnOnce(
+        v.kind === 'mapped'
+          ? { code: 'inferred_payload_type', option: 'payloadTypes', payloadType: v.payloadType, mapping: v.mapping, message: `rtpSource: payload type ${v.payloadType}${from} is not mapped; its packets are L16 or Opus beyond doubt and are taken as ${v.mapping}. Map it in payloadTypes to be sure.` }
+          : { code: 'unmapped_payload_type', option: 'payloadTypes', payloadType: v.payloadType, mapping: undefined, message: `rtpSource: payload type ${v.payloadType} ${v.payloadType < 96 ? v.reason : `is not mapped and ${v.reason}`}; its packets are dropped and counted in stats.unknownPayloadType. Map it in payloadTypes (e.g. { ${v.payloadType}: { codec: 'L16', rate: 16000 } }).` },
+        options.onWarning,
+      )();
+      if (v.kind === 'unknown') stats.unknownPayloadType += v.dropped;
+      if (v.kind !== 'mapped' || closed) return;
+      payloadTypes = { ...payloadTypes, [v.payloadType]: v.spec };
+      for (const [held, from] of v.held) onMessage(held, from, true);
+    });
     let closed = false;
     // Set before datagrams are listened to and the socket binds.
     let rtp!: typeof RtpPackets;
@@ -246,8 +260,9 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
       return entry;
     };
 
-    const onMessage = (msg: Buffer, rinfo: dgram.RemoteInfo): void => {
-      stats.datagrams++;
+    // `replayed`: a datagram held while its payload type was being told, counted when it came.
+    const onMessage = (msg: Buffer, rinfo: dgram.RemoteInfo, replayed = false): void => {
+      if (!replayed) stats.datagrams++;
       if (allowed && !allowed(rinfo)) {
         stats.disallowedSource++;
         return;
@@ -279,14 +294,15 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
         return;
       }
       const ssrc = header.ssrc;
-      options.onDatagram?.(msg, ssrc);
+      if (!replayed) options.onDatagram?.(msg, ssrc);
       const pt = header.payloadType;
       const codec = resolvePayloadType(pt, payloadTypes);
       let leg = legs.get(ssrc);
-      if (!codec) {
-        stats.unknownPayloadType++;
-        if (!leg) return;
+      if (!codec && !leg) {
+        if (!guesser.observe(pt, ssrc, header.sequenceNumber, header.timestamp, msg.subarray(header.payloadStart, header.payloadEnd), [Buffer.from(msg), rinfo])) stats.unknownPayloadType++;
+        return;
       }
+      if (!codec) stats.unknownPayloadType++;
       if (!leg) {
         if (codec!.kind !== 'audio') {
           stats.nonAudioBeforeLeg++;
@@ -349,6 +365,7 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
       for (const l of [...legs.values()]) l.stream.stop();
       legs.clear();
       frameClock?.stop();
+      guesser.stop();
       try {
         socket.close();
       } catch {

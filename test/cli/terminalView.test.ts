@@ -110,7 +110,7 @@ describe.skipIf(!hasTmux)('analyze on a terminal', () => {
 });
 
 describe.skipIf(!hasTmux)('analyze on a terminal, a file it transcodes', () => {
-  it('shows the duration the transcoding ffmpeg reported, and runs no second ffmpeg to learn it', async () => {
+  it('shows the duration the transcoding ffmpeg reported, and runs no other ffmpeg to learn it (one decode check before anything starts, one transcoder)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-terminal-'));
     try {
       const real = (await resolveFfmpeg()).path;
@@ -132,7 +132,8 @@ describe.skipIf(!hasTmux)('analyze on a terminal, a file it transcodes', () => {
       // AAC pads a little: the duration is 0:38.5 and a few hundredths.
       expect(statusLines.some((l) => /\d:\d{2}\.\d \/ 0:38\.\d {2}\d+%/.test(l))).toBe(true);
       const runsOnTheFile = readFileSync(log, 'utf8').split('\n').filter((l) => l.includes(m4a));
-      expect(runsOnTheFile, runsOnTheFile.join('\n')).toHaveLength(1);
+      expect(runsOnTheFile, runsOnTheFile.join('\n')).toHaveLength(2);
+      expect(runsOnTheFile[0]).toMatch(/-t 0\.1 -f null -$/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -185,7 +185,9 @@ describe('the event stream (the relay)', () => {
     src.subject.error(new SvcError('internal_error', 'the service reported an error: transcription backend failed'));
     const page = await connect(`${dashboard.url}${EVENTS}`);
     await page.closed;
-    expect(page.messages.map((m) => m.event)).toEqual(['event', 'event', 'end']);
+    // A page that joins after the end gets the status once (title and last status), then the end.
+    expect(page.messages.map((m) => m.event)).toEqual(['event', 'event', 'status', 'end']);
+    expect(page.messages[2]!.data).toEqual({ status: 'failed', title: 'session' });
     expect(page.messages.at(-1)!.data).toEqual({ status: 'failed', error: { code: 'internal_error', message: 'the service reported an error: transcription backend failed' } });
     expect(JSON.parse((await getRaw(`${dashboard.url}state`)).body)).toMatchObject({ status: 'failed', server_error: 'transcription backend failed', clips: [{ clip_uuid: 'c1' }] });
   });

@@ -382,8 +382,8 @@ describe('refused and unconfigured WebSocket connections cost nothing', () => {
     });
   }, 30_000);
 
-  it('an admitted connection before its config frame: a 60 MB frame header alone gets an error event and 1009', async () => {
-    await withEmulator({}, async (emu) => {
+  it('an admitted connection: a frame header over its limit alone gets an error event and 1009, before the payload', async () => {
+    await withEmulator({ limits: { maxMessageBytes: 4 * MiB } }, async (emu) => {
       const raw = await rawWebSocket(wsUrl(emu, PATH, RAW));
       raw.socket.write(frameHeader(2, 60 * MiB));
       await waitFor(() => raw.closeCode !== undefined);
@@ -392,6 +392,19 @@ describe('refused and unconfigured WebSocket connections cost nothing', () => {
       raw.socket.destroy();
       await connectionsEnded(emu, 1);
       expect(emu.connections[0]).toMatchObject({ closeCode: 1009, status: 'closed' });
+      expect(emu.accounts.find(emu.apiKey)!.inFlight['conversation']).toBe(0);
+    });
+  });
+
+  it('a first message over the pre-config limit (binary): error event, then 1009', async () => {
+    await withEmulator({ limits: { maxMessageBytesBeforeConfig: 4096 } }, async (emu) => {
+      const raw = await rawWebSocket(wsUrl(emu, PATH, RAW));
+      raw.socket.write(Buffer.concat([frameHeader(2, 8192), Buffer.alloc(8192)]));
+      await waitFor(() => raw.closeCode !== undefined);
+      expect(raw.closeCode).toBe(1009);
+      expect(raw.texts.map((t) => JSON.parse(t))).toEqual([{ type: 'error', error: STREAMING_ERRORS.messageTooLarge }]);
+      raw.socket.destroy();
+      await connectionsEnded(emu, 1);
       expect(emu.accounts.find(emu.apiKey)!.inFlight['conversation']).toBe(0);
     });
   });

@@ -10,7 +10,8 @@
 // (their functions fail typed), and the README's ten-line example run from the installed
 // package against `npx svc-stream emulator --scenario sample`, which exits when npx is
 // signalled; `svc-stream media-stream --demo`; and analyze --record then replay. Run: npm run test:package (CI runs it after npm test).
-import { execFileSync, spawn, type ExecFileSyncOptions } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ExecFileSyncOptions } from 'node:child_process';
+import { createSocket } from 'node:dgram';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -215,6 +216,128 @@ const main = entries['svc-stream'];
   });
 }
 
+// A new user's first hour (issue #34), from the tarball in a fresh project with the default
+// install, as the README says it: the quick start verbatim (tsx installed, the ten lines run
+// under `svc-stream emulator -- …`, no sleep), each README command, the shipped sample from
+// anywhere, and the `source` marking of a batch result and of rtp.
+async function firstHour(tarball: string): Promise<void> {
+  const dir = join(work, 'first-hour');
+  mkdirSync(dir);
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'first-hour', version: '1.0.0', type: 'module' }));
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const shBlocks = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
+  const commands = shBlocks.flatMap((b) => b.split('\n')).map((l) => l.replace(/\s+#.*$/, '').trim()).filter((l) => l.startsWith('npx svc-stream') || l.startsWith('npm install'));
+  const sh = (line: string, timeout = 300_000): string => run('bash', ['-c', line], { cwd: dir, timeout, env: { ...process.env, SVC_API_KEY: '', SVC_BASE_URL: '' } });
+
+  await check('first hour: npm install svc-stream (the README, as written, in a fresh project)', () => {
+    const install = commands.find((l) => /^npm install svc-stream$/.test(l));
+    if (!install) throw new Error('the README has no `npm install svc-stream` line');
+    sh(install.replace('svc-stream', tarball));
+  });
+  await check('first hour: npx svc-stream analyze --sample runs the shipped call with its scenario, and says where its results come from', () => {
+    const line = commands.find((l) => l === 'npx svc-stream analyze --sample');
+    if (!line) throw new Error('the README has no `npx svc-stream analyze --sample` line');
+    const out = sh(line).split('\n');
+    if (!/^source: scenario call\.scenario\.json \(scripted results/.test(out[0]!)) throw new Error(`first line: ${out[0]}`);
+    if (!out.some((l) => /Northwind Bank support/.test(l)) || !/^done: 38\.5 s of audio$/m.test(out.join('\n'))) throw new Error(`unexpected output:\n${out.slice(0, 8).join('\n')}`);
+  });
+  await check('first hour: npx svc-stream analyze your-call.wav (own audio, no scenario): speech segments only, said first', () => {
+    const line = commands.find((l) => l === 'npx svc-stream analyze your-call.wav');
+    if (!line) throw new Error('the README has no `npx svc-stream analyze your-call.wav` line');
+    writeFileSync(join(dir, 'your-call.wav'), readFileSync(join(root, 'samples/call.wav')));
+    const out = sh(line).split('\n');
+    if (out[0] !== 'source: emulator, speech segments only (no transcription: clips have no text; try --scenario)') throw new Error(`first line: ${out[0]}`);
+  });
+  await check('first hour: the README quick start verbatim (npm install --save-dev tsx; svc-stream emulator --scenario sample -- npx tsx example.ts)', () => {
+    const example = /## The operator in ten lines\n\n```ts\n([\s\S]*?)```/.exec(readme)![1]!;
+    writeFileSync(join(dir, 'example.ts'), example);
+    const block = shBlocks.find((b) => b.includes('-- npx tsx example.ts'));
+    if (!block) throw new Error('the README has no quick start running example.ts');
+    const out = sh(block);
+    if (!/^roles .*'1=/m.test(out) || !/^topics /m.test(out)) throw new Error(`unexpected output:\n${out}`);
+  });
+  await check('first hour: npx svc-stream dashboard serves the sample call and stops on Ctrl-C', async () => {
+    const line = commands.find((l) => l === 'npx svc-stream dashboard');
+    if (!line) throw new Error('the README has no `npx svc-stream dashboard` line');
+    // Its own process group, so Ctrl-C is what a terminal sends: SIGINT to every process of the job (npx and the command under it).
+    const child = spawn('bash', ['-c', `exec ${line}`], { cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SVC_API_KEY: '', SVC_BASE_URL: '' } });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let text = '';
+        const timer = setTimeout(() => reject(new Error(`no URL in 60 s: ${text}`)), 60_000);
+        child.stdout.on('data', (c: Buffer) => {
+          text += c.toString();
+          const m = /svc-stream dashboard: (http:\S+)/.exec(text);
+          if (m) {
+            clearTimeout(timer);
+            resolve(m[1]!);
+          }
+        });
+      });
+      const page = await fetch(url);
+      if (page.status !== 200) throw new Error(`the page answered ${page.status}`);
+      process.kill(-child.pid!, 'SIGINT');
+      // npx itself dies of the SIGINT (as in a terminal, where the shell then says 130); the
+      // dashboard under it stops on it: its page no longer answers.
+      await new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
+      for (let waited = 0; ; waited += 200) {
+        if (!(await fetch(url).then(() => true, () => false))) break;
+        if (waited > 15_000) throw new Error('the dashboard still answers 15 s after Ctrl-C');
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    } finally {
+      try {
+        if (child.exitCode === null) process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        /* the group is gone */
+      }
+    }
+  });
+  await check('first hour: a batch result on the embedded emulator says it is the emulator\'s (source on the line, one stderr line)', () => {
+    const r = spawnSync('npx', ['svc-stream', 'emotion', 'your-call.wav'], { cwd: dir, encoding: 'utf8', timeout: 120_000, env: { ...process.env, SVC_API_KEY: '', SVC_BASE_URL: '' } });
+    const line = JSON.parse(r.stdout.trim()) as { source?: string; result?: unknown };
+    if (r.status !== 0 || line.source !== 'emulator' || !line.result) throw new Error(`exit ${r.status}: ${r.stdout}${r.stderr}`);
+    if (!/source: emulator stand-ins/.test(r.stderr)) throw new Error(`stderr: ${r.stderr}`);
+  });
+  await check('first hour: rtp says where its results come from, as analyze does', async () => {
+    const child = spawn('npx', ['svc-stream', 'rtp', '--port', '0', '--idle-timeout', '300', '--exit-after', '1'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SVC_API_KEY: '', SVC_BASE_URL: '' } });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    try {
+      const port = await new Promise<number>((resolve, reject) => {
+        let err = '';
+        const timer = setTimeout(() => reject(new Error(`rtp did not listen in 60 s: ${err}`)), 60_000);
+        child.stderr.on('data', (c: Buffer) => {
+          err += c.toString();
+          const m = /listening for RTP on [\d.]+:(\d+)/.exec(err);
+          if (m) {
+            clearTimeout(timer);
+            resolve(Number(m[1]));
+          }
+        });
+      });
+      // One second of PCMU (payload type 0), 20 ms packets.
+      const socket = createSocket('udp4');
+      for (let i = 0; i < 50; i++) {
+        const packet = Buffer.alloc(12 + 160, 0xff);
+        packet[0] = 0x80;
+        packet[1] = 0;
+        packet.writeUInt16BE(i, 2);
+        packet.writeUInt32BE(i * 160, 4);
+        packet.writeUInt32BE(0x1234, 8);
+        await new Promise<void>((r) => socket.send(packet, port, '127.0.0.1', () => r()));
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      socket.close();
+      const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+      if (code !== 0) throw new Error(`exit ${code}`);
+      if (out.split('\n')[0] !== 'source: emulator, speech segments only (no transcription: clips have no text; try --scenario)') throw new Error(`first line: ${out.split('\n')[0]}`);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+}
+
 console.log(`consumer test in ${work}`);
 try {
   // 1. The tarball, and what it ships.
@@ -297,6 +420,7 @@ try {
   });
 
   await leanInstall(tarball);
+  await firstHour(tarball);
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

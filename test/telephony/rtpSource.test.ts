@@ -7,7 +7,7 @@ import { firstValueFrom, take, timeout, type Subscription } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { audioMetaOf } from '../../src/audio/meta.js';
 import { createRtpSourceStats, rtpSource, type CallLeg, type RtpSourceOptions } from 'svc-stream/telephony';
-import type { LimitWarning } from 'svc-stream';
+import type { LimitWarning, PayloadTypeWarning } from 'svc-stream';
 import { collectBytes, ffmpegRtp, SAMPLE_MULAW, udpProxy } from './helpers.js';
 
 const subs: Subscription[] = [];
@@ -179,7 +179,7 @@ describe('rtpSource against spoofed and unwanted senders', () => {
     const legs: CallLeg[] = [];
     let resolvePort!: (p: number) => void;
     const portP = new Promise<number>((r) => (resolvePort = r));
-    const warnings: LimitWarning[] = [];
+    const warnings: Array<LimitWarning | PayloadTypeWarning> = [];
     subs.push(
       rtpSource({ stats, maxLegs: 8, idleTimeoutMs: 2_000, recvBufferSize: 4 << 20, onListening: (a) => resolvePort(a.port), onWarning: (w) => warnings.push(w) }).subscribe((l) =>
         legs.push(l),

@@ -1,15 +1,15 @@
 // `svc-stream analyze [FILE|-]`: stream a file or stdin through conversation analysis and
 // show the derived state live, as plain lines, or as NDJSON.
 import { existsSync } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
-import { lastValueFrom, Observable, scan, tap, type Subscription } from 'rxjs';
+import { finalize, interval, lastValueFrom, Observable, scan, tap, type Subscription } from 'rxjs';
 import { transcode } from '../../audio/transcode.js';
 import { AUDIO_OPTIONS, fileAudio, formatFromFlags } from '../audioFlags.js';
 import { fromReadable } from '../../audio/fromReadable.js';
 import { audioMetaOf, type AudioObservable } from '../../audio/meta.js';
 import { InputError, SvcError } from '../../errors.js';
-import { bytesToMs, isRawFormat, type AudioFormat } from '../../schema/audio.js';
+import { isRawFormat, type AudioFormat } from '../../schema/audio.js';
 import type { ServerEvent } from '../../schema/events.js';
 import { conversationSession } from '../../session/conversation.js';
 import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
@@ -17,20 +17,25 @@ import { commandPublisher, PUBLISH_OPTION } from '../publishFlag.js';
 import { checkSessionId } from '../../relay/relaySession.js';
 import { sessionIdOf } from '../../relay/protocol.js';
 import { option, type OptionValues } from '../options.js';
-import { BASE_URL_OPTION, CONFIG_OPTION, scenarioOption, speedOption } from '../sharedOptions.js';
+import { BASE_URL_OPTION, checkInputFile, CONFIG_OPTION, loadScenario, readConfig, scenarioOption, speedOption } from '../sharedOptions.js';
 import { createSessionStats, type SessionStats } from '../../session/stats.js';
 import type { SessionStatus } from '../../schema/sessionState.js';
 import { initialConversationSnapshot, snapshotReducer, type ConversationSnapshot } from '../../state/snapshot.js';
-import { defineCommand, printError, readJsonFile, type CliIo, type Command } from '../command.js';
+import { defineCommand, printError, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
-import { resultSource, resultSourceNote } from '../resultSource.js';
+import { embeddedSource, sourceNote, watchSource } from '../resultSource.js';
+import { probeAudioFile } from '../../audio/probeAudioFile.js';
+import { FILE_FORMATS, RAW_FILE_EXTENSIONS } from '../../audio/fileFormats.js';
+import { samplePath } from '../../samples.js';
 import { recordSession } from '../../session/recordSession.js';
 import { eventLine } from '../liveView.js';
 import { mediaDurationMs } from '../mediaDuration.js';
-import { colorEnabled, TerminalView, type AudioProgress } from '../terminalView.js';
+import { colorEnabled, TerminalView } from '../terminalView.js';
+import { audioProgress, bytesAsMs } from '../audioProgress.js';
 import { stateJson } from '../../state/stateJson.js';
 
 const OPTIONS = {
+  sample: option.flag("analyse the sample call the package ships (samples/call.wav) with its\nconfig and scenario, wherever the package is installed"),
   ...AUDIO_OPTIONS,
   ...CONFIG_OPTION,
   realtime: option.flag('send at live pace (1x)'),
@@ -56,30 +61,22 @@ export function scenarioFor(file: string | undefined): string | undefined {
   return undefined;
 }
 
-async function scenarioArg(path: string): Promise<unknown> {
-  const text = await readFile(path, 'utf8').catch((err: Error) => {
-    throw new InputError('invalid_argument', `cannot read scenario ${path}: ${err.message}`, { path });
-  });
-  // The emulator's modules load only with the emulator.
-  const { isRecording, recordingScenario } = await import('../../emulator/recording.js');
-  if (!isRecording(text)) return readJsonFile(path, 'scenario');
-  try {
-    return recordingScenario(text, path);
-  } catch (err) {
-    throw new InputError('invalid_argument', (err as Error).message, { path });
-  }
-}
-
 async function run({ values, positionals }: { readonly values: OptionValues<typeof OPTIONS>; readonly positionals: string[] }, io: CliIo): Promise<number> {
   if (positionals.length > 1) throw new InputError('invalid_argument', `analyze takes one FILE, got ${positionals.length}`);
-  const file = positionals[0];
+  if (values.sample && positionals.length > 0) throw new InputError('invalid_argument', `--sample analyses the shipped call: give it or FILE, not both`, { path: 'sample' });
+  const file = values.sample ? samplePath('call.wav') : positionals[0];
 
   const format: AudioFormat | undefined = formatFromFlags(values);
-  const config = values.config ?? 'default';
+  // Every input is checked before anything starts: the file (exists, not empty, audio ffmpeg decodes), the config, the scenario.
+  // Transcoded (asked, paced, or a format the service does not take as it is): the transcoder
+  // reports the duration and is the source's own decode check, so the source keeps its probe.
+  const transcoding = file !== undefined && file !== '-' && (values.transcode || rate(values) !== undefined || FILE_FORMATS[extname(file).toLowerCase()]?.mode !== 'passthrough');
+  if (file !== undefined && file !== '-') await checkAudioFile(file, format, transcoding);
+  const config = values.config ?? (values.sample ? readConfig(samplePath('call.config.json')) : undefined) ?? 'default';
   const scenarioPath = values.scenario ?? scenarioFor(file);
   // A scenario file, or a recorded session (--record) replayed in step with the audio.
-  const scenario = scenarioPath ? await scenarioArg(scenarioPath) : undefined;
-  const rate = values.speed ?? (values.realtime ? 1 : undefined);
+  const scenario = scenarioPath ? await loadScenario(scenarioPath) : undefined;
+  const pace = rate(values);
 
   let audio: AudioObservable;
   let transcodedDurationMs: number | undefined;
@@ -89,11 +86,21 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
     if (values.transcode) audio = audio.pipe(transcode()) as AudioObservable;
   } else {
     // A transcoded file's duration comes from the transcoding ffmpeg's own header.
-    audio = fileAudio(file, values, rate, (header) => (transcodedDurationMs = header.durationMs));
+    audio = fileAudio(file, values, pace, (header) => (transcodedDurationMs = header.durationMs), transcoding);
   }
 
-  const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
-  const source = resultSource(endpoint.emulator !== undefined, scenario !== undefined);
+  // What the embedded emulator says of its scenario (a resumed segment found in the scenario's
+  // audio, or not): on stderr, and a segment it could not follow in the source note.
+  let unaligned: string | undefined;
+  const emulatorLog = (line: string): void => {
+    if (!line.startsWith('scenario: ')) return;
+    io.stderr.write(`svc-stream: emulator ${line}\n`);
+    if (!/could not be aligned/.test(line) || unaligned !== undefined) return;
+    unaligned = 'a resumed segment could not be found in the scenario\'s audio: speech segments only from there';
+    if (view?.sourceNote) view.sourceNote = `${view.sourceNote}; ${unaligned}`;
+    else if (!values.json && !view) io.stdout.write(`source: ${unaligned}\n`);
+  };
+  const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never, log: emulatorLog } : {});
   if (endpoint.emulator && scenarioPath) io.stderr.write(`svc-stream: the emulator plays ${scenarioPath}\n`);
   const fleet = await fleetLimits(values.redis, io.env);
   const stem = file === undefined || file === '-' ? 'stdin' : basename(file, extname(file));
@@ -101,31 +108,53 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
   const published = await commandPublisher(values.publish, io);
   const stats = createSessionStats();
   const live = !values.json && io.stdout.isTTY === true;
-  const view = live ? new TerminalView(io.stdout, colorEnabled(io.stdout, io.env), undefined, source === 'service' ? undefined : resultSourceNote(source, scenarioPath)) : undefined;
-  // Piped, the first line says where the results come from (the state line of --json has `source`).
-  if (!values.json && !live && source !== 'service') io.stdout.write(`${resultSourceNote(source, scenarioPath)}\n`);
+  const view = live ? new TerminalView(io.stdout, colorEnabled(io.stdout, io.env)) : undefined;
+  // Where the results come from, as the first answer says: on a terminal in the status area and
+  // the summary; piped, the first line (before any event); with --json, the state line's `source`.
+  const source = watchSource((first) => {
+    if (first === 'service') return;
+    const note = sourceNote(first, scenarioPath);
+    if (view) view.sourceNote = note;
+    else if (!values.json) io.stdout.write(`${note}\n`);
+  }, embeddedSource(endpoint.emulator !== undefined, scenario as never));
   // Progress on a terminal: the duration from the file, the position from the bytes sent. A
   // file that is transcoded (raw PCM sent from something that was not) needs no probe of its
   // own: the transcoder reports the duration when it opens the file.
   const sentFormat = audioMetaOf(audio)?.format ?? format;
   const transcoded = sentFormat !== undefined && isRawFormat(sentFormat) && !(format !== undefined && isRawFormat(format));
-  const probedDurationMs = live && file !== undefined && file !== '-' && !transcoded ? await mediaDurationMs(file, format) : undefined;
-  const fileSize = live && file !== undefined && file !== '-' ? await stat(file).then((st) => st.size, () => undefined) : undefined;
-  const startedAt = Date.now();
-  const progress = (): AudioProgress => {
-    const durationMs = probedDurationMs ?? transcodedDurationMs;
+  const isFile = file !== undefined && file !== '-';
+  const probedDurationMs = (live || values.json) && isFile && !transcoded ? await mediaDurationMs(file, format) : undefined;
+  const fileSize = isFile ? await stat(file).then((st) => st.size, () => undefined) : undefined;
+  const durationMs = (): number | undefined => probedDurationMs ?? transcodedDurationMs;
+  const progress = audioProgress({ stats, format: sentFormat, durationMs, fileSize, now: Date.now });
+  // The --json state line's account of the session: reconnects, the time they took, the audio sent, replayed and dropped.
+  const sessionJson = (): Record<string, unknown> => {
+    const ms = (bytes: number): number | null => {
+      const v = bytesAsMs(bytes, sentFormat, durationMs(), fileSize);
+      return v === undefined ? null : Math.round(v);
+    };
+    const sentOnce = Math.max(0, stats.bytesSent - stats.bytesReplayed);
     return {
-      positionMs:
-        // The audio sent once: what a reconnect sent again is not further into the file.
-        sentFormat && isRawFormat(sentFormat)
-          ? bytesToMs(sentFormat, stats.bytesSent - stats.bytesReplayed)
-          : durationMs !== undefined && fileSize ? (durationMs * (stats.bytesSent - stats.bytesReplayed)) / fileSize : undefined,
-      durationMs,
-      elapsedMs: Date.now() - startedAt,
+      status: stats.status,
+      reconnects: stats.reconnects,
+      reconnecting_ms: Math.round(stats.reconnectingMs),
+      audio_sent_ms: ms(sentOnce),
+      audio_replayed_ms: ms(stats.bytesReplayed),
+      audio_dropped_ms: ms(stats.bytesDropped),
+      bytes_sent: stats.bytesSent,
+      bytes_replayed: stats.bytesReplayed,
+      bytes_dropped: stats.bytesDropped,
     };
   };
+  const stateLine = (snapshot: ConversationSnapshot): void => {
+    const { type, ...state } = stateJson(snapshot);
+    io.stdout.write(`${JSON.stringify({ type, source: source.source ?? 'service', ...(unaligned ? { source_note: unaligned } : {}), ...state, session: sessionJson() })}\n`);
+  };
 
+  let latest = initialConversationSnapshot;
   let reconnects: Subscription | undefined;
+  // The terminal's status follows each change of the session at once (reconnecting has no events of its own).
+  const redraws = view ? stats.state$.subscribe(() => view.refresh(latest, stats, progress())) : undefined;
   try {
     const session$ = published.session(
       values.id ?? sessionIdOf(stem),
@@ -136,6 +165,7 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
         config,
         stats,
         limiter: fleet.limiter,
+        webSocketFactory: source.webSocketFactory,
         ...(values['done-timeout'] !== undefined ? { doneTimeoutMs: values['done-timeout'] } : {}),
       }),
       stats.state$,
@@ -148,7 +178,7 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
     const events$ = values.record
       ? session$.pipe(
           recordSession(values.record, {
-            ...(rate !== undefined ? { positionMs: () => progress().positionMs } : {}),
+            ...(pace !== undefined ? { positionMs: () => progress().positionMs } : {}),
             audioEnded: () => stats.status === 'finishing' || stats.status === 'closing' || stats.status === 'done',
             secrets: [endpoint.apiKey, endpoint.baseUrl],
           }),
@@ -165,9 +195,11 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
         sub.unsubscribe();
       };
     });
-    let latest = initialConversationSnapshot;
+    // The clock moves between events too: the position, rate and ETA are redrawn every 250 ms.
+    const ticks = view ? interval(250).subscribe(() => view.refresh(latest, stats, progress())) : undefined;
     const final = await lastValueFrom(
       guarded$.pipe(
+        finalize(() => ticks?.unsubscribe()),
         scan((s: ConversationSnapshot, e: ServerEvent) => {
           const next = snapshotReducer(s, e);
           if (values.json) io.stdout.write(`${JSON.stringify(e)}\n`);
@@ -183,21 +215,38 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
       ),
       { defaultValue: initialConversationSnapshot },
     );
-    if (values.json) {
-      const { type, ...state } = stateJson(final);
-      io.stdout.write(`${JSON.stringify({ type, source, ...state })}\n`);
-    }
+    if (values.json) stateLine(final);
     else view?.finish(final, stats, progress());
     return 0;
   } catch (err) {
+    // What was analysed before the failure, and the session's account, then the error.
+    if (values.json) stateLine(latest);
     printError(io, err);
     return 1;
   } finally {
     reconnects?.unsubscribe();
+    redraws?.unsubscribe();
     await published.close();
     await fleet.close();
     await endpoint.close();
   }
+}
+
+/** `--speed`, or 1 with `--realtime`; undefined: as fast as the session takes it. */
+function rate(values: { readonly speed: number | undefined; readonly realtime: boolean }): number | undefined {
+  return values.speed ?? (values.realtime ? 1 : undefined);
+}
+
+/**
+ * A file to stream, checked before anything starts: it exists, is readable and not empty, in
+ * the commands' one wording; and, unless it is raw audio (nothing to decode), ffmpeg decodes
+ * its start (`corrupt_audio` otherwise; with `transcoding`, whatever its extension says).
+ */
+async function checkAudioFile(file: string, format: AudioFormat | undefined, transcoding: boolean): Promise<void> {
+  checkInputFile(file);
+  if (format !== undefined && isRawFormat(format)) return;
+  if (RAW_FILE_EXTENSIONS[extname(file).toLowerCase()] !== undefined) return; // refused by fileAudio with the flags it needs
+  await probeAudioFile(file, { transcoding });
 }
 
 /** Follow a session's life cycle (`stats.state$`) on stderr: a line per reconnect, and one when a reconnected session opens. */

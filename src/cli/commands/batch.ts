@@ -13,6 +13,9 @@ import { option } from '../options.js';
 import { AUDIO_OPTIONS, prepareUpload } from '../audioFlags.js';
 import { BATCH_FILE_EXTENSIONS } from '../../batch/files.js';
 import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
+import { resultSource } from '../../resultSource.js';
+import { sourceNote } from '../resultSource.js';
+import { checkInputFile } from '../sharedOptions.js';
 
 const ENDPOINT_OPTIONS = {
   'base-url': option.text('URL', 'models API base (default SVC_BASE_URL)'),
@@ -38,7 +41,8 @@ Exit status: 0 when every file succeeded, 1 when any failed, 2 on a usage error.
 }
 
 function outcomeLine(o: FileOutcome<unknown>): string {
-  if ('result' in o) return JSON.stringify({ path: o.path, result: o.result });
+  // Where the result came from, as the answer said (the emulator marks its own).
+  if ('result' in o) return JSON.stringify({ path: o.path, source: typeof o.result === 'object' && o.result !== null && resultSource(o.result) === 'emulator' ? 'emulator' : 'service', result: o.result });
   const e = o.error;
   return JSON.stringify({ path: o.path, error: { code: e.code, status: e.status, detail: e.detail, message: e.message }, skipped: o.skipped });
 }
@@ -64,8 +68,10 @@ function filesCommand(name: string, summary: string, what: string, call: (path: 
     async run({ values, positionals }, io) {
       if (positionals.length === 0) throw new InputError('invalid_argument', 'no FILE given', { path: 'FILE' });
       const concurrency = values.concurrency;
+      for (const file of positionals) checkInputFile(file);
       const endpoint = await endpointOrUsage(values, io);
       if (endpoint === undefined) return 2;
+      let sourceSaid = false;
       let fleet;
       try {
         fleet = await fleetLimits(values.redis, io.env, concurrency);
@@ -103,6 +109,11 @@ function filesCommand(name: string, summary: string, what: string, call: (path: 
             .subscribe({
               next: (o) => {
                 done++;
+                // People read stderr (stdout is JSON lines): say once that the results are the emulator's.
+                if (!sourceSaid && 'result' in o && typeof o.result === 'object' && o.result !== null && resultSource(o.result) === 'emulator') {
+                  sourceSaid = true;
+                  io.stderr.write(`${io.stderr.isTTY ? '\r\x1b[K' : ''}svc-stream: ${sourceNote('emulator')}\n`);
+                }
                 if (!('result' in o)) {
                   failed++;
                   const code = o.skipped ? `skipped (${o.error.code})` : o.error.code;
@@ -148,6 +159,7 @@ Consumes no usage.`,
   async run({ values }, io) {
     const endpoint = await endpointOrUsage(values, io);
     if (endpoint === undefined) return 2;
+    if (endpoint.emulator) io.stderr.write("svc-stream: source: the emulator's copy of the preset catalogue\n");
     try {
       const presets = await listPresetsAsync({ baseUrl: endpoint.baseUrl, apiKey: endpoint.apiKey, from: values.from, signal: io.signal });
       for (const p of presets) io.stdout.write(`${JSON.stringify(p)}\n`);

@@ -4,14 +4,14 @@ import { basename, extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AUDIO_OPTIONS, fileAudio } from '../audioFlags.js';
 import { option, type OptionValues } from '../options.js';
-import { BASE_URL_OPTION, checkInputFile, readConfig, scenarioOption } from '../sharedOptions.js';
+import { BASE_URL_OPTION, checkInputFile, loadScenario, readConfig, scenarioOption } from '../sharedOptions.js';
 import { openBrowser } from '../../dashboard/openBrowser.js';
 import { startDashboard } from '../../dashboard/server.js';
 import type { DashboardView } from '../../dashboard/view.js';
 import { InputError } from '../../errors.js';
 import { conversationSession } from '../../session/conversation.js';
 import { createSessionStats } from '../../session/stats.js';
-import { aborted, defineCommand, readJsonFile, type CliIo, type Command } from '../command.js';
+import { aborted, defineCommand, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
 import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
 import { commandPublisher, fromOption, PUBLISH_OPTION } from '../publishFlag.js';
@@ -69,7 +69,7 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
   const { port, speed } = values;
   const config = values.config ?? (positionals[0] === undefined ? readConfig(packagedSample('call.config.json')) : undefined) ?? 'default';
   const scenarioPath = values.scenario ?? scenarioFor(file);
-  const scenario = scenarioPath ? readJsonFile(scenarioPath, 'scenario') : undefined;
+  const scenario = scenarioPath ? await loadScenario(scenarioPath) : undefined;
 
   const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
   let final: DashboardView | undefined;

@@ -1,4 +1,8 @@
 // `svc-stream emulator`: run the local emulator in the foreground until interrupted.
+import { spawn } from 'node:child_process';
+import { rename, rm, writeFile } from 'node:fs/promises';
+import { constants as osConstants } from 'node:os';
+import { basename, dirname, join } from 'node:path';
 import { InputError } from '../../errors.js';
 import type { EmulatorOptions } from '../../emulator/server.js';
 import { defineCommand, type CliIo, type Command } from '../command.js';
@@ -14,6 +18,7 @@ const OPTIONS = {
     return raw;
   }),
   ...scenarioOption("JSON scenario the streaming endpoint plays for every connection;\n`sample` is the one of the sample call the package ships"),
+  'write-env': option.text('PATH', "once listening, write the KEY=value lines to PATH (atomically: the file\nappears whole or not at all); removed when the emulator stops"),
   log: option.flag('log each request (never a key) on stderr'),
 } as const;
 
@@ -25,7 +30,7 @@ async function loading<T>(what: string, load: () => Promise<T>): Promise<T> {
   }
 }
 
-async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }, io: CliIo): Promise<number> {
+async function run({ values, rest }: { readonly values: OptionValues<typeof OPTIONS>; readonly rest: readonly string[] }, io: CliIo): Promise<number> {
   const port = values.port ?? 0;
   // The emulator is loaded only by the command that runs it (its own entry point).
   const { loadEmulatorConfig, loadScenarioFile, startEmulator } = await import('../../emulator/index.js');
@@ -40,32 +45,90 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
     ...(values.log ? { log: (line: string) => io.stderr.write(`emulator: ${line}\n`) } : {}),
   };
   const emu = await startEmulator(options);
-  const parent = exitWithParent(io);
-  io.stdout.write(`${emu.envLines().join('\n')}\n`);
-  io.stderr.write(`svc-stream: emulator listening on ${emu.baseUrl} (Ctrl-C to stop)\n`);
-  await new Promise<void>((resolve) => {
-    if (parent.signal.aborted) resolve();
-    parent.signal.addEventListener('abort', () => resolve(), { once: true });
+  const envFile = values['write-env'];
+  try {
+    if (envFile !== undefined) await writeEnvFile(envFile, emu.envLines());
+    if (rest.length > 0) {
+      io.stderr.write(`svc-stream: emulator listening on ${emu.baseUrl}; running ${rest.join(' ')}\n`);
+      return await runWith(rest, emu.envLines(), io);
+    }
+    const parent = exitWithParent(io);
+    io.stdout.write(`${emu.envLines().join('\n')}\n`);
+    io.stderr.write(`svc-stream: emulator listening on ${emu.baseUrl}${envFile !== undefined ? `; variables in ${envFile}` : ''} (Ctrl-C to stop)\n`);
+    await new Promise<void>((resolve) => {
+      if (parent.signal.aborted) resolve();
+      parent.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    parent.dispose();
+    if (parent.signal.reason !== 'signal') io.stderr.write(`svc-stream: emulator stopping: ${String(parent.signal.reason)}\n`);
+    return 0;
+  } finally {
+    if (envFile !== undefined) await rm(envFile, { force: true });
+    // A planned stop, not a crash: live sessions get an `error` event and the going-away close
+    // (1012), so their clients reconnect to the next emulator instead of reporting a drop.
+    await emu.shutdown();
+  }
+}
+
+/** Write `lines` to `path` whole or not at all: a reader never sees a half-written file. */
+async function writeEnvFile(path: string, lines: readonly string[]): Promise<void> {
+  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
+  try {
+    await writeFile(tmp, `${lines.join('\n')}\n`, { mode: 0o600 });
+    await rename(tmp, path);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw new InputError('invalid_argument', `--write-env ${path}: cannot write it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, { path: 'write-env' });
+  }
+}
+
+/**
+ * Run `argv` with the emulator's variables in its environment, its output on the command's,
+ * and resolve to its exit status (128 + the signal's number when a signal ended it). Ctrl-C
+ * reaches it as SIGTERM (as SIGINT reaches a foreground job: the shell signals both).
+ */
+function runWith(argv: readonly string[], lines: readonly string[], io: CliIo): Promise<number> {
+  const env = { ...io.env };
+  for (const line of lines) {
+    const at = line.indexOf('=');
+    env[line.slice(0, at)] = line.slice(at + 1);
+  }
+  return new Promise<number>((resolve) => {
+    const own = io.stdout === process.stdout;
+    const child = spawn(argv[0]!, argv.slice(1), { env, stdio: [own ? 'inherit' : 'ignore', own ? 'inherit' : 'pipe', own ? 'inherit' : 'pipe'] });
+    child.stdout?.pipe(io.stdout, { end: false });
+    child.stderr?.pipe(io.stderr, { end: false });
+    const onAbort = (): void => void child.kill('SIGTERM');
+    io.signal?.addEventListener('abort', onAbort, { once: true });
+    child.once('error', (err: NodeJS.ErrnoException) => {
+      io.signal?.removeEventListener('abort', onAbort);
+      io.stderr.write(`svc-stream: cannot run ${argv[0]}: ${err.code === 'ENOENT' ? 'no such command' : err.message}\n`);
+      resolve(127);
+    });
+    child.once('close', (code, signal) => {
+      io.signal?.removeEventListener('abort', onAbort);
+      resolve(code ?? 128 + (signal ? (osConstants.signals[signal] ?? 0) : 0));
+    });
   });
-  parent.dispose();
-  if (parent.signal.reason !== 'signal') io.stderr.write(`svc-stream: emulator stopping: ${String(parent.signal.reason)}\n`);
-  // A planned stop, not a crash: live sessions get an `error` event and the going-away close
-  // (1012), so their clients reconnect to the next emulator instead of reporting a drop.
-  await emu.shutdown();
-  return 0;
 }
 
 export const emulatorCommand: Command = defineCommand({
   name: 'emulator',
   summary: 'run the local emulator of the service on loopback',
-  synopsis: 'svc-stream emulator [--port N] [--host H] [--config FILE] [--scenario FILE|sample] [--log]',
-  description: `Run the local emulator of the whole service interface on loopback until interrupted, or until
-its parent exits or its stdout is closed. On SIGINT or SIGTERM, live streaming sessions get an
-error event and close 1012 (service restart), then the emulator exits. The first five lines
-printed on stdout are KEY=value pairs for the environment:
+  synopsis: 'svc-stream emulator [options] [-- COMMAND [ARGS...]]',
+  description: `Run the local emulator of the whole service interface on loopback.
 
-  svc-stream emulator --scenario sample > /tmp/svc-emulator.env &
-  sleep 1; export $(cat /tmp/svc-emulator.env)`,
+With a COMMAND after --, run it with the emulator's variables (SVC_BASE_URL, SVC_API_KEY,
+SVC_PLATFORM_URL, SVC_ACCOUNT_UUID, SVC_PLATFORM_API_KEY) in its environment, and stop the
+emulator when it exits, with its exit status:
+
+  svc-stream emulator --scenario sample -- npx tsx example.ts
+
+Without one, run until interrupted, until its parent exits or its stdout is closed, printing
+the five KEY=value lines on stdout once it listens; --write-env writes them to a file (whole,
+once listening) for another shell to read: set -a; . PATH; set +a. On SIGINT or SIGTERM, live
+streaming sessions get an error event and close 1012 (service restart), then it exits.`,
   options: OPTIONS,
+  rest: true,
   run,
 });

@@ -10,6 +10,9 @@ import type { PollJobOptions } from '../../platform/PlatformClient.js';
 import { printError, type CliIo, type Command } from '../command.js';
 import { openEndpoint, type ModelsEndpoint } from '../endpoint.js';
 import { readPlatformCredentials } from '../../credentials.js';
+import { resultSource } from '../../resultSource.js';
+import { checkInputFile } from '../sharedOptions.js';
+import { sourceNote } from '../resultSource.js';
 
 const OPTIONS = {
   wait: option.flag("poll until the status is exactly 'completed'; exit 0 when it\nis. Any other status (even 'failed') is polled until --timeout-ms."),
@@ -49,7 +52,14 @@ so 'job status' of an earlier job needs a running emulator or the real service.
 `;
 
 
+const sourceSaid = new WeakSet<CliIo>();
+
+/** One JSON line; the first answer the emulator made also gets one line on stderr saying so. */
 function writeLine(io: CliIo, value: unknown): void {
+  if (typeof value === 'object' && value !== null && resultSource(value) === 'emulator' && !sourceSaid.has(io)) {
+    sourceSaid.add(io);
+    io.stderr.write(`svc-stream: ${sourceNote('emulator')}\n`);
+  }
   io.stdout.write(`${JSON.stringify(value)}\n`);
 }
 
@@ -108,6 +118,15 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     return reportUsageError(io.stderr, 'job', USAGE, err);
   }
 
+  // Every FILE checked before anything starts, in the commands' one wording (exit 2).
+  if (sub === 'submit') {
+    try {
+      for (const file of positionals) checkInputFile(file);
+    } catch (err) {
+      printError(io, err);
+      return 2;
+    }
+  }
   const flags = { emotion_annotation: values.emotion === true, demographics: values.demographics === true };
   const signal = io.signal;
 

@@ -6,14 +6,14 @@ import { analyzeCalls, createAnalyzeCallsStats } from '../../telephony/analyzeCa
 import type { MediaStreamAuth } from '../../telephony/mediaStreamAuth.js';
 import { createMediaStreamServerStats, mediaStreamServer } from '../../telephony/mediaStreamServer.js';
 import { showCalls } from '../callView.js';
-import { defineCommand, printError, readJsonFile, type CliIo, type Command } from '../command.js';
+import { defineCommand, printError, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
 import { playMediaStreamDemo } from '../mediaStreamDemo.js';
 import { option, type OptionValues } from '../options.js';
-import { BASE_URL_OPTION, CONFIG_OPTION, scenarioOption } from '../sharedOptions.js';
+import { BASE_URL_OPTION, CONFIG_OPTION, loadScenario, scenarioOption } from '../sharedOptions.js';
 import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
 import { commandPublisher, PUBLISH_OPTION } from '../publishFlag.js';
-import { resultSource, resultSourceNote } from '../resultSource.js';
+import { embeddedSource, sourceNote, watchSource } from '../resultSource.js';
 import { samplePath } from '../../samples.js';
 
 const OPTIONS = {
@@ -67,17 +67,19 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   };
   const config = values.config ?? 'default';
   const scenarioPath = values.scenario ?? (demo ? samplePath('call.scenario.json') : undefined);
-  const scenario = scenarioPath ? readJsonFile(scenarioPath, 'scenario') : undefined;
+  const scenario = scenarioPath ? await loadScenario(scenarioPath) : undefined;
 
   const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
-  const source = resultSource(endpoint.emulator !== undefined, scenario !== undefined);
   const fleet = await fleetLimits(values.redis, io.env);
   const published = await commandPublisher(values.publish, io);
   const serverStats = createMediaStreamServerStats();
   const callStats = createAnalyzeCallsStats();
   const out = (line: string): void => void io.stdout.write(`${line}\n`);
   const json = values.json === true;
-  if (!json && source !== 'service') out(resultSourceNote(source, scenarioPath));
+  // Where the results come from, as the first call's session is answered (before its events).
+  const source = watchSource((first) => {
+    if (!json && first !== 'service') out(sourceNote(first, scenarioPath));
+  }, embeddedSource(endpoint.emulator !== undefined, scenario as never));
 
   try {
     return await showCalls(
@@ -122,6 +124,7 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
             callStats,
             limiter: fleet.limiter,
             publish: published.publisher,
+            webSocketFactory: source.webSocketFactory,
           },
         ),
       (call) => {
@@ -139,7 +142,7 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
             const sum = (k: 'received' | 'lost' | 'late' | 'duplicated' | 'reordered') => tracks.reduce((n, t) => n + t[k], 0);
             return { received: sum('received'), lost: sum('lost'), late: sum('late'), duplicated: sum('duplicated'), reordered: sum('reordered') };
           },
-          stateSource: source,
+          stateSource: () => source.source ?? 'service',
         };
       },
     );

@@ -3,12 +3,14 @@ import { analyzeCalls, createAnalyzeCallsStats } from '../../telephony/analyzeCa
 import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
 import { commandPublisher, PUBLISH_OPTION } from '../publishFlag.js';
 import { option, type OptionValues } from '../options.js';
-import { BASE_URL_OPTION, CONFIG_OPTION, scenarioOption } from '../sharedOptions.js';
+import { BASE_URL_OPTION, CONFIG_OPTION, loadScenario, scenarioOption } from '../sharedOptions.js';
 import { parsePayloadTypeArg, type PayloadTypeSpec } from '../../telephony/payloadTypes.js';
 import { createRtpSourceStats, rtpSource } from '../../telephony/rtpSource.js';
-import { defineCommand, printError, readJsonFile, type CliIo, type Command } from '../command.js';
+import type { LimitWarning, PayloadTypeWarning } from '../../warnings.js';
+import { defineCommand, printError, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
 import { showCalls } from '../callView.js';
+import { embeddedSource, sourceNote, watchSource } from '../resultSource.js';
 
 const OPTIONS = {
   port: option.integer('N', 'UDP port (default 5004; 0 picks a free one, printed on stderr)', { min: 0, max: 65535, fallback: 5004 }),
@@ -38,7 +40,7 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   const port = values.port;
   const exitAfter = values['exit-after'];
   const config = values.config ?? 'default';
-  const scenario = values.scenario ? readJsonFile(values.scenario, 'scenario') : undefined;
+  const scenario = values.scenario ? await loadScenario(values.scenario) : undefined;
 
   const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
   const fleet = await fleetLimits(values.redis, io.env);
@@ -47,6 +49,11 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   const callStats = createAnalyzeCallsStats();
   const out = (line: string): void => void io.stdout.write(`${line}\n`);
   const json = values.json === true;
+  // Where the results come from, as analyze says it: a line when the first call's session is
+  // answered (before its events), and `source` in each call's --json state line.
+  const source = watchSource((first) => {
+    if (!json && first !== 'service') out(sourceNote(first, values.scenario));
+  }, embeddedSource(endpoint.emulator !== undefined, scenario as never));
 
   try {
     return await showCalls(
@@ -64,7 +71,7 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
             ...(values['max-legs'] !== undefined ? { maxLegs: values['max-legs'] } : {}),
             ...(values['frame-ms'] !== undefined ? { frameMs: values['frame-ms'] } : {}),
             onListening: (a) => io.stderr.write(`svc-stream: listening for RTP on ${a.address}:${a.port}\n`),
-            onWarning: (w) => io.stderr.write(`svc-stream: ${w.message.replace('Raise maxLegs', 'Raise --max-legs')}\n`),
+            onWarning: (w) => io.stderr.write(`svc-stream: ${warningLine(w)}\n`),
           }),
           {
             apiKey: endpoint.apiKey,
@@ -75,6 +82,7 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
             callStats,
             limiter: fleet.limiter,
             publish: published.publisher,
+            webSocketFactory: source.webSocketFactory,
           },
         ),
       (call) => {
@@ -87,6 +95,7 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
             text: `call from ${leg.remote.address}:${leg.remote.port} (${fmt}), ${call.status}`,
             json: { type: 'call', id: call.id, ssrc: leg.ssrc, payload_type: leg.payloadType, codec: leg.codec.name, format: leg.format, status: call.status, remote: leg.remote },
           },
+          stateSource: () => source.source ?? 'service',
           counters: () => {
             const s = leg.stats;
             return { received: s.received, lost: s.lost, late: s.late, duplicated: s.duplicated, reordered: s.reordered, dtmf: s.dtmf, cn: s.cn, rtcp: s.rtcp };
@@ -102,6 +111,13 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
     await fleet.close();
     await endpoint.close();
   }
+}
+
+/** A source's warning in the command line's words: the flag, not the option. */
+function warningLine(w: LimitWarning | PayloadTypeWarning): string {
+  if (w.option !== 'payloadTypes') return w.message.replace('Raise maxLegs', 'Raise --max-legs');
+  const map = `--payload-type ${w.payloadType}=${w.mapping ?? 'CODEC/RATE'}`;
+  return w.message.replace(/^rtpSource: /, '').replace(/Map it in payloadTypes.*$/, w.mapping ? `Map it with ${map} to be sure.` : `Map it with ${map} (e.g. ${w.payloadType}=L16/16000, ${w.payloadType}=opus/48000/2).`);
 }
 
 export const rtpCommands: readonly Command[] = [

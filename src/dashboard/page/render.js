@@ -106,7 +106,8 @@ function renderTranscript(view) {
     if (!seen.has(uuid)) { li.remove(); lines.delete(uuid); }
   });
   byId('transcript-empty').hidden = view.transcript.length > 0;
-  byId('transcript-empty').textContent = ended(view) ? 'No speech was detected' : 'Waiting for speech…';
+  // A failed session's empty transcript says why, not that nobody spoke.
+  byId('transcript-empty').textContent = view.status === 'failed' ? 'The session failed' + (view.error ? ': ' + view.error.code + ': ' + view.error.message : '') : ended(view) ? 'No speech was detected' : 'Waiting for speech…';
   var partials = view.transcript.length - finals;
   byId('clip-count').textContent = view.transcript.length ? finals + ' final' + (partials ? ', ' + partials + ' in progress' : '') : '';
   if (stick) scroller.scrollTop = scroller.scrollHeight;

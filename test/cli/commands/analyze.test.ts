@@ -48,7 +48,10 @@ describe('svc-stream analyze', () => {
     const state = out.at(-1)!;
     expect(out.at(-2)).toEqual({ type: 'done', duration_ms: 38507 });
     expect(state['type']).toBe('state');
-    expect(Object.keys(state).sort()).toEqual(['behaviors', 'clips', 'conversation_type', 'duration_ms', 'roles', 'source', 'summary', 'topic_sentiments', 'topics', 'type']);
+    expect(Object.keys(state).sort()).toEqual(['behaviors', 'clips', 'conversation_type', 'duration_ms', 'roles', 'session', 'source', 'summary', 'topic_sentiments', 'topics', 'type']);
+    // The session's account: no reconnect, the whole file sent once, nothing replayed or dropped.
+    expect(state['session']).toMatchObject({ status: 'done', reconnects: 0, reconnecting_ms: 0, audio_replayed_ms: 0, audio_dropped_ms: 0, bytes_replayed: 0, bytes_dropped: 0 });
+    expect(Math.abs((state['session'] as { audio_sent_ms: number }).audio_sent_ms - 38507)).toBeLessThan(5);
     // The sample call's scenario was played: scripted results, and the state line says so.
     expect(state['source']).toBe('scenario');
     expect(state['duration_ms']).toBe(38507);
@@ -103,6 +106,22 @@ describe('svc-stream analyze', () => {
     expect(end).toMatch(/session\s+done, 0:38\.5 of audio in .*, 1 reconnect \(/);
   });
 
+  it('--json after a dropped connection: the state line carries the reconnect, its time, the audio replayed and dropped', async () => {
+    let n = 0;
+    const scenario = JSON.parse(readFileSync(sample('call.scenario.json'), 'utf8')) as Record<string, unknown>;
+    const emu = await startEmulator({ scenario: () => (n++ === 0 ? { ...scenario, faults: [{ at: 'audio', at_ms: 12_000, action: 'drop' }] } : scenario) });
+    emulators.push(emu);
+    const r = await run(['analyze', sample('call.wav'), '--json'], { env: { SVC_BASE_URL: emu.baseUrl, SVC_API_KEY: emu.apiKey } });
+    expect(r.code).toBe(0);
+    const session = (lines(r.stdout).at(-1) as { session: Record<string, number | string> }).session;
+    expect(session).toMatchObject({ status: 'done', reconnects: 1, audio_dropped_ms: 0, bytes_dropped: 0 });
+    expect(session['reconnecting_ms']).toBeGreaterThanOrEqual(0);
+    expect(session['bytes_replayed']).toBeGreaterThan(0);
+    expect(session['audio_replayed_ms']).toBeGreaterThan(0);
+    // Sent once: the whole file (what a reconnect sent again is counted apart).
+    expect(Math.abs((session['audio_sent_ms'] as number) - 38507)).toBeLessThan(5);
+  });
+
   it('on a terminal, it never clears the screen and ends on the complete transcript and summary', async () => {
     const r = await run(['analyze', sample('call.wav'), '--config', sample('call.config.json')], { tty: true });
     expect(r.code).toBe(0);
@@ -137,7 +156,8 @@ describe('svc-stream analyze', () => {
       expect(replayed!.code).toBe(0);
       const { source: a, ...first } = lines(recorded.stdout).at(-1) as Record<string, unknown>;
       const { source: b, ...second } = lines(replayed!.stdout).at(-1) as Record<string, unknown>;
-      expect([a, b]).toEqual(['scenario', 'service']);
+      // The replaying emulator runs elsewhere; its answers say it is a scenario all the same.
+      expect([a, b]).toEqual(['scenario', 'scenario']);
       expect(second).toEqual(first);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -166,17 +186,41 @@ describe('svc-stream analyze', () => {
       const bad = join(dir, 'bad.json');
       writeFileSync(bad, JSON.stringify({ behaviors: ['cheerfulness'] }));
       const r = await run(['analyze', sample('call.wav'), '--config', bad]);
-      expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(/svc-stream: invalid_config: invalid config at behaviors\.0/);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/^svc-stream: invalid_config: invalid config at behaviors\.0/);
+      expect(r.stderr).not.toContain('embedded emulator');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
 
-  it('a missing file fails with file_not_found', async () => {
-    const r = await run(['analyze', 'no/such/call.wav']);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain('svc-stream: file_not_found:');
+  it('a missing, empty or non-audio file is refused before anything starts: exit 2, one line naming it, no source line', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-cli-'));
+    try {
+      const empty = join(dir, 'empty.wav');
+      writeFileSync(empty, '');
+      const text = join(dir, 'notes.wav');
+      writeFileSync(text, 'these are notes, not audio\n'.repeat(100));
+      for (const [file, line] of [
+        ['no/such/call.wav', /^svc-stream: file_not_found: no\/such\/call\.wav: no such file\n$/],
+        [empty, /^svc-stream: empty_file: .*empty\.wav: the file is empty\n$/],
+        [text, /^svc-stream: corrupt_audio: audio file cannot be decoded: .*notes\.wav\n/],
+      ] as const) {
+        const r = await run(['analyze', file]);
+        expect(r.code).toBe(2);
+        expect(r.stderr).toMatch(line);
+        expect(r.stderr).not.toContain('embedded emulator');
+        expect(r.stdout).toBe('');
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('--speed fast names the flag, before anything starts', async () => {
+    const r = await run(['analyze', sample('call.wav'), '--speed', 'fast']);
+    expect(r.code).toBe(2);
+    expect(r.stderr.split('\n')[0]).toBe("svc-stream: invalid_argument: --speed expects a number > 0, got 'fast'");
   });
 
   it('with SVC_BASE_URL and a wrong SVC_API_KEY it fails with invalid_api_key, and never prints the key', async () => {

@@ -37,23 +37,37 @@ describe('svc-stream events', () => {
   it('prints one JSON line per file, a TTY progress line and a failure summary; exits 1', async () => {
     const a = files.tone('a.wav', 1);
     const b = files.tone('b.wav', 1, 150);
-    const empty = files.bytes('empty.wav', '');
+    const garbage = files.bytes('garbage.wav', 'this is not audio at all, only text in a .wav file');
     const t = io(env, true);
-    const code = await command('events').run(['--concurrency', '2', a, empty, b], t.io);
+    const code = await command('events').run(['--concurrency', '2', a, garbage, b], t.io);
     expect(code).toBe(1);
     const lines = t.stdout.text().trim().split('\n').map((l) => JSON.parse(l) as { path: string; result?: unknown; error?: { code: string } });
     expect(lines).toHaveLength(3);
-    expect(lines.find((l) => l.path === empty)?.error?.code).toBe('empty_file');
+    const failed = lines.find((l) => l.path === garbage)?.error?.code;
+    expect(failed).toEqual(expect.any(String));
     expect(lines.filter((l) => l.result)).toHaveLength(2);
     expect(t.stderr.text()).toContain('\r[3/3] 2 ok, 1 failed');
-    expect(t.stderr.text()).toContain('1 of 3 failed (empty_file: 1)');
+    expect(t.stderr.text()).toContain(`1 of 3 failed (${failed}: 1)`);
   });
 
-  it('exits 0 when every file succeeds, with no progress line off a TTY', async () => {
+  it('a missing or empty FILE is refused before anything starts: exit 2, one line naming it', async () => {
+    const empty = files.bytes('empty.wav', '');
+    for (const [file, line] of [
+      [empty, `svc-stream: empty_file: ${empty}: the file is empty`],
+      ['nope.wav', 'svc-stream: file_not_found: nope.wav: no such file'],
+    ] as const) {
+      const t = io({});
+      expect(await command('events').run([files.tone('e.wav', 1), file], t.io)).toBe(2);
+      expect(t.stderr.text()).toBe(`${line}\n`);
+      expect(t.stdout.text()).toBe('');
+    }
+  });
+
+  it('exits 0 when every file succeeds, with no progress line off a TTY; the emulator says the result is its own', async () => {
     const t = io(env);
     expect(await command('emotion').run([files.tone('c.wav', 1)], t.io)).toBe(0);
-    expect(JSON.parse(t.stdout.text())).toMatchObject({ result: { emotion: expect.any(String), time_series: [] } });
-    expect(t.stderr.text()).toBe('');
+    expect(JSON.parse(t.stdout.text())).toMatchObject({ source: 'emulator', result: { emotion: expect.any(String), time_series: [] } });
+    expect(t.stderr.text()).toBe("svc-stream: source: emulator stand-ins (computed from the signal by the emulator, not the service's models)\n");
   });
 
   it('uses an embedded emulator when nothing is configured', async () => {

@@ -40,7 +40,8 @@ describe('svc-stream job', () => {
     h = await harness({ queuedMs: 20, processingMs: 60 });
     const t = io(envOf(h));
     const code = await jobCommand.run(['submit', 'samples/call.wav', '--wait', '--emotion', '--interval-ms', '10'], t);
-    expect(t.err()).toBe('');
+    // The emulator's answers say they are its own: one line on stderr, stdout stays the JSON.
+    expect(t.err()).toBe("svc-stream: source: emulator stand-ins (computed from the signal by the emulator, not the service's models)\n");
     expect(code).toBe(0);
     const out = lines(t.out());
     expect(out[0]).toMatchObject({ job_id: expect.any(String), status: 'queued' });
@@ -87,7 +88,7 @@ describe('svc-stream job', () => {
     // `failed` is not contract: the wait runs to its deadline and names the last status.
     const failed = io(envOf(h));
     expect(await jobCommand.run(['submit', CALL, '--wait', '--interval-ms', '10', '--timeout-ms', '200'], failed)).toBe(1);
-    expect(failed.err()).toMatch(/^svc-stream: poll_deadline: job \S+ was not completed within \d+ ms \(last status "failed"\)\n$/);
+    expect(failed.err()).toMatch(/^svc-stream: source: emulator stand-ins .*\nsvc-stream: poll_deadline: job \S+ was not completed within \d+ ms \(last status "failed"\)\n$/);
     const id = lines(failed.out())[0]!.job_id as string;
     const read = io(envOf(h));
     expect(await jobCommand.run(['status', id], read)).toBe(0);
@@ -118,5 +119,14 @@ describe('svc-stream job', () => {
       expect(t.err()).toMatch(/^svc-stream: invalid_argument: .+\nUsage:\n(?: {2}svc-stream job .+\n)+Run 'svc-stream job --help' for every option\.\n$/);
       expect(t.out()).toBe('');
     }
+  });
+});
+
+describe('svc-stream job submit, a missing FILE', () => {
+  it('is refused before anything starts: exit 2, the one wording', async () => {
+    const t = io({});
+    expect(await jobCommand.run(['submit', 'no/such.wav'], t)).toBe(2);
+    expect(t.err()).toBe('svc-stream: file_not_found: no/such.wav: no such file\n');
+    expect(t.out()).toBe('');
   });
 });

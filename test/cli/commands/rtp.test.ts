@@ -1,8 +1,11 @@
+import { execFile } from 'node:child_process';
+import { createSocket } from 'node:dgram';
 import { PassThrough, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { CliIo } from '../../../src/cli/command.js';
 import { main } from '../../../src/cli/main.js';
 import { sendRtpCall } from '../../telephony/helpers.js';
+import { resolveFfmpeg } from '../../../src/internal/ffmpegPath.js';
 
 function capture(onWrite?: (text: string) => void): Writable & { text: () => string } {
   let text = '';
@@ -14,6 +17,20 @@ function capture(onWrite?: (text: string) => void): Writable & { text: () => str
     },
   });
   return Object.assign(w, { text: () => text });
+}
+
+
+/** `svc-stream rtp ARGS` in-process on a free port: its output, the port it listens on, and its exit. */
+function startRtp(args: readonly string[], signal?: AbortSignal) {
+  let resolvePort!: (p: number) => void;
+  const port = new Promise<number>((r) => (resolvePort = r));
+  const stderr = capture((t) => {
+    const m = /listening for RTP on [\d.]+:(\d+)/.exec(t);
+    if (m) resolvePort(Number(m[1]));
+  });
+  const stdout = capture();
+  const io: CliIo = { stdout, stderr, stdin: new PassThrough(), env: {}, ...(signal ? { signal } : {}) };
+  return { stdout, stderr, port, done: main(['rtp', '--port', '0', ...args], io) };
 }
 
 describe('svc-stream rtp', () => {
@@ -32,33 +49,19 @@ describe('svc-stream rtp', () => {
   });
 
   it('analyses an RTP call on the embedded emulator and prints NDJSON per call', async () => {
-    let resolvePort!: (p: number) => void;
-    const port = new Promise<number>((r) => (resolvePort = r));
-    const stderr = capture((t) => {
-      const m = /listening for RTP on [\d.]+:(\d+)/.exec(t);
-      if (m) resolvePort(Number(m[1]));
-    });
-    const stdout = capture();
-    const io: CliIo = { stdout, stderr, stdin: new PassThrough(), env: {} };
-    const done = main(['rtp', '--port', '0', '--idle-timeout', '300', '--exit-after', '1', '--json'], io);
+    const { stdout, port, done } = startRtp(['--idle-timeout', '300', '--exit-after', '1', '--json']);
     await sendRtpCall(await port, 0xabc, 1, 2);
     expect(await done).toBe(0);
     const lines = stdout.text().trim().split('\n').map((l) => JSON.parse(l) as { type: string; id: string; status?: string; stats?: { received: number }; event?: { type: string } });
     expect(lines[0]).toMatchObject({ type: 'call', id: 'rtp-00000abc', codec: 'PCMU' });
     expect(lines.some((l) => l.type === 'event' && l.event?.type === 'done')).toBe(true);
-    expect(lines.at(-1)).toMatchObject({ type: 'call_end', id: 'rtp-00000abc', status: 'done', duration_ms: 1000, stats: { received: 50, lost: 0 } });
+    expect(lines.find((l) => l.type === 'call_end')).toMatchObject({ type: 'call_end', id: 'rtp-00000abc', status: 'done', duration_ms: 1000, stats: { received: 50, lost: 0 } });
+    // As analyze --json ends: a state line saying where the results come from.
+    expect(lines.at(-1)).toMatchObject({ type: 'state', id: 'rtp-00000abc', source: 'speech-segments-only' });
   });
 
   it('--max-legs refuses a second call and says so once on stderr; --frame-ms groups the audio it sends', async () => {
-    let resolvePort!: (p: number) => void;
-    const port = new Promise<number>((r) => (resolvePort = r));
-    const stderr = capture((t) => {
-      const m = /listening for RTP on [\d.]+:(\d+)/.exec(t);
-      if (m) resolvePort(Number(m[1]));
-    });
-    const stdout = capture();
-    const io: CliIo = { stdout, stderr, stdin: new PassThrough(), env: {} };
-    const done = main(['rtp', '--port', '0', '--idle-timeout', '300', '--exit-after', '1', '--max-legs', '1', '--frame-ms', '100', '--json'], io);
+    const { stdout, stderr, port, done } = startRtp(['--idle-timeout', '300', '--exit-after', '1', '--max-legs', '1', '--frame-ms', '100', '--json']);
     const p = await port;
     // 0xabc's first packet starts the one leg allowed; every packet of 0xdef is refused.
     await Promise.all([sendRtpCall(p, 0xabc, 1, 2), new Promise((r) => setTimeout(r, 50)).then(() => sendRtpCall(p, 0xdef, 1, 2))]);
@@ -67,5 +70,64 @@ describe('svc-stream rtp', () => {
     expect(lines.filter((l) => l.type === 'call').map((l) => l.id)).toEqual(['rtp-00000abc']);
     expect(stderr.text().match(/a new call leg was refused because 1 legs are running/g)).toHaveLength(1);
     expect(stderr.text()).toContain('Raise --max-legs');
+  });
+});
+
+describe('svc-stream rtp hears ffmpeg default L16 RTP (dynamic payload type 97, nobody mapped it)', () => {
+  it('the call is analysed as L16/16000 and the inference is said once, with the flag that maps it', async () => {
+    const { stdout, stderr, port, done } = startRtp(['--idle-timeout', '400', '--exit-after', '1']);
+    const ffmpeg = await resolveFfmpeg();
+    const sender = execFile(
+      ffmpeg.path,
+      ['-hide_banner', '-loglevel', 'error', '-re', '-i', 'samples/call.wav', '-t', '2', '-c:a', 'pcm_s16be', '-ar', '16000', '-ac', '1', '-f', 'rtp', `rtp://127.0.0.1:${await port}`],
+      { timeout: 20_000 },
+    );
+    try {
+      expect(await done).toBe(0);
+    } finally {
+      sender.kill('SIGKILL');
+    }
+    const warnings = stderr.text().split('\n').filter((l) => /payload type 97/.test(l));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/^svc-stream: payload type 97 \(from 127\.0\.0\.1:\d+\) is not mapped; its packets are L16 or Opus beyond doubt and are taken as L16\/16000\/1\. Map it with --payload-type 97=L16\/16000\/1 to be sure\.$/);
+    const out = stdout.text();
+    expect(out.split('\n')[0]).toBe('source: emulator, speech segments only (no transcription: clips have no text; try --scenario)');
+    expect(out).toMatch(/^rtp-[0-9a-f]{8} call from 127\.0\.0\.1:\d+ \(L16\/16000 as s16be\), /m);
+    expect(out).toMatch(/^rtp-[0-9a-f]{8} done: [12]\.\d s of audio$/m);
+  }, 30_000);
+
+  it('a payload type that cannot be told is named once on stderr with the flag, and nothing is analysed', async () => {
+    const controller = new AbortController();
+    const { stdout, stderr, port, done } = startRtp([], controller.signal);
+    const warned = new Promise<void>((resolve) => {
+      const check = setInterval(() => {
+        if (/payload type 111/.test(stderr.text())) {
+          clearInterval(check);
+          resolve();
+        }
+      }, 10);
+    });
+    // Packets of 33 bytes whose timestamps step by 160: neither L16 nor Opus (GSM-like).
+    const socket = createSocket('udp4');
+    const p = await port;
+    for (let i = 0; i < 4; i++) {
+      const pkt = Buffer.alloc(12 + 33, 0x01);
+      pkt[0] = 0x80;
+      pkt[1] = 111;
+      pkt.writeUInt16BE(i, 2);
+      pkt.writeUInt32BE(160 * i, 4);
+      pkt.writeUInt32BE(0x5555, 8);
+      await new Promise<void>((r) => socket.send(pkt, p, '127.0.0.1', () => r()));
+    }
+    await warned;
+    controller.abort();
+    expect(await done).toBe(0);
+    socket.close();
+    const lines = stderr.text().split('\n').filter((l) => /payload type 111/.test(l));
+    expect(lines).toEqual([
+      "svc-stream: payload type 111 is not mapped and its packets are neither L16 (a timestamp step of one sample per 2 bytes per channel) nor Opus; its packets are dropped and counted in stats.unknownPayloadType. Map it with --payload-type 111=CODEC/RATE (e.g. 111=L16/16000, 111=opus/48000/2).",
+    ]);
+    // No call: only the line saying where results would come from.
+    expect(stdout.text()).toBe('source: emulator, speech segments only (no transcription: clips have no text; try --scenario)\n');
   });
 });
