@@ -11,6 +11,7 @@ import type { SessionStreams } from '../state/splitSession.js';
 import type { ConversationSnapshot } from '../state/snapshot.js';
 import { workerHandle, type CallWorker } from './callWorker.js';
 import { CallRun, type CallRunContext } from './callRun.js';
+import type { Publisher } from '../fleet/publisher.js';
 import { localSlots, workerSlots } from './callSlots.js';
 
 /** Anything with an id and audio: a `CallLeg`, a `MediaStreamCall`, or your own. */
@@ -102,6 +103,12 @@ export interface AnalyzeCallsOptions<C extends AnalyzableCall = AnalyzableCall> 
    * add up in the primary.
    */
   readonly worker?: CallWorker | undefined;
+  /**
+   * Publish every call's session to Redis Streams under its call id (`createPublisher` of
+   * 'svc-stream/fleet'), for relays and the supervisor's page anywhere in the fleet
+   * (docs/fleet.md). Publishing never delays or fails a call.
+   */
+  readonly publish?: Publisher | undefined;
 }
 
 /**
@@ -146,13 +153,13 @@ export function analyzeCalls<C extends AnalyzableCall>(calls$: Observable<C>, op
   if (!(maxQueueMs >= 0)) throw new InputError('invalid_argument', `maxQueueMs must be 0 or more, got ${maxQueueMs}`);
   const scheduler = options.scheduler ?? asyncScheduler;
   const handle = workerHandle(options.worker);
-  const { maxConcurrent: _m, whenFull: _w, maxQueueMs: _q, sessionOptions, drainRejected, callStats, stats: _s, worker: _k, ...shared } = options;
+  const { maxConcurrent: _m, whenFull: _w, maxQueueMs: _q, sessionOptions, drainRejected, callStats, stats: _s, worker: _k, publish, ...shared } = options;
   return new Observable<CallAnalysis<C>>((subscriber) => {
     const stats = callStats ?? createAnalyzeCallsStats();
     handle?.reportStats('analyzeCalls', stats);
     // Across workers the primary holds the count, and says whether a call that may not wait gets a slot.
     const slots = handle ? workerSlots(handle, max, whenFull === 'queue') : localSlots(max);
-    const ctx: CallRunContext = { slots, max, whenFull, maxQueueMs, drainRejected: drainRejected !== false, scheduler, stats };
+    const ctx: CallRunContext = { slots, max, whenFull, maxQueueMs, drainRejected: drainRejected !== false, scheduler, stats, publish };
     const runs = new Set<CallRun<C>>();
     let open = 0;
     let sourceDone = false;

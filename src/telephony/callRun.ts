@@ -10,6 +10,8 @@ import { initialConversationSnapshot, type ConversationSnapshot } from '../state
 import type { AnalyzableCall, AnalyzeCallsStats, CallAnalysis, CallOutcome, CallStatus } from './analyzeCalls.js';
 import type { CallSlots } from './callSlots.js';
 import { isSlotRefusal } from './callWorker.js';
+import type { Publisher } from '../fleet/publisher.js';
+import { sessionIdOf } from '../relay/protocol.js';
 
 /** What every call of one analyzeCalls subscription shares. */
 export interface CallRunContext {
@@ -20,6 +22,8 @@ export interface CallRunContext {
   readonly drainRejected: boolean;
   readonly scheduler: SchedulerLike;
   readonly stats: AnalyzeCallsStats;
+  /** Where each call's session is published (analyzeCalls' `publish`), if anywhere. */
+  readonly publish?: Publisher | undefined;
 }
 
 /** The session of one call, its analysis, and the driver that keeps it going. */
@@ -136,7 +140,8 @@ export class CallRun<C extends AnalyzableCall> {
         ctx.stats.running++;
         ctx.stats.peakRunning = Math.max(ctx.stats.peakRunning, ctx.stats.running);
         this.status = 'running';
-        return conversationSession(call.audio$, sessionOptions);
+        const session$ = conversationSession(call.audio$, sessionOptions);
+        return ctx.publish ? ctx.publish.publish(session$, { id: sessionIdOf(call.id), title: call.id, state$: stats.state$ }) : session$;
       });
       let held = false;
       const inner = ctx.slots.run(

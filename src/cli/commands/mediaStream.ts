@@ -16,6 +16,7 @@ import { playMediaStreamDemo } from '../mediaStreamDemo.js';
 import { option, type OptionValues } from '../options.js';
 import { BASE_URL_OPTION, CONFIG_OPTION, loadScenario, scenarioOption } from '../sharedOptions.js';
 import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
+import { commandPublisher, PUBLISH_OPTION } from '../publishFlag.js';
 import { embeddedSource, sourceNote, watchSource } from '../resultSource.js';
 import { samplePath } from '../../samples.js';
 
@@ -42,6 +43,7 @@ const OPTIONS = {
   ...BASE_URL_OPTION,
   json: option.flag('NDJSON: per call a call line, its events, a call_end and a state line'),
   ...REDIS_OPTION,
+  ...PUBLISH_OPTION,
 } as const;
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
@@ -76,6 +78,7 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
 
   const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
   const fleet = await fleetLimits(values.redis, io.env);
+  const published = await commandPublisher(values.publish, io);
   const serverStats = createMediaStreamServerStats();
   const callStats = createAnalyzeCallsStats();
   const out = (line: string): void => void io.stdout.write(`${line}\n`);
@@ -127,6 +130,7 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
         whenFull,
         callStats,
         limiter: fleet.limiter,
+        publish: published.publisher,
         ...(worker ? { worker } : {}),
         webSocketFactory: source.webSocketFactory,
       },
@@ -164,6 +168,7 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
     printError(io, err);
     return 1;
   } finally {
+    await published.close();
     await fleet.close();
     await endpoint.close();
   }

@@ -1,6 +1,7 @@
 // `svc-stream rtp`: receive RTP calls and analyse each one live.
 import { analyzeCalls, createAnalyzeCallsStats } from '../../telephony/analyzeCalls.js';
 import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
+import { commandPublisher, PUBLISH_OPTION } from '../publishFlag.js';
 import { option, type OptionValues } from '../options.js';
 import { BASE_URL_OPTION, CONFIG_OPTION, loadScenario, scenarioOption } from '../sharedOptions.js';
 import { parsePayloadTypeArg, type PayloadTypeSpec } from '../../telephony/payloadTypes.js';
@@ -37,6 +38,7 @@ const OPTIONS = {
   ...BASE_URL_OPTION,
   json: option.flag('one NDJSON line per call start, event and call end'),
   ...REDIS_OPTION,
+  ...PUBLISH_OPTION,
 } as const;
 
 async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }, io: CliIo): Promise<number> {
@@ -50,6 +52,7 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
 
   const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
   const fleet = await fleetLimits(values.redis, io.env);
+  const published = await commandPublisher(values.publish, io);
   const sourceStats = createRtpSourceStats();
   const callStats = createAnalyzeCallsStats();
   const out = (line: string): void => void io.stdout.write(`${line}\n`);
@@ -87,6 +90,7 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
         whenFull: values['when-full'],
         callStats,
         limiter: fleet.limiter,
+        publish: published.publisher,
         webSocketFactory: source.webSocketFactory,
         ...(worker ? { worker } : {}),
       },
@@ -123,6 +127,7 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
     printError(io, err);
     return 1;
   } finally {
+    await published.close();
     await fleet.close();
     await endpoint.close();
   }
