@@ -87,4 +87,34 @@ describe('fromReadable', () => {
     const text = Readable.from(['not audio']);
     await expect(collect(fromReadable(text))).rejects.toMatchObject({ code: 'source_error', message: expect.stringMatching(/string/) });
   });
+
+  it('a stream that refills on microtasks (Readable.from over memory) lets the event loop turn at least every 256 KiB', async () => {
+    const chunk = Buffer.alloc(16 * 1024);
+    let yielded = 0;
+    async function* memory(): AsyncGenerator<Buffer> {
+      for (let i = 0; i < 512; i++) {
+        yielded += chunk.byteLength;
+        yield chunk;
+      }
+    }
+    // One observation per turn of the loop (an immediate that schedules the next one).
+    const seen: number[] = [];
+    let watching = true;
+    const watch = (): void => {
+      seen.push(yielded);
+      if (watching) setImmediate(watch);
+    };
+    setImmediate(watch);
+    let received = 0;
+    try {
+      received = byteCount(await collect(fromReadable(Readable.from(memory(), { objectMode: false }))));
+    } finally {
+      watching = false;
+    }
+    const total = 512 * chunk.byteLength;
+    expect(received).toBe(total);
+    expect(seen.filter((n) => n > 0 && n < total).length).toBeGreaterThanOrEqual(16);
+    // What the stream buffers ahead (its high-water mark) comes on top of the 256 KiB read between turns.
+    for (let i = 1; i < seen.length; i++) expect(seen[i]! - seen[i - 1]!, `turn ${i}`).toBeLessThanOrEqual(256 * 1024 + 128 * 1024);
+  });
 });
