@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AudioSourceError } from '../../src/errors.js';
 import { FlowControl } from '../../src/audio/flow.js';
 import { audioMetaOf, fromReadable } from 'svc-stream';
-import { byteCount, collect, eventually, readPausingAfter } from './fixtures.js';
+import { byteCount, collect, eventually, readPausingAfter, readWatchingTurns } from './fixtures.js';
 
 let dir: string;
 let big: string;
@@ -97,22 +97,9 @@ describe('fromReadable', () => {
         yield chunk;
       }
     }
-    // One observation per turn of the loop (an immediate that schedules the next one).
-    const seen: number[] = [];
-    let watching = true;
-    const watch = (): void => {
-      seen.push(yielded);
-      if (watching) setImmediate(watch);
-    };
-    setImmediate(watch);
-    let received = 0;
-    try {
-      received = byteCount(await collect(fromReadable(Readable.from(memory(), { objectMode: false }))));
-    } finally {
-      watching = false;
-    }
+    const { result, seen } = await readWatchingTurns(() => yielded, () => collect(fromReadable(Readable.from(memory(), { objectMode: false }))));
     const total = 512 * chunk.byteLength;
-    expect(received).toBe(total);
+    expect(byteCount(result)).toBe(total);
     expect(seen.filter((n) => n > 0 && n < total).length).toBeGreaterThanOrEqual(16);
     // What the stream buffers ahead (its high-water mark) comes on top of the 256 KiB read between turns.
     for (let i = 1; i < seen.length; i++) expect(seen[i]! - seen[i - 1]!, `turn ${i}`).toBeLessThanOrEqual(256 * 1024 + 128 * 1024);
