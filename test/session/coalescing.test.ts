@@ -1,6 +1,8 @@
 // Coalescing: chunks read while an earlier frame is still being written go out as one binary
-// frame (the contract lets binary audio frames split anywhere), an idle socket gets each chunk
-// at once, and the nothing-lost account stays exact when the server goes away mid-stream.
+// frame (the contract lets binary audio frames split anywhere), a source reading in bursts gets
+// full frames (the last bytes of a burst wait for the next one, and go once the bursts stop),
+// an idle socket gets each chunk of a live source at once, and the nothing-lost account stays
+// exact when the server goes away mid-stream.
 // A real ws server on loopback, asserting on what it received.
 // (Sessions here run with `reconnect: false`: each test is about one session; reconnecting has its own, test/session/reconnect.test.ts.)
 import { afterEach, describe, expect, it } from 'vitest';
@@ -120,7 +122,81 @@ describe('coalescing small chunks', () => {
     expect(Buffer.concat(srv.frames).equals(expected)).toBe(true);
   });
 
-  it('sends each chunk at once on an idle socket: it arrives before the next chunk is read', async () => {
+  it.each([
+    ['reconnect: false', false],
+    ['the default (reconnect on)', undefined],
+  ] as const)('a source reading in bursts faster than the socket gets full frames (%s): every frame but a handful is 64 KiB', async (_, reconnect) => {
+    const srv = await server();
+    const size = 3200;
+    const count = Math.floor((8 << 20) / size);
+    // Audio in memory, one buffer reused: next() resolves at once, so the source reads in
+    // bursts (a turn of the event loop every 256 KiB) faster than the socket takes them.
+    const reused = new Uint8Array(size);
+    async function* frames(): AsyncGenerator<Uint8Array> {
+      for (let i = 0; i < count; i++) {
+        reused.set(chunk(i, size));
+        yield reused;
+      }
+    }
+    const stats = createSessionStats();
+    await lastValueFrom(fromAsyncIterable(frames(), { format: RAW }).pipe(analyzeConversation({ reconnect, apiKey: KEY, baseUrl: srv.baseUrl, stats })));
+    const expected = Buffer.concat(Array.from({ length: count }, (_, i) => chunk(i, size)));
+    expect(Buffer.concat(srv.frames).equals(expected)).toBe(true);
+    expect(stats).toMatchObject({ bytesRead: count * size, bytesSent: count * size, framesSent: srv.frames.length });
+    // The last bytes of a burst wait for the next burst instead of going as a short frame (and
+    // leaving the next one short): 128 frames would carry the 8 MiB, a few more may be short.
+    const short = srv.frames.filter((f) => f.length !== 64 * 1024).length;
+    expect(srv.frames.length).toBeLessThanOrEqual(Math.ceil((count * size) / (64 * 1024)) + short);
+    expect(short).toBeLessThanOrEqual(8);
+  });
+
+  it.each([
+    ['reconnect: false', false],
+    ['the default (reconnect on)', undefined],
+  ] as const)('the last bytes of a burst go once the bursts stop, before anything else is read (%s)', async (_, reconnect) => {
+    const srv = await server();
+    const size = 3200;
+    const burst = 100; // 320 000 B: the first chunk at once (an idle socket), full frames, a tail
+    let arrived = true;
+    const audio$ = new Observable<Uint8Array>((subscriber) => {
+      let stopped = false;
+      void (async () => {
+        // Wait for the socket to open, so the burst meets an open socket.
+        while (stats.status !== 'streaming' && !stopped) await new Promise((r) => setTimeout(r, 5));
+        for (let i = 0; i < burst && !stopped; i++) subscriber.next(chunk(i, size));
+        const all = new Promise<boolean>((resolve) => {
+          const check = setInterval(() => {
+            if (srv.frames.reduce((n, f) => n + f.length, 0) >= burst * size) {
+              clearInterval(check);
+              clearTimeout(limit);
+              resolve(true);
+            }
+          }, 5);
+          const limit = setTimeout(() => {
+            clearInterval(check);
+            resolve(false);
+          }, 2_000);
+        });
+        arrived = await all;
+        if (!stopped) subscriber.complete();
+      })();
+      return () => {
+        stopped = true;
+      };
+    });
+    const stats = createSessionStats();
+    await lastValueFrom(audio$.pipe(analyzeConversation({ reconnect, apiKey: KEY, baseUrl: srv.baseUrl, stats, format: RAW })));
+    expect(arrived).toBe(true);
+    expect(Buffer.concat(srv.frames).equals(Buffer.concat(Array.from({ length: burst }, (_, i) => chunk(i, size))))).toBe(true);
+    // Full frames in between: at most the first chunk (at once), one frame to the end of the log's block, and the tail are short.
+    expect(srv.frames.length).toBeLessThanOrEqual(7);
+    expect(srv.frames.at(-1)!.length).toBeLessThan(64 * 1024);
+  });
+
+  it.each([
+    ['reconnect: false', false],
+    ['the default (reconnect on)', undefined],
+  ] as const)('sends each chunk at once on an idle socket (%s): it arrives before the next chunk is read', async (_, reconnect) => {
     const srv = await server();
     const count = 20;
     const size = 160;
@@ -151,7 +227,7 @@ describe('coalescing small chunks', () => {
       }, 5);
       return () => clearInterval(wait);
     });
-    await lastValueFrom(opened.pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: srv.baseUrl, stats, format: RAW })));
+    await lastValueFrom(opened.pipe(analyzeConversation({ reconnect, apiKey: KEY, baseUrl: srv.baseUrl, stats, format: RAW })));
     expect(arrivedEach).toBe(true);
     expect(srv.frames.length).toBe(count);
     srv.frames.forEach((f, i) => expect(f.equals(Buffer.from(chunk(i, size)))).toBe(true));
