@@ -7,6 +7,9 @@
 // falls on every client alike; the table shows medians and the load average before and after.
 //
 // The bare client is benchInternals' bareClient with 64 KiB frames (the same 1 MiB high-water mark).
+// Beside the ratios: each client's CPU (this process, user and system apart: the system part is
+// the socket writes) and the sink's (when the sink's CPU is the wall time, the sink is the
+// ceiling), and the frames each sent.
 //
 // Run: npx tsx bench/ceiling.ts      (CEILING_MB=256 by default, CEILING_ROUNDS=5)
 import os from 'node:os';
@@ -28,7 +31,7 @@ const FRAME = 64 * 1024;
 type Client = 'bare' | 'plain' | 'default';
 const CLIENTS: readonly Client[] = ['bare', 'plain', 'default'];
 
-/** The library over an async iterable of 3200 B chunks that reuses one buffer. */
+/** The library over an async iterable of 3200 B chunks that reuses one buffer; the frames it sent. */
 async function library(baseUrl: string, reconnect: boolean): Promise<number> {
   const chunk = new Uint8Array(CHUNK);
   const count = Math.floor(TOTAL / CHUNK);
@@ -41,48 +44,60 @@ async function library(baseUrl: string, reconnect: boolean): Promise<number> {
   return stats.framesSent;
 }
 
+interface Figures {
+  /** bare time / this client's time, per round. */
+  readonly ratio: number[];
+  readonly mibps: number[];
+  /** This process's CPU (user, system) and the sink's, in seconds, per round. */
+  readonly user: number[];
+  readonly system: number[];
+  readonly sink: number[];
+  readonly frames: number[];
+}
+
 async function main(): Promise<void> {
   console.log(`ceiling: bare ws 64 KiB frames vs the library (reconnect: false, and the default), ${TOTAL / MIB} MiB of ${CHUNK} B chunks from an async iterable reusing its buffer; ${ROUNDS} interleaved rounds after a warm-up; ws masks with bufferutil: ${bufferUtilInUse()}`);
   console.log(machine());
-  const load0 = os.loadavg()[0]!;
-  const ratios: Record<Client, number[]> = { bare: [], plain: [], default: [] };
-  const mbps: Record<Client, number[]> = { bare: [], plain: [], default: [] };
-  const cpu: Record<Client, number[]> = { bare: [], plain: [], default: [] };
+  const loads: string[] = [];
+  const figures = Object.fromEntries(CLIENTS.map((c) => [c, { ratio: [], mibps: [], user: [], system: [], sink: [], frames: [] } as Figures])) as Record<Client, Figures>;
   const vsPlain: number[] = [];
-  let frames = 0;
-  await withSinkProcess(SCRIPT, [], async (baseUrl) => {
+  await withSinkProcess(SCRIPT, [], async (baseUrl, sink) => {
     for (let round = 0; round <= ROUNDS; round++) {
       const order = CLIENTS.map((_, i) => CLIENTS[(i + round) % CLIENTS.length]!);
       const wall = {} as Record<Client, number>;
-      const used = {} as Record<Client, number>;
+      if (round > 0) loads.push(fmt(os.loadavg()[0]!, 2));
       for (const client of order) {
+        const s0 = sink.cpuSeconds();
         const c0 = process.cpuUsage();
         const t0 = performance.now();
-        if (client === 'bare') await bareClient(baseUrl, TOTAL / FRAME, FRAME);
-        else frames = await library(baseUrl, client === 'default');
+        const frames = client === 'bare' ? (await bareClient(baseUrl, TOTAL / FRAME, FRAME), TOTAL / FRAME) : await library(baseUrl, client === 'default');
         wall[client] = (performance.now() - t0) / 1000;
         const c = process.cpuUsage(c0);
-        used[client] = (c.user + c.system) / 1e6;
+        if (round === 0) continue; // warm-up
+        const f = figures[client];
+        f.mibps.push(TOTAL / MIB / wall[client]);
+        f.user.push(c.user / 1e6);
+        f.system.push(c.system / 1e6);
+        f.sink.push(sink.cpuSeconds() - s0);
+        f.frames.push(frames);
       }
-      if (round === 0) continue; // warm-up
-      for (const c of CLIENTS) {
-        ratios[c].push(wall.bare / wall[c]);
-        mbps[c].push(TOTAL / MIB / wall[c]);
-        cpu[c].push(used[c]);
-      }
+      if (round === 0) continue;
+      for (const c of CLIENTS) figures[c].ratio.push(wall.bare / wall[c]);
       vsPlain.push(wall.plain / wall.default);
     }
   });
-  const load1 = os.loadavg()[0]!;
-  console.log(`load average (1 min) ${fmt(load0, 2)} → ${fmt(load1, 2)}; the library sent ${frames} frames for ${Math.floor(TOTAL / CHUNK)} chunks`);
-  console.log('| client | MiB/s (median) | CPU s (median) | × bare ws (median of per-round ratios) |');
-  console.log('|---|---|---|---|');
-  const label: Record<Client, string> = { bare: 'bare ws, 64 KiB frames', plain: 'library, reconnect: false', default: 'library, default (reconnect on)' };
-  for (const c of CLIENTS) console.log(`| ${label[c]} | ${fmt(median(mbps[c]))} | ${fmt(median(cpu[c]), 2)} | ${fmt(median(ratios[c]), 2)} |`);
-  const d = median(ratios.default);
+  console.log(`load average (1 min) at each round: ${loads.join(', ')}; then ${fmt(os.loadavg()[0]!, 2)}`);
+  console.log('| client | MiB/s (median) | × bare ws (median of per-round ratios) | CPU s, user + system (medians) | sink CPU s (median) | frames |');
+  console.log('|---|---|---|---|---|---|');
+  const label: Record<Client, string> = { bare: 'bare ws, 64 KiB frames', plain: 'library, `reconnect: false`', default: 'library, default (reconnect on)' };
+  for (const c of CLIENTS) {
+    const f = figures[c];
+    console.log(`| ${label[c]} | ${fmt(median(f.mibps))} | ${fmt(median(f.ratio), 2)} | ${fmt(median(f.user), 3)} + ${fmt(median(f.system), 3)} | ${fmt(median(f.sink), 2)} | ${median(f.frames)} |`);
+  }
+  const d = median(figures.default.ratio);
   const p = median(vsPlain);
   console.log(`\ndefault × bare: ${fmt(d, 2)} (goal ≥ 0.90: ${d >= 0.9 ? 'met' : 'NOT met'}); default × reconnect:false: ${fmt(p, 3)} (goal ≥ 0.95: ${p >= 0.95 ? 'met' : 'NOT met'})`);
-  console.log(`per-round default/bare: ${ratios.default.map((r) => fmt(r, 2)).join(' ')}; default/plain: ${vsPlain.map((r) => fmt(r, 2)).join(' ')}`);
+  console.log(`per-round default/bare: ${figures.default.ratio.map((r) => fmt(r, 2)).join(' ')}; default/plain: ${vsPlain.map((r) => fmt(r, 2)).join(' ')}`);
 }
 
 if (process.argv[2] === '--sink') serveSink();
