@@ -10,7 +10,6 @@ import { parseArgs } from 'node:util';
 import { asyncScheduler, lastValueFrom } from 'rxjs';
 import WebSocket, { type ClientOptions } from 'ws';
 import { conversationSession } from '../src/session/conversation.js';
-import { FrameClock } from '../src/telephony/frameClock.js';
 import { LiveAudio } from '../src/telephony/liveAudio.js';
 import { fmt, KEY, machine, median, startSink } from './benchInternals.js';
 import { forkRole, nextMessage } from './telephonyBench.js';
@@ -31,8 +30,7 @@ async function sinkRole(): Promise<void> {
 }
 
 async function round(baseUrl: string, frameMs: number): Promise<{ usPerChunk: number; frames: number }> {
-  const clock = frameMs > 0 ? new FrameClock(frameMs, asyncScheduler) : undefined;
-  const lives = Array.from({ length: CALLS }, () => new LiveAudio(MULAW, clock ? { clock, scheduler: asyncScheduler } : undefined));
+  const lives = Array.from({ length: CALLS }, () => new LiveAudio(MULAW, frameMs > 0 ? { frameMs, scheduler: asyncScheduler } : undefined));
   let opened = 0;
   let frames = 0;
   let allOpen!: () => void;

@@ -29,9 +29,16 @@ export class Semaphore implements ConcurrencyLimiter {
   private active = 0;
   private peakActive = 0;
   private readonly queue: (() => void)[] = [];
+  private readonly max: number;
 
-  constructor(limit: number) {
-    this.current = checkConcurrency(limit);
+  /**
+   * `limit` permits. `max` is the largest limit accepted: by default 25, the most an
+   * organization's concurrency can be per model (§8); a bound of your own (analyzeCalls'
+   * sessions over several keys) passes `Infinity`.
+   */
+  constructor(limit: number, options: { readonly max?: number | undefined } = {}) {
+    this.max = options.max ?? MAX_BATCH_CONCURRENCY;
+    this.current = checkConcurrency(limit, this.max);
   }
 
   /** Permits available at once. Raising it starts queued work; lowering it lets running work finish. */
@@ -39,7 +46,7 @@ export class Semaphore implements ConcurrencyLimiter {
     return this.current;
   }
   set limit(n: number) {
-    this.current = checkConcurrency(n);
+    this.current = checkConcurrency(n, this.max);
     this.drain();
   }
   /** Permits held now. */
@@ -120,9 +127,9 @@ export class Semaphore implements ConcurrencyLimiter {
   }
 }
 
-function checkConcurrency(n: number): number {
-  if (!Number.isInteger(n) || n < 1 || n > MAX_BATCH_CONCURRENCY) {
-    throw new InputError('invalid_argument', `concurrency must be an integer from 1 to ${MAX_BATCH_CONCURRENCY}, got ${n}`, { path: 'concurrency' });
+function checkConcurrency(n: number, max: number): number {
+  if (!Number.isInteger(n) || n < 1 || n > max) {
+    throw new InputError('invalid_argument', `concurrency must be an integer from 1${Number.isFinite(max) ? ` to ${max}` : ' up'}, got ${n}`, { path: 'concurrency' });
   }
   return n;
 }

@@ -58,6 +58,36 @@ export function showCall(call: CallAnalysis, options: CallViewOptions): void {
   });
 }
 
+/** How a command's run ends: with an exit code, or with an error (the command prints it). */
+export type RunEnd = (result: { readonly code: number } | { readonly error: unknown }) => void;
+
+/**
+ * Keep `start(end)`'s subscription until `end` is called (resolves with its code, or rejects
+ * with its error) or the command is interrupted (resolves 0); then unsubscribe, and tell
+ * `onEnd` first.
+ */
+export function runUntil(io: CliIo, start: (end: RunEnd) => Subscription, onEnd?: () => void): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    let finished = false;
+    let sub: Subscription | undefined;
+    const end: RunEnd = (result) => {
+      if (finished) return;
+      finished = true;
+      sub?.unsubscribe();
+      io.signal?.removeEventListener('abort', onAbort);
+      onEnd?.();
+      if ('error' in result) reject(result.error);
+      else resolve(result.code);
+    };
+    const onAbort = (): void => end({ code: 0 });
+    sub = start(end);
+    // Ended while subscribing (a synchronous error): let go of what started.
+    if (finished) sub.unsubscribe();
+    if (io.signal?.aborted) onAbort();
+    io.signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
 /**
  * Show every call of `calls(fail)` until `exitAfter` calls have ended (resolves 0), the command
  * is interrupted (0), the calls' observable errors or `fail` is called (rejects).
@@ -68,32 +98,18 @@ export function showCalls<C extends AnalyzableCall>(
   calls: (fail: (err: unknown) => void) => Observable<CallAnalysis<C>>,
   view: (call: CallAnalysis<C>) => Omit<CallViewOptions, 'onEnd'>,
 ): Promise<number> {
-  return new Promise<number>((resolve, reject) => {
-    let ended = 0;
-    let finished = false;
-    let sub: Subscription | undefined;
-    const finish = (result: () => void): void => {
-      if (finished) return;
-      finished = true;
-      sub?.unsubscribe();
-      io.signal?.removeEventListener('abort', onAbort);
-      result();
-    };
-    const onAbort = (): void => finish(() => resolve(0));
-    sub = calls((err) => finish(() => reject(err))).subscribe({
+  let ended = 0;
+  return runUntil(io, (end) =>
+    calls((error) => end({ error })).subscribe({
       next: (call) =>
         showCall(call, {
           ...view(call),
           onEnd: () => {
             ended++;
-            if (exitAfter !== undefined && ended >= exitAfter) finish(() => resolve(0));
+            if (exitAfter !== undefined && ended >= exitAfter) end({ code: 0 });
           },
         }),
-      error: (err: unknown) => finish(() => reject(err)),
-    });
-    // Ended while subscribing (a synchronous error): let go of what started.
-    if (finished) sub.unsubscribe();
-    if (io.signal?.aborted) onAbort();
-    io.signal?.addEventListener('abort', onAbort, { once: true });
-  });
+      error: (error: unknown) => end({ error }),
+    }),
+  );
 }

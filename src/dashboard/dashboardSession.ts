@@ -6,6 +6,7 @@ import { isTerminalStatus, type SessionStatus } from '../schema/sessionState.js'
 import type { SessionStats } from '../session/stats.js';
 import { initialConversationSnapshot, type ConversationSnapshot } from '../state/snapshot.js';
 import { splitSession } from '../state/splitSession.js';
+import { errorSummary } from '../relay/protocol.js';
 import { dashboardView, type DashboardError, type DashboardView } from './view.js';
 
 /** Options of {@link dashboardSession}: the session's events, its counters and the title. */
@@ -41,13 +42,6 @@ export interface DashboardSession {
   readonly ended: Promise<DashboardView>;
   /** Unsubscribe from the session if it is still running (status `closed`). */
   stop(): void;
-}
-
-function asDashboardError(err: unknown): DashboardError {
-  const e = err as { code?: unknown; message?: unknown } | null;
-  const code = typeof e?.code === 'string' ? e.code : 'error';
-  const message = typeof e?.message === 'string' ? e.message.split('\n')[0]! : String(err);
-  return { code, message };
 }
 
 /**
@@ -125,7 +119,7 @@ export function dashboardSession(options: DashboardSessionOptions): DashboardSes
         snapshot = s;
         changed();
       },
-      error: (err: unknown) => end('failed', asDashboardError(err)),
+      error: (err: unknown) => end('failed', errorSummary(err)),
       complete: () => end('done', null),
     });
     sessionSub.add(counted);

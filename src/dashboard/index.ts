@@ -1,7 +1,10 @@
 // 'svc-stream/dashboard': the live dashboard — an HTTP page that follows one session, the
-// session wrapper that feeds it, and the view model it renders.
+// session wrapper that feeds it, and the view model it renders — and the supervisor's page of
+// every call published to a Redis (startFleetDashboard).
 /// <reference types="node" preserve="true" />
 
 export { startDashboard, type DashboardOptions, type RunningDashboard } from './server.js';
 export { dashboardSession, type DashboardSession, type DashboardSessionOptions } from './dashboardSession.js';
 export { dashboardView, type DashboardView, type DashboardStatus, type DashboardError } from './view.js';
+export { startFleetDashboard, type FleetDashboardOptions, type RunningFleetDashboard } from './fleetServer.js';
+export type { FleetCall } from './fleetView.js';

@@ -1,18 +1,23 @@
-// The dashboard page's script, bundled by esbuild from ./page/main.ts: at build time into
-// dist/dashboard/page.bundle.js (`npm run build`, so an installed package needs no bundler),
-// or once per process when running from the sources (tests, tsx), where esbuild is installed.
+// The dashboard pages' scripts, bundled by esbuild: the call page from ./page/main.ts and the
+// supervisor's page from ./page/fleet.ts. At build time into dist/dashboard/*.bundle.js
+// (`npm run build`, so an installed package needs no bundler), or once per process when
+// running from the sources (tests, tsx), where esbuild is installed.
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { InputError } from '../errors.js';
 
-const BUNDLE = fileURLToPath(new URL('./page.bundle.js', import.meta.url));
-const ENTRY = fileURLToPath(new URL('../../src/dashboard/page/main.ts', import.meta.url));
+/** The pages: the call page (`app.js`) and the supervisor's page (`fleet.js`). */
+export type PageName = 'page' | 'fleet';
 
-/** Bundle the page's script for browsers (ES2020, minified, one IIFE); write it to `outfile` when given. */
-export async function bundlePage(outfile?: string): Promise<string> {
+const SOURCES: Record<PageName, string> = { page: 'main.ts', fleet: 'fleet.ts' };
+const bundleOf = (name: PageName): string => fileURLToPath(new URL(`./${name}.bundle.js`, import.meta.url));
+const entryOf = (name: PageName): string => fileURLToPath(new URL(`../../src/dashboard/page/${SOURCES[name]}`, import.meta.url));
+
+/** Bundle a page's script for browsers (ES2020, minified, one IIFE); write it to `outfile` when given. */
+export async function bundlePage(outfile?: string, name: PageName = 'page'): Promise<string> {
   const esbuild = await import('esbuild');
   const result = await esbuild.build({
-    entryPoints: [ENTRY],
+    entryPoints: [entryOf(name)],
     bundle: true,
     format: 'iife',
     platform: 'browser',
@@ -30,13 +35,19 @@ export async function bundlePage(outfile?: string): Promise<string> {
   return text;
 }
 
-let cached: Promise<string> | undefined;
+const cached = new Map<PageName, Promise<string>>();
 
-/** The page's script: the built bundle next to this module, else bundled from the sources (cached). */
-export function pageScript(): Promise<string> {
-  return (cached ??= (async () => {
-    if (existsSync(BUNDLE)) return readFileSync(BUNDLE, 'utf8');
-    if (!existsSync(ENTRY)) throw new InputError('file_not_found', `the dashboard page script is missing (${BUNDLE}); build the package with npm run build`);
-    return bundlePage();
-  })());
+/** A page's script: the built bundle next to this module, else bundled from the sources (cached). */
+export function pageScript(name: PageName = 'page'): Promise<string> {
+  let script = cached.get(name);
+  if (!script) {
+    script = (async () => {
+      const bundle = bundleOf(name);
+      if (existsSync(bundle)) return readFileSync(bundle, 'utf8');
+      if (!existsSync(entryOf(name))) throw new InputError('file_not_found', `the dashboard page script is missing (${bundle}); build the package with npm run build`);
+      return bundlePage(undefined, name);
+    })();
+    cached.set(name, script);
+  }
+  return script;
 }

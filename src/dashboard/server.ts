@@ -1,12 +1,12 @@
 // The dashboard's HTTP server on loopback: the page, its script and styles, the current
 // state as JSON, and the relay the page reads the session's raw events from.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
 import { skip, Subject, type Observable, type Subscription } from 'rxjs';
 import type { ServerEvent } from '../schema/events.js';
 import type { SessionStats } from '../session/stats.js';
 import { createRelay } from '../relay/server.js';
 import { dashboardSession, type DashboardSession } from './dashboardSession.js';
+import { HTML, hostAllowed, listenLoopback, SCRIPT, send, sendFile, STYLES, type PageFiles } from './http.js';
 import { pageScript } from './pageBundle.js';
 import { DASHBOARD_SESSION_ID } from './sessionId.js';
 import type { DashboardView } from './view.js';
@@ -48,25 +48,6 @@ export interface RunningDashboard {
   readonly finalServed: Promise<DashboardView>;
   /** Stop the session if it still runs, end every page's stream, stop listening. */
   close(): Promise<void>;
-}
-
-const SECURITY_HEADERS = {
-  // Nothing but this server: no CDN, no inline script, no frames.
-  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-  'cache-control': 'no-store',
-} as const;
-
-function hostAllowed(req: IncomingMessage, port: number): boolean {
-  // Refuse other Host names so a web page cannot reach this server by DNS rebinding.
-  const host = req.headers.host ?? '';
-  return [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`].includes(host.toLowerCase());
-}
-
-function send(res: ServerResponse, status: number, type: string, body: string): void {
-  res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body), ...SECURITY_HEADERS });
-  res.end(body);
 }
 
 /**
@@ -120,39 +101,17 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
     return view;
   });
 
+  const files: PageFiles = { '/': [HTML, PAGE_HTML], '/index.html': [HTML, PAGE_HTML], '/app.js': [SCRIPT, script], '/app.css': [STYLES, PAGE_CSS] };
   let port = 0;
   const server = createServer({ maxHeaderSize: 8 << 10, headersTimeout: 10_000, requestTimeout: 0 }, (req, res) => {
     if (!hostAllowed(req, port)) return send(res, 403, 'text/plain; charset=utf-8', 'forbidden host\n');
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (path === `/sessions/${DASHBOARD_SESSION_ID}/events` && req.method === 'GET') start();
     if (relay.handle(req, res)) return;
-    if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n');
-    switch (path) {
-      case '/':
-      case '/index.html':
-        return send(res, 200, 'text/html; charset=utf-8', PAGE_HTML);
-      case '/app.js':
-        return send(res, 200, 'text/javascript; charset=utf-8', script);
-      case '/app.css':
-        return send(res, 200, 'text/css; charset=utf-8', PAGE_CSS);
-      case '/state':
-        return send(res, 200, 'application/json; charset=utf-8', JSON.stringify(running.view()));
-      case '/favicon.ico':
-        res.writeHead(204, SECURITY_HEADERS);
-        return res.end();
-      default:
-        return send(res, 404, 'text/plain; charset=utf-8', 'not found\n');
-    }
+    if (path === '/state' && req.method === 'GET') return send(res, 200, 'application/json; charset=utf-8', JSON.stringify(running.view()));
+    sendFile(req, res, path, files);
   });
-  server.maxConnections = 256;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  port = (server.address() as AddressInfo).port;
+  port = await listenLoopback(server, options.port);
   if (options.start === 'now') start();
 
   let closing: Promise<void> | undefined;

@@ -1,15 +1,13 @@
 // What the dashboard page is sent: the whole derived state (stateJson), the live transcript
 // with its partials, and where the session is. One pure function, so it is tested without I/O.
+import type { ErrorSummary } from '../relay/protocol.js';
 import type { SessionStatus } from '../schema/sessionState.js';
 import type { TranscriptEntry } from '../state/clips.js';
 import type { ConversationSnapshot } from '../state/snapshot.js';
 import { stateJson, type StateJson } from '../state/stateJson.js';
 
-/** Why the session `failed`: the SvcError's stable code and its first line. */
-export interface DashboardError {
-  readonly code: string;
-  readonly message: string;
-}
+/** Why the session `failed`: the SvcError's stable code and its first line (the relay's {@link ErrorSummary}). */
+export type DashboardError = ErrorSummary;
 
 /** Where the session is, beside its derived state. */
 export interface DashboardStatus {

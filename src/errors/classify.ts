@@ -3,7 +3,7 @@
 // it is the code's row of the table (codes.ts), except a 5xx the table has no code for.
 import { ErrorResponseSchema, HTTPValidationErrorSchema } from '../schema/errorBody.js';
 import { ApiError, SessionError, type AudioAccount } from './classes.js';
-import { CLOSE_CODES, type ErrorCode } from './codes.js';
+import { CLOSE_CODES, ERROR_CODES, type ErrorCode } from './codes.js';
 
 /**
  * Classify a `detail` string (§7.1, §7.2): the detail decides, because statuses are shared
@@ -53,6 +53,12 @@ function classifyStatus(status: number): ErrorCode {
   }
 }
 
+function ownRefusal(body: unknown): { code: ErrorCode; message: string } | undefined {
+  const b = body as { code?: unknown; message?: unknown } | null;
+  if (typeof b !== 'object' || b === null || typeof b.code !== 'string' || typeof b.message !== 'string') return undefined;
+  return (ERROR_CODES as readonly string[]).includes(b.code) ? { code: b.code as ErrorCode, message: b.message.slice(0, 500) } : undefined;
+}
+
 /**
  * The single factory from an HTTP failure to an ApiError. `body` is the parsed JSON body
  * (or the raw text); `detail` decides the code where it is known, the status otherwise.
@@ -66,8 +72,10 @@ export function errorFromHttp(status: number, body: unknown, context = 'request'
     return new ApiError('validation_error', `${context} failed validation${where}`, { status, detail: list, body, validationErrors: list, secrets });
   }
   const parsed = ErrorResponseSchema.safeParse(body);
-  const detail = parsed.success ? parsed.data.detail : typeof body === 'string' && body.length > 0 ? body.slice(0, 500) : undefined;
-  const code = (detail !== undefined ? classifyDetail(detail) : undefined) ?? classifyStatus(status);
+  // This library's own servers (the relay) answer `{ code, message }` with a code of the table: kept as is.
+  const own = ownRefusal(body);
+  const detail = parsed.success ? parsed.data.detail : own ? own.message : typeof body === 'string' && body.length > 0 ? body.slice(0, 500) : undefined;
+  const code = own?.code ?? (detail !== undefined ? classifyDetail(detail) : undefined) ?? classifyStatus(status);
   const message = detail !== undefined ? `${context} failed with HTTP ${status}: ${detail}` : `${context} failed with HTTP ${status}`;
   // The table's one exception: a status it has no code for is retryable when the server failed.
   return new ApiError(code, message, { status, detail, body, secrets, ...(code === 'http_error' ? { retryable: status >= 500 } : {}) });

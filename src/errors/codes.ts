@@ -75,6 +75,8 @@ export const ERROR_CODES = [
   'ffmpeg_failed',
   'source_error',
   'aborted',
+  // Telephony across worker processes (docs/telephony.md)
+  'worker_exited',
   // Orchestration jobs (§4.5)
   'job_failed',
   'job_unknown_state',
@@ -157,6 +159,8 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, ErrorCodeRule>> = {
   ffmpeg_failed: no,
   source_error: no,
   aborted: no,
+  // A call whose worker process died: its next call, or an RTP leg's next packets, go to the restarted worker.
+  worker_exited: later,
   // Orchestration jobs (§4.5)
   job_failed: no,
   job_unknown_state: no,

@@ -1,5 +1,6 @@
 // 'svc-stream/fleet': scaling past one machine — concurrency limits shared through Redis
-// (ioredis and redis-semaphore load on first use) and a BullMQ queue of batch jobs.
+// (ioredis and redis-semaphore load on first use), a BullMQ queue of batch jobs, and live
+// sessions published to Redis Streams for relays anywhere in the fleet (docs/fleet.md).
 /// <reference types="node" preserve="true" />
 
 export { createRedisLimits, type RedisLimits, type RedisLimiter, type RedisLimitsOptions } from './redisLimiter.js';
@@ -19,3 +20,13 @@ export {
   type BatchWorkerOptions,
   type WorkerSummary,
 } from './batchQueue.js';
+export {
+  createPublisher,
+  type Publisher,
+  type PublisherOptions,
+  type PublishOptions,
+  type PublishStats,
+  type PublishReport,
+  type SessionPublisher,
+} from './publisher.js';
+export { publishSession, type PublishSessionOptions } from './publishSession.js';

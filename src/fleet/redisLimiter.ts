@@ -1,16 +1,18 @@
 // Organization-wide concurrency slots shared by every process of a fleet, held in Redis as
 // leases (redis-semaphore on ioredis) that expire when their holder stops refreshing them.
 import { createHash } from 'node:crypto';
-import type { Redis, RedisOptions } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Semaphore as RedisSemaphore } from 'redis-semaphore';
 import { Semaphore } from '../Semaphore.js';
 import { InputError, SvcError } from '../errors.js';
 import type { ConcurrencyLimiter, LimiterLease, LimiterSource, LimiterTarget } from '../limiter.js';
 import { importOptional } from '../internal/optionalPackage.js';
-import { redact } from '../redact.js';
+import { connectRedis, redisError, resolveRedisUrl } from './redisConnection.js';
 
 /** The optional peer dependencies of {@link createRedisLimits}. */
 const FLEET_LIMIT_PACKAGES = ['ioredis', 'redis-semaphore'] as const;
+
+export { connectRedis, redactRedisUrl, redisError, resolveRedisUrl } from './redisConnection.js';
 
 /** How the shared limits behave. Every field is optional. */
 export interface RedisLimitsOptions {
@@ -59,46 +61,6 @@ type SemaphoreCtor = typeof RedisSemaphore;
 
 const DEFAULT_LEASE_MS = 30_000;
 const DEFAULT_ACQUIRE_TIMEOUT_MS = 600_000;
-
-/** The URL with any password replaced, for messages. */
-export function redactRedisUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return redact(url, []);
-  }
-}
-
-/** The URL `--redis`, `SVC_REDIS_URL` or the default name. */
-export function resolveRedisUrl(url: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  const u = url ?? env['SVC_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
-  if (!/^rediss?:\/\//.test(u)) throw new InputError('invalid_argument', `the Redis URL must start with redis:// or rediss://, got ${JSON.stringify(redactRedisUrl(u))}`, { path: 'redis' });
-  return u;
-}
-
-/** Connect an ioredis client that fails commands at once while disconnected (no silent queueing). */
-export async function connectRedis(url: string, extra: RedisOptions = {}): Promise<Redis> {
-  const { Redis: RedisClient } = await importOptional('ioredis', 'svc-stream/fleet', ['ioredis'], () => import('ioredis'));
-  const opts: RedisOptions = { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 5000, commandTimeout: 5000 };
-  const client = new RedisClient(url, Object.assign(opts, extra) as never) as unknown as Redis;
-  // ioredis reports every reconnect failure as an 'error' event; the commands that fail carry it.
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-  } catch (err) {
-    client.disconnect();
-    throw redisError(err, `cannot connect to Redis at ${redactRedisUrl(url)}`);
-  }
-  return client;
-}
-
-/** A Redis failure as the typed error. */
-export function redisError(err: unknown, what: string): SvcError {
-  if (err instanceof SvcError) return err;
-  return new SvcError('redis_unavailable', `${what}: ${(err as Error)?.message ?? String(err)}`, { retryable: true, cause: err });
-}
 
 function checkMs(name: string, v: number | undefined, fallback: number, min = 1): number {
   const n = v ?? fallback;

@@ -3,11 +3,12 @@
 // up falls behind in the history (its socket never holds more than a bound), and past the
 // history it is skipped ahead with a `gap` message.
 import type { ServerResponse } from 'node:http';
-import { timer, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
+import type { Observable, SchedulerLike, Subscription } from 'rxjs';
 import { InputError } from '../errors.js';
 import type { ServerEvent } from '../schema/events.js';
 import { isTerminalStatus, type SessionState } from '../schema/sessionState.js';
-import { wireEvent, type RelayEnd, type RelaySessionInfo } from './protocol.js';
+import { errorSummary, wireEvent, type RelayEnd, type RelaySessionInfo } from './protocol.js';
+import { PageSocket } from './pageSocket.js';
 import { sseMessage } from './sse.js';
 
 /** The limits a session's history and its pages live within (see `RelayOptions`). */
@@ -65,20 +66,20 @@ interface Entry {
   readonly frame: string;
 }
 
-const SESSION_ID = /^[A-Za-z0-9._~-]{1,128}$/;
+const SESSION_ID = /^[A-Za-z0-9._~:-]{1,128}$/;
 
-/** Checks a session id: 1 to 128 characters of `A-Z a-z 0-9 . _ ~ -` (it goes in a URL path). */
+/** Checks a session id: 1 to 128 characters of `A-Z a-z 0-9 . _ ~ : -` (it goes in a URL path, and in Redis keys). */
 export function checkSessionId(id: string): void {
-  if (!SESSION_ID.test(id)) throw new InputError('invalid_argument', `relay session id ${JSON.stringify(id.slice(0, 140))}: use 1 to 128 characters of A-Z a-z 0-9 . _ ~ -`, { path: 'id' });
+  if (!SESSION_ID.test(id)) throw new InputError('invalid_argument', `relay session id ${JSON.stringify(id.slice(0, 140))}: use 1 to 128 characters of A-Z a-z 0-9 . _ ~ : -`, { path: 'id' });
 }
+
 
 /** A page reading one session: a cursor into the history, written while its socket has room. */
 class Reader {
   sent: number;
   private statusSent = '';
-  private blocked = false;
   private finished = false;
-  private stall: Subscription | undefined;
+  private readonly socket: PageSocket;
   readonly done: Promise<void>;
   private resolveDone!: () => void;
 
@@ -88,6 +89,8 @@ class Reader {
     after: number,
   ) {
     this.sent = after;
+    // A page whose socket stays full is dropped; it can reconnect with Last-Event-ID and resume from the history.
+    this.socket = new PageSocket(res, hub.limits.stallTimeoutMs, hub.limits.scheduler, () => hub.counters.clientsDropped++);
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
     res.on('close', () => this.finish());
   }
@@ -99,15 +102,15 @@ class Reader {
 
   /** Write what the page has not had, while its socket holds less than the bound. */
   pump(): void {
-    if (this.finished || this.blocked) return;
+    if (this.finished || this.socket.blocked) return;
     const limit = this.hub.limits.maxClientBufferBytes;
     const history = this.hub.history;
     while (this.sent < this.hub.lastId) {
-      if (this.res.writableLength >= limit) return this.waitForDrain();
+      if (this.res.writableLength >= limit) return this.socket.waitForDrain(() => this.pump());
       const first = this.hub.firstRetained();
       if (this.sent + 1 < first) {
         this.hub.counters.gaps++;
-        this.write(sseMessage('gap', { after: this.sent, next: first, missed: first - this.sent - 1 }));
+        this.write(sseMessage('gap', { after: this.sent === 0 ? '' : String(this.sent), next: String(first), missed: first - this.sent - 1 }));
         this.sent = first - 1;
         continue;
       }
@@ -122,7 +125,7 @@ class Reader {
     }
     if (this.hub.end) {
       this.finished = true;
-      this.stall?.unsubscribe();
+      this.socket.stop();
       this.hub.counters.bytesSent += Buffer.byteLength(this.hub.endFrame!);
       this.res.end(this.hub.endFrame, () => this.resolveDone());
     }
@@ -130,27 +133,12 @@ class Reader {
 
   /** A comment line, so proxies keep an idle stream open; skipped when the socket is not empty. */
   heartbeat(): void {
-    if (!this.finished && !this.blocked && this.res.writableLength === 0) this.res.write(': keep-alive\n\n');
-  }
-
-  private waitForDrain(): void {
-    this.blocked = true;
-    // A page whose socket stays full is gone or hopelessly slow: drop it; it can reconnect
-    // with Last-Event-ID and resume from the history.
-    this.stall = timer(this.hub.limits.stallTimeoutMs, this.hub.limits.scheduler).subscribe(() => {
-      this.hub.counters.clientsDropped++;
-      this.res.destroy();
-    });
-    this.res.once('drain', () => {
-      this.stall?.unsubscribe();
-      this.blocked = false;
-      this.pump();
-    });
+    this.socket.heartbeat(this.finished);
   }
 
   private finish(): void {
     this.finished = true;
-    this.stall?.unsubscribe();
+    this.socket.stop();
     this.hub.readers.delete(this);
     this.resolveDone();
   }
@@ -288,14 +276,6 @@ class SessionHub implements RelaySession {
       clients: this.readers.size,
     };
   }
-}
-
-/** The failure's stable code and first line, as pages are told (SvcErrors mask secrets in their messages). */
-function errorSummary(err: unknown): { code: string; message: string } {
-  const e = err as { code?: unknown; message?: unknown } | null;
-  const code = typeof e?.code === 'string' ? e.code : 'error';
-  const message = typeof e?.message === 'string' ? e.message.split('\n')[0]! : String(err);
-  return { code, message };
 }
 
 /** A session hub for the relay (internal: `createRelay` makes them). */

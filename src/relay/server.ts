@@ -5,8 +5,9 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { asyncScheduler, interval, timer, type SchedulerLike, type Subscription } from 'rxjs';
-import { InputError, RelayError } from '../errors.js';
+import { InputError, RelayError, type SvcError } from '../errors.js';
 import { originDecision, requestToken, tokenAllowed, type RelayTokenCheck } from './access.js';
+import type { FleetSource } from './fleetSource.js';
 import type { RelaySessionInfo } from './protocol.js';
 import { checkSessionId, createSessionHub, type RelaySession, type RelaySessionLimits, type SessionHub } from './relaySession.js';
 
@@ -50,6 +51,17 @@ export interface RelayOptions {
   readonly maxHeaderBytes?: number | undefined;
   /** Scheduler of the heartbeat, the stall and keep-ended timers (tests use virtual time). */
   readonly scheduler?: SchedulerLike | undefined;
+  /**
+   * Serve every session published to this Redis (`redis://…`, see `publishSession` and
+   * docs/fleet.md) instead of sessions added here: the same interface, with SSE ids
+   * (`EPOCH:MS-SEQ`) that every relay of the fleet resumes from. One reader per relay process
+   * (two connections), whatever the number of pages. ioredis loads only with this option.
+   */
+  readonly from?: string | undefined;
+  /** The publishers' key prefix, with `from`. Default `svc-stream`. */
+  readonly prefix?: string | undefined;
+  /** With `from`: called once each time Redis becomes unreachable (the relay reconnects on its own; pages meanwhile get 503 and retry). */
+  readonly onRedisError?: ((error: SvcError) => void) | undefined;
 }
 
 /** Options of {@link Relay.addSession}. */
@@ -74,7 +86,7 @@ export interface RelayStats {
 
 /** A relay made by {@link createRelay}. */
 export interface Relay {
-  /** Add a session pages can join by id (throws `invalid_argument` for a bad or taken id, `relay_busy` past `maxSessions`). */
+  /** Add a session pages can join by id (throws `invalid_argument` for a bad or taken id, or on a relay `from` Redis; `relay_busy` past `maxSessions`). */
   addSession(options?: RelaySessionOptions): RelaySession;
   /** A session by id (live, or ended less than `keepEndedMs` ago). */
   session(id: string): RelaySession | undefined;
@@ -130,6 +142,11 @@ const EVENTS_PATH = /^\/sessions\/([^/]+)\/events$/;
  * - Throws `invalid_argument` for a bad option.
  */
 export function createRelay(options: RelayOptions): Relay {
+  return relayOn(options, undefined);
+}
+
+/** A relay whose fleet side is `fleet`, opened by the caller (the fleet dashboard shares its reader). Internal. */
+export function relayOn(options: RelayOptions, fleetSource: Promise<FleetSource> | undefined): Relay {
   if (options.token === undefined) throw new InputError('invalid_argument', 'relay option token is required: a token, a list, a function, or null for none', { path: 'token' });
   const scheduler = options.scheduler ?? asyncScheduler;
   const limits: RelaySessionLimits = {
@@ -164,9 +181,28 @@ export function createRelay(options: RelayOptions): Relay {
   const timers = new Set<Subscription>();
   let server: Server | undefined;
   let closed = false;
+  // With `from`, the fleet's reader: loaded and connected in the background (listen waits for it).
+  let fleet: FleetSource | undefined;
+  const fleetReady: Promise<FleetSource> | undefined =
+    fleetSource?.then((f) => (fleet = f)) ??
+    (options.from === undefined
+      ? undefined
+      : import('./fleetSource.js').then(async ({ openFleetSource }) =>
+          (fleet = await openFleetSource({
+            from: options.from!,
+            prefix: options.prefix,
+            maxClientBufferBytes: limits.maxClientBufferBytes,
+            stallTimeoutMs: limits.stallTimeoutMs,
+            keepEndedMs,
+            scheduler,
+            onRedisError: options.onRedisError,
+          })),
+        ));
+  fleetReady?.catch(() => undefined);
 
   const heartbeat = interval(heartbeatMs, scheduler).subscribe(() => {
     for (const hub of hubs.values()) hub.heartbeat();
+    fleet?.heartbeat();
   });
 
   const onEnd = (hub: SessionHub): void => {
@@ -179,6 +215,7 @@ export function createRelay(options: RelayOptions): Relay {
 
   const addSession = (o: RelaySessionOptions = {}): RelaySession => {
     if (closed) throw new RelayError('relay_busy', 'the relay is closed');
+    if (fleetReady !== undefined) throw new InputError('invalid_argument', 'a relay from Redis serves what is published there: publish sessions with publishSession instead', { path: 'from' });
     const id = o.id ?? randomUUID();
     checkSessionId(id);
     if (hubs.has(id)) throw new InputError('invalid_argument', `relay session id ${id} is taken`, { path: 'id' });
@@ -236,9 +273,51 @@ export function createRelay(options: RelayOptions): Relay {
       return true;
     }
     if (sessionId === undefined) {
-      const body = JSON.stringify({ sessions: [...hubs.values()].map((h) => h.info()) });
-      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store', ...cors });
-      res.end(req.method === 'HEAD' ? undefined : body);
+      const list = (sessions: RelaySessionInfo[]): void => {
+        const body = JSON.stringify({ sessions });
+        res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store', ...cors });
+        res.end(req.method === 'HEAD' ? undefined : body);
+      };
+      if (fleetReady) {
+        fleetReady.then(
+          (f) => list(f.sessions()),
+          (err: unknown) => refuse(res, 503, 'redis_unavailable', `the relay cannot read Redis: ${(err as Error).message}`, cors),
+        );
+      } else list([...hubs.values()].map((h) => h.info()));
+      return true;
+    }
+    const header = req.headers['last-event-id'];
+    const lastRaw = (Array.isArray(header) ? header[0] : header) ?? url.searchParams.get('lastEventId') ?? undefined;
+    const openStream = (): void => {
+      stats.streams++;
+      responses.add(res);
+      res.on('close', () => {
+        stats.streams--;
+        responses.delete(res);
+      });
+      res.socket?.setNoDelay(true);
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no', ...cors });
+      if (req.method !== 'HEAD') res.write(`retry: ${retryMs}\n\n`);
+    };
+    const busy = (): boolean => {
+      if (stats.streams < maxStreams) return false;
+      stats.refusedBusy++;
+      refuse(res, 503, 'relay_busy', 'too many streams', { ...cors, 'retry-after': String(Math.ceil(retryMs / 1000)) });
+      return true;
+    };
+    if (fleetReady) {
+      if (busy()) return true;
+      const id = sessionId;
+      fleetReady
+        .then((f) => (req.method === 'HEAD' ? f.join(id, undefined, res, () => (openStream(), res.end())) : f.join(id, lastRaw, res, openStream)))
+        .then(
+          (r) => {
+            if (r.kind === 'not_found') refuse(res, 404, 'not_found', 'no such session', cors);
+            else if (r.kind === 'bad_cursor') refuse(res, 400, 'invalid_argument', `Last-Event-ID ${String(lastRaw).slice(0, 40)} is not a position of this relay's streams`, cors);
+            else if (r.kind === 'unavailable') refuse(res, 503, 'redis_unavailable', 'the relay cannot read Redis now', { ...cors, 'retry-after': String(Math.ceil(retryMs / 1000)) });
+          },
+          () => (res.headersSent ? res.destroy() : refuse(res, 503, 'redis_unavailable', 'the relay cannot read Redis', cors)),
+        );
       return true;
     }
     const hub = hubs.get(sessionId);
@@ -246,37 +325,26 @@ export function createRelay(options: RelayOptions): Relay {
       refuse(res, 404, 'not_found', 'no such session', cors);
       return true;
     }
-    const header = req.headers['last-event-id'];
-    const lastRaw = (Array.isArray(header) ? header[0] : header) ?? url.searchParams.get('lastEventId') ?? '0';
-    const after = /^\d{1,15}$/.test(lastRaw) ? Number(lastRaw) : NaN;
+    const last = lastRaw ?? '0';
+    const after = /^\d{1,15}$/.test(last) ? Number(last) : NaN;
     if (!Number.isSafeInteger(after) || after > hub.lastId) {
-      refuse(res, 400, 'invalid_argument', `Last-Event-ID ${lastRaw.slice(0, 20)} is not an event of this session`, cors);
+      refuse(res, 400, 'invalid_argument', `Last-Event-ID ${last.slice(0, 20)} is not an event of this session`, cors);
       return true;
     }
-    if (stats.streams >= maxStreams) {
-      stats.refusedBusy++;
-      refuse(res, 503, 'relay_busy', 'too many streams', { ...cors, 'retry-after': String(Math.ceil(retryMs / 1000)) });
-      return true;
-    }
-    stats.streams++;
-    responses.add(res);
-    res.on('close', () => {
-      stats.streams--;
-      responses.delete(res);
-    });
-    res.socket?.setNoDelay(true);
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no', ...cors });
+    if (busy()) return true;
+    openStream();
     if (req.method === 'HEAD') {
       res.end();
       return true;
     }
-    res.write(`retry: ${retryMs}\n\n`);
     hub.join(res, after);
     return true;
   };
 
   const listen = async (o: { readonly port?: number; readonly host?: string } = {}): Promise<{ url: string; port: number }> => {
     if (server) throw new InputError('invalid_argument', 'the relay is already listening');
+    // Without ioredis, or with a bad prefix, a relay from Redis fails here, before it listens.
+    await fleetReady;
     const s = createServer({ maxHeaderSize: positive('maxHeaderBytes', options.maxHeaderBytes, DEFAULTS.maxHeaderBytes), headersTimeout: positive('headersTimeoutMs', options.headersTimeoutMs, DEFAULTS.headersTimeoutMs), requestTimeout: 0 }, (req, res) => {
       if (!handle(req, res)) refuse(res, 404, 'not_found', 'not found');
     });
@@ -305,6 +373,7 @@ export function createRelay(options: RelayOptions): Relay {
       // Pages were sent `end`; give their sockets a moment (wall-clock: sockets flush in real
       // time whatever the relay's scheduler) to flush it, then cut what is left.
       await Promise.race([Promise.all([...hubs.values()].map((h) => h.ended)), new Promise((r) => setTimeout(r, 500).unref())]);
+      await fleetReady?.then((f) => f.close(), () => undefined);
       for (const res of responses) res.destroy();
       hubs.clear();
       if (server) {
@@ -317,7 +386,7 @@ export function createRelay(options: RelayOptions): Relay {
   return {
     addSession,
     session: (id) => hubs.get(id),
-    sessions: () => [...hubs.values()].map((h) => h.info()),
+    sessions: () => fleet?.sessions() ?? [...hubs.values()].map((h) => h.info()),
     handle,
     listen,
     stats,

@@ -100,3 +100,17 @@ export {
   type ValidationError,
   type HTTPValidationError,
 } from './errorBody.js';
+
+// The relay's wire: the messages of a session's event stream, the listing, refusals; and
+// what the fleet dashboard's page is sent of each call.
+export {
+  RelayStatusSchema,
+  RelayGapSchema,
+  RelayResetSchema,
+  RelayEndSchema,
+  ErrorSummarySchema,
+  RelaySessionInfoSchema,
+  RelayListingSchema,
+  RelayRefusalSchema,
+} from './relay.js';
+export { FleetCallSchema } from './fleetCall.js';

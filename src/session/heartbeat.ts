@@ -1,7 +1,9 @@
 // Dead-connection detection for one open WebSocket: anything that comes in (an event, a pong,
 // a ping) is proof of life; when nothing has for a while, a ping asks; when nothing has for the
-// deadline, the connection is declared dead. Every delay goes through the RxJS scheduler.
-import { interval, type SchedulerLike, type Subscription } from 'rxjs';
+// deadline, the connection is declared dead. The checks are on the process's one timer wheel
+// (an RxJS scheduler underneath), not a timer per session.
+import type { SchedulerLike } from 'rxjs';
+import { TimerWheel, type WheelTarget } from '../internal/timerWheel.js';
 import { InputError } from '../errors.js';
 
 /**
@@ -31,41 +33,52 @@ export function resolveHeartbeat(option: HeartbeatOptions | false | undefined): 
 }
 
 /** Watches one connection; `touch()` on every inbound frame, `stop()` when the session ends. */
-export class Heartbeat {
+export class Heartbeat implements WheelTarget {
   private last: number;
   private lastPing = -Infinity;
-  private readonly tick: Subscription;
+  private stopped = false;
+  /** The process's one timer wheel: a session's checks share one periodic action with every other deadline. */
+  private readonly wheel: TimerWheel;
 
   constructor(
     private readonly settings: { readonly intervalMs: number; readonly timeoutMs: number },
     private readonly scheduler: SchedulerLike,
     /** Send a ping (a no-op when the socket cannot). */
-    ping: () => void,
+    private readonly ping: () => void,
     /** Called once, with the silence measured, when the deadline passed. */
-    dead: (silentMs: number) => void,
+    private readonly dead: (silentMs: number) => void,
   ) {
     this.last = scheduler.now();
-    // Check at a quarter of the interval (at least every second), so the deadline is met
-    // within that much, whatever the phase.
-    const step = Math.max(1, Math.min(settings.intervalMs, settings.timeoutMs / 4, 1_000));
-    this.tick = interval(step, scheduler).subscribe(() => {
-      const silent = this.scheduler.now() - this.last;
-      if (silent >= this.settings.timeoutMs) {
-        this.stop();
-        dead(silent);
-      } else if (silent >= this.settings.intervalMs && this.scheduler.now() - this.lastPing >= this.settings.intervalMs) {
-        this.lastPing = this.scheduler.now();
-        ping();
-      }
-    });
+    this.wheel = TimerWheel.of(scheduler);
+    this.wheel.at(this.last + settings.intervalMs, this, 0);
   }
 
-  /** Inbound traffic: the connection is alive now. */
+  /** Inbound traffic: the connection is alive now (the check due later finds it so). */
   touch(): void {
     this.last = this.scheduler.now();
   }
 
+  /** The wheel: the next check is due (checked lazily: traffic since only moves the next one on). */
+  onDeadline(_token: number, now: number): void {
+    if (this.stopped) return;
+    const { intervalMs, timeoutMs } = this.settings;
+    const silent = now - this.last;
+    if (silent >= timeoutMs) {
+      this.stop();
+      this.dead(silent);
+      return;
+    }
+    if (silent >= intervalMs && now - this.lastPing >= intervalMs) {
+      this.lastPing = now;
+      this.ping();
+    }
+    // Next: a ping when the silence reaches the interval (again), or death at the deadline.
+    const nextPing = Math.max(this.last, this.lastPing) + intervalMs;
+    this.wheel.at(Math.min(nextPing, this.last + timeoutMs), this, 0);
+  }
+
   stop(): void {
-    this.tick.unsubscribe();
+    this.stopped = true;
+    this.wheel.remove(this);
   }
 }

@@ -1,15 +1,18 @@
 // One conversation-analysis session per incoming call, under a concurrency bound that either
 // queues or rejects calls beyond it; a call's failure is its own and never ends the others.
-import { asyncScheduler, AsyncSubject, catchError, defer, EMPTY, Observable, timer, type Subscription } from 'rxjs';
+import { asyncScheduler, Observable } from 'rxjs';
 import type { AudioChunk } from '../audio/meta.js';
-import { InputError, SessionError } from '../errors.js';
-import type { AudioFormat } from '../schema/audio.js';
-import type { ServerEvent } from '../schema/events.js';
-import { conversationSession, type ConversationOptions } from '../session/conversation.js';
-import { createSessionStats, type SessionStats } from '../session/stats.js';
-import { splitSession, type SessionStreams } from '../state/splitSession.js';
-import { initialConversationSnapshot, type ConversationSnapshot } from '../state/snapshot.js';
+import { InputError } from '../errors.js';
 import { operatorSubscriber } from '../internal/operate.js';
+import type { AudioFormat } from '../schema/audio.js';
+import type { ConversationOptions } from '../session/conversation.js';
+import type { SessionStats } from '../session/stats.js';
+import type { SessionStreams } from '../state/splitSession.js';
+import type { ConversationSnapshot } from '../state/snapshot.js';
+import { workerHandle, type CallWorker } from './callWorker.js';
+import { CallRun, type CallRunContext } from './callRun.js';
+import type { Publisher } from '../fleet/publisher.js';
+import { localSlots, workerSlots } from './callSlots.js';
 
 /** Anything with an id and audio: a `CallLeg`, a `MediaStreamCall`, or your own. */
 export interface AnalyzableCall {
@@ -94,6 +97,18 @@ export interface AnalyzeCallsOptions<C extends AnalyzableCall = AnalyzableCall> 
   readonly drainRejected?: boolean | undefined;
   /** Counters over all calls (the per-call session counters are on each `CallAnalysis`). */
   readonly callStats?: AnalyzeCallsStats | undefined;
+  /**
+   * The worker handle `callWorkers` gives each worker process: `maxConcurrent` then bounds the
+   * sessions of every worker together (first come, first served across them), and `callStats`
+   * add up in the primary.
+   */
+  readonly worker?: CallWorker | undefined;
+  /**
+   * Publish every call's session to Redis Streams under its call id (`createPublisher` of
+   * 'svc-stream/fleet'), for relays and the supervisor's page anywhere in the fleet
+   * (docs/fleet.md). Publishing never delays or fails a call.
+   */
+  readonly publish?: Publisher | undefined;
 }
 
 /**
@@ -137,154 +152,48 @@ export function analyzeCalls<C extends AnalyzableCall>(calls$: Observable<C>, op
   const maxQueueMs = options.maxQueueMs ?? DEFAULT_MAX_QUEUE_MS;
   if (!(maxQueueMs >= 0)) throw new InputError('invalid_argument', `maxQueueMs must be 0 or more, got ${maxQueueMs}`);
   const scheduler = options.scheduler ?? asyncScheduler;
-  const { maxConcurrent: _m, whenFull: _w, maxQueueMs: _q, sessionOptions, drainRejected, callStats, stats: _s, ...shared } = options;
+  const handle = workerHandle(options.worker);
+  const { maxConcurrent: _m, whenFull: _w, maxQueueMs: _q, sessionOptions, drainRejected, callStats, stats: _s, worker: _k, publish, ...shared } = options;
   return new Observable<CallAnalysis<C>>((subscriber) => {
     const stats = callStats ?? createAnalyzeCallsStats();
-    const waiting: Array<() => void> = [];
-    const drivers = new Set<Subscription>();
-    let running = 0;
+    handle?.reportStats('analyzeCalls', stats);
+    // Across workers the primary holds the count, and says whether a call that may not wait gets a slot.
+    const slots = handle ? workerSlots(handle, max, whenFull === 'queue') : localSlots(max);
+    const ctx: CallRunContext = { slots, max, whenFull, maxQueueMs, drainRejected: drainRejected !== false, scheduler, stats, publish };
+    const runs = new Set<CallRun<C>>();
     let open = 0;
     let sourceDone = false;
     let index = 0;
-
     const maybeComplete = (): void => {
       if (sourceDone && open === 0) subscriber.complete();
-    };
-    const release = (): void => {
-      running--;
-      stats.running = running;
-      const next = waiting.shift();
-      if (next) next();
     };
 
     const onCall = (call: C): void => {
       const i = index++;
       stats.calls++;
-      const sessionStats = createSessionStats();
-      const outcome = new AsyncSubject<CallOutcome>();
-      let status: CallStatus = 'queued';
-      let last: ConversationSnapshot = initialConversationSnapshot;
-      const arrivedAt = scheduler.now();
-      let startedAt: number | undefined;
-      let timedOut = false;
-      let refusedAt: number | undefined;
       const perCall = sessionOptions?.(call, i) ?? {};
-      const sessionOpts: ConversationOptions = { ...shared, ...perCall, stats: sessionStats, ...(call.format && !perCall.format && !shared.format ? { format: call.format } : {}) };
-
-      const reject = whenFull === 'reject' && running >= max;
-      // The slot is taken when the share subscribes, released when the session ends either way.
-      const session$ = new Observable<ServerEvent>((sub) => {
-        let inner: Subscription | undefined;
-        let holding = false;
-        let stopped = false;
-        let queueTimer: Subscription | undefined;
-        const start = (): void => {
-          if (stopped) return;
-          queueTimer?.unsubscribe();
-          startedAt = scheduler.now();
-          stats.peakQueuedMs = Math.max(stats.peakQueuedMs, startedAt - arrivedAt);
-          holding = true;
-          running++;
-          stats.running = running;
-          stats.peakRunning = Math.max(stats.peakRunning, running);
-          if (status === 'queued' && stats.queued > 0) stats.queued--;
-          status = 'running';
-          inner = defer(() => conversationSession(call.audio$, sessionOpts)).subscribe(sub);
-        };
-        if (running < max) start();
-        else {
-          stats.queued++;
-          waiting.push(start);
-          if (Number.isFinite(maxQueueMs)) {
-            queueTimer = timer(maxQueueMs, scheduler).subscribe(() => {
-              const w = waiting.indexOf(start);
-              if (w < 0) return;
-              waiting.splice(w, 1);
-              stats.queued--;
-              timedOut = true;
-              refusedAt = scheduler.now();
-              stopped = true;
-              if (drainRejected !== false) call.audio$.subscribe({ error: () => undefined });
-              sub.error(
-                new SessionError('concurrency_limit', `call ${call.id} refused: it waited ${maxQueueMs} ms for one of ${max} sessions (maxQueueMs); its live audio would be analysed late`),
-              );
-            });
-          }
-        }
-        return () => {
-          stopped = true;
-          queueTimer?.unsubscribe();
-          inner?.unsubscribe();
-          const w = waiting.indexOf(start);
-          if (w >= 0) {
-            waiting.splice(w, 1);
-            stats.queued--;
-          }
-          if (holding) {
-            holding = false;
-            release();
-          }
-        };
-      });
-      const split = splitSession(session$);
-      const streams = failureAsCompletion(split);
-      const analysis: CallAnalysis<C> = {
-        call,
-        id: call.id,
-        streams,
-        stats: sessionStats,
-        get status() {
-          return status;
-        },
-        get queuedMs() {
-          return (startedAt ?? refusedAt ?? (status === 'queued' ? scheduler.now() : arrivedAt)) - arrivedAt;
-        },
-        outcome$: outcome.asObservable(),
-      };
-
-      if (reject) {
-        status = 'rejected';
-        stats.rejected++;
-        const error = new SessionError('concurrency_limit', `call ${call.id} refused: ${max} sessions already run (whenFull: 'reject')`);
-        subscriber.next(analysis);
-        outcome.next({ status: 'rejected', error, snapshot: last });
-        outcome.complete();
-        if (drainRejected !== false) call.audio$.subscribe({ error: () => undefined });
+      const run = new CallRun(call, ctx, { ...shared, ...perCall, ...(call.format && !perCall.format && !shared.format ? { format: call.format } : {}) });
+      // Across workers, the primary hears of the call before anyone else does, so it can end
+      // the call (worker_exited) if this process dies at any moment after.
+      handle?.callStarted(call.id, {});
+      if (whenFull === 'reject' && slots.full()) {
+        subscriber.next(run.analysis);
+        const o = run.reject();
+        handle?.callEnded(call.id, o.status, o.error);
         return;
       }
-
       // The driver subscribes first, so the call is emitted already running (or queued).
       open++;
+      runs.add(run);
       let emitted = false;
-      const finish = (o: CallOutcome): void => {
-        if (timedOut) o = { ...o, status: 'rejected' };
-        status = o.status;
-        if (o.status === 'done') stats.done++;
-        else if (o.status === 'rejected') {
-          stats.rejected++;
-          stats.queueTimeouts++;
-        } else stats.failed++;
-        outcome.next(o);
-        outcome.complete();
+      run.drive((o) => {
+        handle?.callEnded(call.id, o.status, o.error);
+        runs.delete(run);
         open--;
         if (emitted) maybeComplete();
-      };
-      // A session can end synchronously (an invalid config), before `subscribe` returns.
-      let driver: Subscription | undefined;
-      driver = split.snapshot$.subscribe({
-        next: (s) => (last = s),
-        error: (error: unknown) => {
-          if (driver) drivers.delete(driver);
-          finish({ status: 'error', error, snapshot: last });
-        },
-        complete: () => {
-          if (driver) drivers.delete(driver);
-          finish({ status: 'done', snapshot: last });
-        },
       });
-      if (!driver.closed) drivers.add(driver);
       emitted = true;
-      subscriber.next(analysis);
+      subscriber.next(run.analysis);
       maybeComplete();
     };
 
@@ -300,18 +209,8 @@ export function analyzeCalls<C extends AnalyzableCall>(calls$: Observable<C>, op
     );
     return () => {
       source.unsubscribe();
-      for (const d of [...drivers]) d.unsubscribe();
-      drivers.clear();
+      for (const r of [...runs]) r.stop();
+      runs.clear();
     };
   });
-}
-
-/**
- * The same streams, each completing where the session would error: a call's failure belongs
- * to its outcome, and one call must never raise an unhandled error in a process of many.
- */
-function failureAsCompletion(streams: SessionStreams): SessionStreams {
-  const out: Record<string, Observable<unknown>> = {};
-  for (const [name, stream$] of Object.entries(streams) as [string, Observable<unknown>][]) out[name] = stream$.pipe(catchError(() => EMPTY));
-  return out as unknown as SessionStreams;
 }

@@ -41,6 +41,15 @@ export {
 export { twilioSignature, verifyTwilioSignature, type MediaStreamAuth, type MediaStreamRefusal } from './mediaStreamAuth.js';
 export type { LimitWarning, PayloadTypeWarning, WarningHandler } from '../warnings.js';
 export {
+  callWorkers,
+  createCallWorkersStats,
+  isCallWorker,
+  type CallWorker,
+  type CallWorkersEvent,
+  type CallWorkersOptions,
+  type CallWorkersStats,
+} from './callWorkers.js';
+export {
   analyzeCalls,
   createAnalyzeCallsStats,
   type AnalyzableCall,

@@ -45,6 +45,8 @@ export interface JitterBufferOptions {
   readonly maxHeldPackets?: number | undefined;
   /** Largest timestamp gap filled with silence, in clock ticks; a larger (or negative) one is treated as a clock jump and only the lost packets are filled (default: 5 s at 8000). */
   readonly maxFillSamples?: number | undefined;
+  /** Counters to update in place (default: a fresh set); `stats` is this object. */
+  readonly stats?: JitterStats | undefined;
 }
 
 /** A sequence jump larger than this is a restart of the sender's numbering (RFC 3550's MAX_DROPOUT). */
@@ -90,7 +92,7 @@ interface Held {
  * ```
  */
 export class JitterBuffer {
-  readonly stats: JitterStats = createJitterStats();
+  readonly stats: JitterStats;
   private readonly delay: number;
   private readonly maxHeld: number;
   private readonly maxFill: number;
@@ -111,6 +113,7 @@ export class JitterBuffer {
     this.delay = options.playoutDelayMs ?? 60;
     this.maxHeld = options.maxHeldPackets ?? 64;
     this.maxFill = options.maxFillSamples ?? 5 * 8000;
+    this.stats = options.stats ?? createJitterStats();
   }
 
   /** Packets waiting behind a gap. */
@@ -164,6 +167,24 @@ export class JitterBuffer {
     this.drain(out);
     if (this.held.size > this.maxHeld) this.skipGap(out);
     return out;
+  }
+
+  /**
+   * The in-order path, without a packet object or a result array: when audio of `samples` ticks
+   * at `timestamp` is the very next packet and nothing is held, take it as {@link push} would
+   * and return the silence to play before it (clock ticks of a timestamp gap, usually 0); the
+   * caller plays the payload itself. Returns -1, taking nothing, in every other case: then
+   * {@link push} it.
+   */
+  takeNext(seq: number, timestamp: number, samples: number): number {
+    if (seq !== this.next || this.start === undefined || this.held.size !== 0) return -1;
+    this.stats.received++;
+    this.highestSeen = seq;
+    this.next++;
+    const fill = this.fillBefore(timestamp);
+    this.expectedTs = (timestamp + samples) >>> 0;
+    this.lastSamples = samples;
+    return fill;
   }
 
   /** Release what has waited `playoutDelayMs` by `now`: the gaps in front of it are lost. */
@@ -220,15 +241,23 @@ export class JitterBuffer {
     }
   }
 
-  private play(p: JitterPacket, out: Playout[]): void {
-    if (p.payload === undefined) return; // takes its slot, plays nothing; the timestamps tell how long
+  /** The silence owed before audio at `timestamp`: a timestamp gap, or the lost packets' length; clears the lost count. */
+  private fillBefore(timestamp: number): number {
+    let fill = 0;
     if (this.expectedTs !== undefined) {
-      const gap = timestampDelta(p.timestamp, this.expectedTs);
-      let fill = gap > 0 && gap <= this.maxFill ? gap : 0;
+      const gap = timestampDelta(timestamp, this.expectedTs);
+      fill = gap > 0 && gap <= this.maxFill ? gap : 0;
       if (fill === 0 && this.pendingLost > 0) fill = this.pendingLost * this.lastSamples;
-      if (fill > 0) out.push({ kind: 'fill', samples: fill, lost: this.pendingLost });
     }
     this.pendingLost = 0;
+    return fill;
+  }
+
+  private play(p: JitterPacket, out: Playout[]): void {
+    if (p.payload === undefined) return; // takes its slot, plays nothing; the timestamps tell how long
+    const lost = this.pendingLost;
+    const fill = this.fillBefore(p.timestamp);
+    if (fill > 0) out.push({ kind: 'fill', samples: fill, lost });
     out.push({ kind: 'audio', seq: p.seq, payload: p.payload, samples: p.samples });
     this.expectedTs = (p.timestamp + p.samples) >>> 0;
     this.lastSamples = p.samples;

@@ -2,25 +2,28 @@
 // held from the start of the call until the first subscriber (a session may wait in a queue).
 import { Observable, type SchedulerLike, type Subscriber } from 'rxjs';
 import { withAudioMeta, type AudioChunk, type AudioObservable } from '../audio/meta.js';
-import { bytesPerSecond, isRawFormat, type AudioFormat } from '../schema/audio.js';
-import type { FrameClock } from './frameClock.js';
+import { isRawFormat, msToBytes, type AudioFormat } from '../schema/audio.js';
+import { ChunkLog } from '../audio/chunkLog.js';
+import { TimerWheel, WHEEL_RESOLUTION_MS, type WheelTarget } from '../internal/timerWheel.js';
 
-/** How a live stream groups its chunks: into frames of `clock.frameMs` of audio, flushed by `clock`. */
+/** How a live stream groups its chunks: into frames of `frameMs` of audio, on the process's timer wheel of `scheduler`. */
 export interface LiveGrouping {
-  readonly clock: FrameClock;
+  readonly frameMs: number;
   readonly scheduler: SchedulerLike;
 }
 
-/** Bytes in `frameMs` of a raw format, a whole number of sample frames; 0 (no grouping) for a container. */
-export function frameBytesOf(format: AudioFormat, frameMs: number): number {
-  if (!isRawFormat(format) || !(frameMs > 0)) return 0;
-  const perMs = bytesPerSecond(format) / 1000;
-  const unit = bytesPerSecond(format) / format.sample_rate;
-  return Math.max(unit, Math.floor((frameMs * perMs) / unit) * unit);
-}
+/**
+ * The frames of a live call by default, ms: 100 ms of audio per WebSocket frame, five 20 ms
+ * packets. At most 100 ms more before the service hears a packet's audio (about 50 ms on
+ * average), for a fifth of the sends; `frameMs: 20` gives the lowest latency.
+ */
+export const DEFAULT_LIVE_FRAME_MS = 100;
+
+/** Frames per block of a live stream's log: a block allocated per this many frames (1.6 s of 100 ms G.711). */
+const FRAMES_PER_BLOCK = 16;
 
 /**
- * A hot audio stream fed by `push`/`end`/`fail`.
+ * A hot audio stream fed by `push`/`write`/`end`/`fail`.
  *
  * - Hot: chunks arrive from the network. Until the first subscription they are kept (all of
  *   them: a queued call keeps its audio from the first packet); the first subscriber gets
@@ -28,28 +31,36 @@ export function frameBytesOf(format: AudioFormat, frameMs: number): number {
  * - Completes (or errors) every subscriber when the call ends; a subscriber after the end
  *   gets the end at once (the first one after the kept audio).
  * - Nothing pauses the network: backpressure cannot reach a UDP sender.
- * - With a grouping (`frameMs` on the source), chunks are joined into one chunk of `frameMs` of
- *   audio before they go on; a frame that is not full goes when its oldest chunk has waited
- *   `frameMs` (the source's shared clock), and at the end.
+ * - With a grouping (`frameMs` on the source), the audio goes in frames of `frameMs`: windows of
+ *   the stream (frame k is bytes k·F … (k+1)·F), cut from one `ChunkLog` (the library's one
+ *   chunk grouper) that packets are copied into once. A frame that is not full goes within
+ *   `frameMs` of its first byte (from the process's one timer wheel, no timer per call), the rest
+ *   of its window after it, and the last one at the end.
+ * - Every chunk it emits is a buffer nobody writes again (`freshBuffers`), so a session keeps it
+ *   for a resume without a copy.
  */
-export class LiveAudio {
+export class LiveAudio implements WheelTarget {
   readonly audio$: AudioObservable;
   private kept: AudioChunk[] | undefined = [];
   private readonly subscribers = new Set<Subscriber<AudioChunk>>();
   private ended: { error?: unknown } | undefined;
-  /** Bytes pushed so far. */
-  bytes = 0;
   private readonly frameBytes: number;
-  private held: Uint8Array | undefined;
-  private heldBytes = 0;
-  private heldSince = 0;
+  /** The audio not yet delivered, with a grouping: delivered up to `sent`, trimmed there. */
+  private readonly log: ChunkLog | undefined;
+  private sent = 0;
+  /** Counts frames begun: a deadline on the wheel for an earlier frame is stale. */
+  private frameNo = 0;
+  private readonly wheel: TimerWheel | undefined;
+  private ungroupedBytes = 0;
 
   constructor(
     format: AudioFormat,
     private readonly grouping?: LiveGrouping | undefined,
   ) {
-    this.frameBytes = grouping ? frameBytesOf(format, grouping.clock.frameMs) : 0;
-    if (this.frameBytes > 0) grouping!.clock.add(this);
+    // Only raw audio is grouped by duration (not a container's pages).
+    this.frameBytes = grouping && grouping.frameMs > 0 && isRawFormat(format) ? msToBytes(format, grouping.frameMs) : 0;
+    this.wheel = this.frameBytes > 0 ? TimerWheel.of(grouping!.scheduler) : undefined;
+    this.log = this.frameBytes > 0 ? new ChunkLog({ blockBytes: Math.min(64 * 1024, this.frameBytes * FRAMES_PER_BLOCK) }) : undefined;
     const source = new Observable<AudioChunk>((subscriber) => {
       const kept = this.kept;
       this.kept = undefined;
@@ -62,36 +73,80 @@ export class LiveAudio {
       this.subscribers.add(subscriber);
       return () => this.subscribers.delete(subscriber);
     });
-    this.audio$ = withAudioMeta(source, { format });
+    this.audio$ = withAudioMeta(source, { format, freshBuffers: true });
   }
 
+  /** Bytes pushed or written so far. */
+  get bytes(): number {
+    return this.log ? this.log.end : this.ungroupedBytes;
+  }
+
+  /** A chunk of the caller's that it never writes again (a payload copy, silence): kept by reference. */
   push(chunk: AudioChunk): void {
     if (this.ended || chunk.byteLength === 0) return;
-    this.bytes += chunk.byteLength;
-    if (this.frameBytes === 0) return this.deliver(chunk);
-    const len = chunk.byteLength;
-    if (this.heldBytes + len > this.frameBytes) this.flush();
-    if (len >= this.frameBytes) return this.deliver(chunk);
-    if (this.heldBytes === 0) {
-      this.held = new Uint8Array(this.frameBytes);
-      this.heldSince = this.grouping!.scheduler.now();
+    if (this.log === undefined) {
+      this.ungroupedBytes += chunk.byteLength;
+      return this.deliver(chunk);
     }
-    this.held!.set(chunk, this.heldBytes);
-    this.heldBytes += len;
-    if (this.heldBytes === this.frameBytes) this.flush();
+    if (this.log.end === this.sent) this.began();
+    this.log.append(chunk, true);
+    this.cut();
   }
 
-  /** Let a partial frame go when its oldest chunk arrived at or before `since` (the shared clock). */
-  flushOlderThan(since: number): void {
-    if (this.heldBytes > 0 && this.heldSince <= since) this.flush();
+  /**
+   * Bytes `start`–`end` of `src`, borrowed (a socket's buffer): copied before this returns, once,
+   * into the log's block (or, without grouping, into a chunk of their own).
+   */
+  write(src: Buffer, start: number, end: number): void {
+    if (this.ended || end <= start) return;
+    if (this.log === undefined) {
+      const copy = new Uint8Array(end - start);
+      copy.set(src.subarray(start, end));
+      this.ungroupedBytes += end - start;
+      return this.deliver(copy);
+    }
+    const log = this.log;
+    if (log.end === this.sent) this.began();
+    log.append(src.subarray(start, end), false);
+    // Most packets do not complete their window: nothing to cut.
+    if (log.end - this.sent >= this.frameBytes - (this.sent % this.frameBytes)) this.cut();
+  }
+
+  /** The first bytes of a frame: its deadline goes on the wheel, one slot early so that it goes within frameMs. */
+  private began(): void {
+    this.wheel!.at(this.grouping!.scheduler.now() + this.grouping!.frameMs - WHEEL_RESOLUTION_MS, this, ++this.frameNo);
+  }
+
+  /** Deliver every window the log completes. */
+  private cut(): void {
+    const F = this.frameBytes;
+    const log = this.log!;
+    for (;;) {
+      const rest = F - (this.sent % F);
+      if (log.end - this.sent < rest) return;
+      this.deliverFrom(rest);
+      // More bytes past the window: they begin the next frame, with a deadline of their own.
+      if (log.end > this.sent) this.began();
+    }
+  }
+
+  /** The next `n` bytes of the log, as one chunk (a view of its block), then let them go. */
+  private deliverFrom(n: number): void {
+    const log = this.log!;
+    const frame = log.slice(this.sent, n);
+    this.sent += n;
+    log.trim(this.sent);
+    this.deliver(frame);
+  }
+
+  /** The wheel: the frame begun as `frameNo` has waited its time; let what is held go. */
+  onDeadline(frameNo: number): void {
+    if (frameNo === this.frameNo) this.flush();
   }
 
   private flush(): void {
-    if (this.heldBytes === 0) return;
-    const frame = this.heldBytes === this.frameBytes ? this.held! : this.held!.subarray(0, this.heldBytes);
-    this.held = undefined;
-    this.heldBytes = 0;
-    this.deliver(frame);
+    const log = this.log;
+    if (log !== undefined && log.end > this.sent) this.deliverFrom(log.end - this.sent);
   }
 
   private deliver(chunk: AudioChunk): void {
@@ -103,6 +158,7 @@ export class LiveAudio {
     if (this.ended) return;
     this.flush();
     this.ended = {};
+    this.wheel?.remove(this);
     for (const s of [...this.subscribers]) s.complete();
     this.subscribers.clear();
   }
@@ -110,6 +166,7 @@ export class LiveAudio {
   fail(error: unknown): void {
     if (this.ended) return;
     this.ended = { error };
+    this.wheel?.remove(this);
     for (const s of [...this.subscribers]) s.error(error);
     this.subscribers.clear();
   }

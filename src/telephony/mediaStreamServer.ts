@@ -4,52 +4,17 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { asyncScheduler, Observable, type SchedulerLike } from 'rxjs';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { rawDataText } from '../internal/wsData.js';
-import type { AudioObservable } from '../audio/meta.js';
 import { AudioSourceError, InputError } from '../errors.js';
-import { RAW_FORMAT_DESCRIPTORS, type RawAudioFormat } from '../schema/audio.js';
-import { LiveAudio } from './liveAudio.js';
-import { checkUpgrade, type MediaStreamAuth, type MediaStreamRefusal } from './mediaStreamAuth.js';
-import {
-  detectPreset,
-  encodingLaw,
-  MEDIA_STREAM_PRESETS,
-  normalizeTrack,
-  readField,
-  readNumber,
-  type MediaStreamPreset,
-  type MediaStreamPresetName,
-} from './mediaStreamPresets.js';
-import { resolvePayloadType } from './payloadTypes.js';
-import { PlayoutStream, type StreamStats } from './playoutStream.js';
-import { FrameClock } from './frameClock.js';
-import { TrackInterleaver } from './trackInterleaver.js';
-import { hasFastMediaPath, matchMediaMessage } from './mediaMessage.js';
+import { callUser } from '../internal/userCallback.js';
+import { DEFAULT_LIVE_FRAME_MS } from './liveAudio.js';
 import { warnOnce } from './limitWarning.js';
 import type { LimitWarning, WarningHandler } from '../warnings.js';
+import { checkUpgrade, type MediaStreamAuth, type MediaStreamRefusal } from './mediaStreamAuth.js';
+import { MediaStreamConnection, type ConnectionContext, type MediaStreamCall, type MediaTrack } from './mediaStreamConnection.js';
+import { MEDIA_STREAM_PRESETS, type MediaStreamPreset, type MediaStreamPresetName } from './mediaStreamPresets.js';
+import { workerHandle, type CallWorker } from './callWorker.js';
 
-/** A media-stream track: the caller's audio (`inbound`) or the audio sent to the caller (`outbound`). */
-export type MediaTrack = 'inbound' | 'outbound';
-
-/** One call (or one track of it) from a media stream. */
-export interface MediaStreamCall {
-  /** `<streamId>` (interleaved) or `<streamId>:<track>`. */
-  readonly id: string;
-  readonly streamId: string;
-  /** The provider's call identifier (`callSid`, `call_control_id`), when the start message has one. */
-  readonly callId: string | undefined;
-  readonly preset: MediaStreamPresetName;
-  /** The track, or `both` when interleaved (channel 1 inbound, channel 2 outbound). */
-  readonly track: MediaTrack | 'both';
-  /** mulaw (or alaw) at 8000 Hz, 1 channel, or 2 when interleaved. */
-  readonly format: RawAudioFormat;
-  readonly audio$: AudioObservable;
-  /** Counters per track (the jitter buffer's, on chunk numbers). */
-  readonly stats: Readonly<Partial<Record<MediaTrack, StreamStats>>>;
-  readonly customParameters: unknown;
-  /** The start message as received. */
-  readonly start: unknown;
-}
+export type { MediaStreamCall, MediaTrack } from './mediaStreamConnection.js';
 
 /** Counters of the server, updated in place. */
 export interface MediaStreamServerStats {
@@ -131,23 +96,23 @@ export interface MediaStreamServerOptions {
   /** Told about every refused upgrade (they are also counted in `stats.unauthorized`). */
   readonly onRefused?: ((reason: MediaStreamRefusal, req: IncomingMessage) => void) | undefined;
   /**
-   * A latency budget, ms (default 0: each media message's audio goes on as it is released).
-   * Above 0, a call's 20 ms chunks are joined into frames of up to `frameMs` of audio before the
-   * session sends them: five times fewer frames (sends, masks, syscalls) at 100 ms, for up to
-   * `frameMs − 20` ms more latency per chunk (a frame that is not full goes once its oldest
-   * chunk has waited `frameMs`, from one clock per server).
+   * Frames of audio, ms (default 100): a call's 20 ms media
+   * chunks are joined into frames of `frameMs` before the session sends them, five times fewer
+   * frames (sends, masks, syscalls) than one per message. The cost is latency: a chunk reaches
+   * the service at most `frameMs` later than it would alone (about half that on average; a
+   * frame that is not full goes within `frameMs` of its first chunk, from the process's one
+   * timer wheel, and at the end of the call). `20` (or 0: each chunk as it is released) gives
+   * the lowest latency.
    */
   readonly frameMs?: number | undefined;
+  /**
+   * The worker handle `callWorkers` gives each worker process: every worker listens on `port`
+   * (node:cluster deals the connections out round-robin), `maxConnections` bounds the
+   * connections of every worker together (the primary's count, taken before the upgrade), and
+   * `stats` add up in the primary.
+   */
+  readonly worker?: CallWorker | undefined;
 }
-
-interface TrackState {
-  readonly stream: PlayoutStream;
-  samples: number;
-  chunks: number;
-}
-
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-
 
 /**
  * Accept media-stream WebSocket connections and emit one {@link MediaStreamCall} per stream
@@ -182,16 +147,16 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
   const fixedPreset = typeof options.preset === 'object' ? options.preset : options.preset && options.preset !== 'auto' ? MEDIA_STREAM_PRESETS[options.preset] : undefined;
   const wanted = new Set<MediaTrack>(options.tracks ?? ['inbound', 'outbound']);
   const interleaved = options.trackMode === 'interleaved';
-  const frameMs = options.frameMs ?? 0;
-  if (!(frameMs >= 0) || !Number.isFinite(frameMs)) throw new InputError('invalid_argument', `mediaStreamServer: frameMs must be 0 or more, got ${frameMs}`);
+  const frameMs = options.frameMs ?? DEFAULT_LIVE_FRAME_MS;
+  if (!Number.isFinite(frameMs) || !(frameMs === 0 || frameMs >= 1)) throw new InputError('invalid_argument', `mediaStreamServer: frameMs must be 0 (no grouping) or at least 1, got ${frameMs}`, { path: 'frameMs' });
+  const handle = workerHandle(options.worker);
   return new Observable<MediaStreamCall>((subscriber) => {
     const stats = options.stats ?? createMediaStreamServerStats();
+    handle?.reportStats('mediaStreamServer', stats);
     const scheduler = options.scheduler ?? asyncScheduler;
-    const frameClock = frameMs > 0 ? new FrameClock(frameMs, scheduler) : undefined;
-    const grouping = frameClock ? { clock: frameClock, scheduler } : undefined;
-    // Every payload is decoded here first (messages are handled one at a time).
+    const grouping = frameMs > 0 ? { frameMs, scheduler } : undefined;
     let scratch = Buffer.allocUnsafe(1024);
-    const enders = new Set<() => void>();
+    const connections = new Set<MediaStreamConnection>();
     const maxConnections = options.maxConnections ?? DEFAULT_MEDIA_STREAM_MAX_CONNECTIONS;
     const warnOverCapacity = warnOnce(
       {
@@ -227,15 +192,18 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
         if (closing || socket.destroyed) return void socket.destroy();
         if (refusal) {
           stats.unauthorized++;
-          try {
-            options.onRefused?.(refusal, req);
-          } catch {
-            /* a failing reporter must not take the server down */
-          }
+          callUser(options.onRefused, refusal, req);
           return answer(socket, '401 Unauthorized');
         }
+        // Across workers the primary holds the count; asked before the upgrade completes, so no
+        // message can arrive before the connection is taken.
+        const shared = handle ? await handle.take('connections', maxConnections) : undefined;
+        if (closing || socket.destroyed) {
+          if (shared) handle!.give('connections');
+          return void socket.destroy();
+        }
         wss.handleUpgrade(req, socket, head, (ws) => {
-          if (open >= maxConnections) {
+          if (shared === false || (shared === undefined && open >= maxConnections)) {
             stats.overCapacity++;
             warnOverCapacity();
             ws.on('error', () => undefined);
@@ -244,7 +212,10 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
             return;
           }
           open++;
-          ws.once('close', () => open--);
+          ws.once('close', () => {
+            open--;
+            if (shared) handle!.give('connections');
+          });
           onConnection(ws);
         });
       })();
@@ -252,178 +223,43 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
 
     const malformed = (reason: string, raw: string): void => {
       stats.malformed++;
-      try {
-        options.onMalformed?.(reason, raw.slice(0, 500));
-      } catch {
-        /* a failing reporter must not take the server down */
-      }
+      callUser(options.onMalformed, reason, raw.slice(0, 500));
     };
-
-    const onConnection = (ws: WebSocket): void => {
-      stats.connections++;
-      let preset = fixedPreset;
-      let streamId: string | undefined;
-      let law: 'mulaw' | 'alaw' = 'mulaw';
-      let startMsg: unknown;
-      const tracks = new Map<MediaTrack, TrackState>();
-      let mixed: { live: LiveAudio; mixer: TrackInterleaver; ended: Set<MediaTrack> } | undefined;
-      let ended = false;
-
-      const format = (channels: number): RawAudioFormat => ({ audio_format: law, sample_rate: 8000, num_channels: channels });
-      const emitCall = (track: MediaTrack | 'both', audio$: AudioObservable, trackStats: Partial<Record<MediaTrack, StreamStats>>, channels: number): void => {
-        stats.calls++;
-        subscriber.next({
-          id: track === 'both' ? streamId! : `${streamId!}:${track}`,
-          streamId: streamId!,
-          callId: readField(startMsg, preset!.callId) as string | undefined,
-          preset: preset!.name,
-          track,
-          format: format(channels),
-          audio$,
-          stats: trackStats,
-          customParameters: readField(startMsg, preset!.customParameters),
-          start: startMsg,
-        });
-      };
-
-      const trackState = (track: MediaTrack): TrackState => {
-        let t = tracks.get(track);
-        if (t) return t;
-        const stream = new PlayoutStream(resolvePayloadType(law === 'mulaw' ? 0 : 8)!, {
-          scheduler,
-          idleTimeoutMs: 0,
-          ...(options.playoutDelayMs !== undefined ? { playoutDelayMs: options.playoutDelayMs } : {}),
-          // Interleaved, the two-channel stream is grouped, not the tracks that feed it.
-          ...(grouping && !mixed ? { grouping } : {}),
-        });
-        t = { stream, samples: 0, chunks: 0 };
-        tracks.set(track, t);
-        if (mixed) {
-          const m = mixed;
-          const index = track === 'inbound' ? 0 : 1;
-          stream.live.audio$.subscribe({
-            next: (bytes) => m.live.push(m.mixer.push(index, bytes)),
-            complete: () => {
-              m.ended.add(track);
-              if (m.ended.size === tracks.size) {
-                m.live.push(m.mixer.end());
-                m.live.end();
-              }
-            },
-          });
-        } else {
-          emitCall(track, stream.live.audio$, { [track]: stream.stats }, 1);
-        }
-        return t;
-      };
-
-      const endAll = (): void => {
-        if (ended) return;
-        ended = true;
-        enders.delete(endAll);
-        for (const t of tracks.values()) t.stream.end();
-        if (mixed && tracks.size === 0) mixed.live.end();
-      };
-      enders.add(endAll);
-
-      const onStart = (msg: unknown, raw: string): void => {
-        preset = fixedPreset ?? detectPreset(msg);
-        if (!preset) return malformed('start message names no stream (no streamSid / stream_id)', raw);
-        const id = readField(msg, preset.streamId);
-        if (typeof id !== 'string' || id === '') return malformed(`start message without ${preset.streamId.join(' or ')}`, raw);
-        const l = encodingLaw(readField(msg, preset.encoding));
-        const rate = readNumber(msg, preset.sampleRate);
-        const channels = readNumber(msg, preset.channels);
-        if (!l || (rate !== undefined && rate !== 8000) || (channels !== undefined && channels !== 1)) {
-          return malformed(`unsupported media format ${JSON.stringify(readField(msg, preset.encoding))}/${String(rate)}/${String(channels)} (G.711 8000 Hz mono only)`, raw);
-        }
-        if (streamId !== undefined) return malformed('a second start message on one connection', raw);
-        streamId = id;
-        law = l;
-        startMsg = msg;
-        if (interleaved) {
-          const live = new LiveAudio(format(2), grouping);
-          const skew = Math.round(((options.maxSkewMs ?? 500) * 8000) / 1000);
-          mixed = { live, mixer: new TrackInterleaver(RAW_FORMAT_DESCRIPTORS[law].silence[0]!, skew), ended: new Set() };
-          const trackStats: Partial<Record<MediaTrack, StreamStats>> = {};
-          emitCall('both', live.audio$, trackStats, 2);
-          for (const t of wanted) trackStats[t] = trackState(t).stream.stats;
-        }
-      };
-
-      const onMedia = (msg: unknown, raw: string): void => {
-        if (!preset || streamId === undefined) return malformed('media before start', raw);
-        takeMedia(readField(msg, preset.track), readField(msg, preset.payload), readNumber(msg, preset.chunk), readNumber(msg, preset.timestamp), raw);
-      };
-
-      /** One media message's fields, however they were read. */
-      const takeMedia = (trackField: unknown, payload: unknown, chunk: number | undefined, ms: number | undefined, raw: string): void => {
-        const track = normalizeTrack(trackField);
-        if (!track) return malformed(`unknown track ${JSON.stringify(trackField)}`, raw);
-        if (!wanted.has(track)) {
-          stats.ignored++;
-          return;
-        }
-        if (typeof payload !== 'string' || payload.length % 4 !== 0 || !BASE64.test(payload)) return malformed('media without a base64 payload', raw);
-        // Decoded into the server's scratch buffer, then copied once into a buffer of its own
-        // (Buffer.from would take a slice of a shared pool that the session then holds).
+    const context: ConnectionContext = {
+      fixedPreset,
+      wanted,
+      interleaved,
+      maxSkewMs: options.maxSkewMs ?? 500,
+      playoutDelayMs: options.playoutDelayMs,
+      scheduler,
+      grouping,
+      stats,
+      malformed,
+      decode: (payload) => {
+        // Every payload is decoded here first (messages are handled one at a time).
         const need = (payload.length / 4) * 3;
         if (need > scratch.length) scratch = Buffer.allocUnsafe(Math.max(need, scratch.length * 2));
-        const n = scratch.write(payload, 'base64');
-        if (n === 0) return malformed('media with an empty payload', raw);
-        const bytes = new Uint8Array(n);
-        bytes.set(scratch.subarray(0, n));
-        const t = trackState(track);
-        t.chunks++;
-        t.stream.push({
-          seq: chunk ?? t.chunks,
-          timestamp: (ms !== undefined ? Math.round(ms * 8) : t.samples) >>> 0,
-          payload: bytes,
-          samples: bytes.byteLength,
-        });
-        t.samples += bytes.byteLength;
-      };
-
-      ws.on('message', (data, isBinary) => {
-        stats.messages++;
-        const raw = isBinary ? '' : rawDataText(data);
-        try {
-          if (isBinary) return malformed('binary frame', '(binary)');
-          // The providers' media message in their exact layout: read without JSON.parse.
-          if (streamId !== undefined && hasFastMediaPath(preset)) {
-            const fast = matchMediaMessage(raw);
-            if (fast) return takeMedia(fast.track, fast.payload, Number(fast.chunk), Number(fast.timestamp), raw);
-          }
-          let msg: unknown;
-          try {
-            msg = JSON.parse(raw);
-          } catch {
-            return malformed('not JSON', raw);
-          }
-          const event = readField(msg, (preset ?? MEDIA_STREAM_PRESETS.twilio).event);
-          if (typeof event !== 'string') return malformed('no event field', raw);
-          if (event === 'start') onStart(msg, raw);
-          else if (event === 'media') onMedia(msg, raw);
-          else if (event === 'stop') endAll();
-          else stats.ignored++;
-        } catch (err) {
-          malformed(`could not handle the message: ${(err as Error).message}`, raw);
-        }
-      });
-      ws.on('close', endAll);
-      ws.on('error', (err: Error & { code?: string }) => {
-        if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') stats.oversized++;
-        endAll();
-      });
+        return scratch.subarray(0, scratch.write(payload, 'base64'));
+      },
+      emit: (call) => subscriber.next(call),
+    };
+    const onConnection = (ws: WebSocket): void => {
+      stats.connections++;
+      const connection: MediaStreamConnection = new MediaStreamConnection(ws, context, () => connections.delete(connection));
+      connections.add(connection);
     };
 
     http.on('error', (err) => subscriber.error(new AudioSourceError('source_error', `media-stream server failed: ${err.message}`, { cause: err })));
-    http.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => options.onListening?.(http.address() as AddressInfo));
+    // In a node:cluster worker the port is the primary's, shared round-robin by every worker.
+    http.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+      const address = http.address() as AddressInfo;
+      handle?.listening(address.port);
+      options.onListening?.(address);
+    });
 
     return () => {
       closing = true;
-      for (const end of [...enders]) end();
-      frameClock?.stop();
+      for (const c of [...connections]) c.end();
       for (const client of wss.clients) client.terminate();
       wss.close();
       http.close();

@@ -1,11 +1,12 @@
-// Drives one stream's jitter buffer on an RxJS scheduler: deadlines and the idle timeout are
-// scheduler actions, so tests run on virtual time. Turns playouts into the codec's bytes.
-import { asyncScheduler, type SchedulerLike, type Subscription } from 'rxjs';
+// Drives one stream's jitter buffer on the process's timer wheel (an RxJS scheduler underneath,
+// so tests run on virtual time): its deadlines and idle timeout. Turns playouts into the codec's bytes.
+import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { AudioChunk } from '../audio/meta.js';
 import { createJitterStats, JitterBuffer, type JitterPacket, type JitterStats, type Playout } from './jitterBuffer.js';
 import { LiveAudio, type LiveGrouping } from './liveAudio.js';
 import { OggOpusWriter } from './oggOpus.js';
 import { routeFormat, type RtpCodec } from './payloadTypes.js';
+import { TimerWheel, type WheelTarget } from '../internal/timerWheel.js';
 
 /** Counters of one stream (a call leg or a media-stream track), updated in place. */
 export interface StreamStats extends JitterStats {
@@ -41,17 +42,23 @@ export interface PlayoutStreamOptions {
   readonly grouping?: LiveGrouping | undefined;
 }
 
+/** The wheel token of the idle check; jitter deadlines count up from 0. */
+const IDLE = -1;
+/** The idle check once more, after the packets that waited while the loop was stalled. */
+const IDLE_CONFIRM = -2;
+
 /** One stream's packets in, its ordered, gap-filled encoded audio out (see {@link LiveAudio}). */
-export class PlayoutStream {
+export class PlayoutStream implements WheelTarget {
   readonly stats: StreamStats = createStreamStats();
   readonly live: LiveAudio;
   private readonly buffer: JitterBuffer;
   private readonly scheduler: SchedulerLike;
   private readonly idleMs: number;
   private readonly ogg: OggOpusWriter | undefined;
-  private deadlineTimer: Subscription | undefined;
+  private readonly wheel: TimerWheel;
+  /** The jitter deadline on the wheel, and its token (an older token is stale). */
   private deadlineAt: number | undefined;
-  private idleTimer: Subscription | undefined;
+  private deadlineNo = 0;
   private lastArrival = 0;
   private done = false;
 
@@ -65,12 +72,15 @@ export class PlayoutStream {
       ...(options.playoutDelayMs !== undefined ? { playoutDelayMs: options.playoutDelayMs } : {}),
       ...(options.maxHeldPackets !== undefined ? { maxHeldPackets: options.maxHeldPackets } : {}),
       maxFillSamples: Math.round((codec.clockRate * (Number.isFinite(this.idleMs) && this.idleMs > 0 ? Math.max(this.idleMs, 1000) : 5000)) / 1000),
+      // The buffer counts into the stream's own counters: nothing to copy per packet.
+      stats: this.stats,
     });
     // Only bytes the service takes as they are are grouped by duration (not Ogg pages, not ffmpeg's input).
     this.live = new LiveAudio(routeFormat(codec.route), codec.route.kind === 'raw' ? options.grouping : undefined);
     this.ogg = codec.route.kind === 'ogg' ? new OggOpusWriter() : undefined;
+    this.wheel = TimerWheel.of(this.scheduler);
     this.lastArrival = this.scheduler.now();
-    if (Number.isFinite(this.idleMs) && this.idleMs > 0) this.armIdle(this.idleMs);
+    if (Number.isFinite(this.idleMs) && this.idleMs > 0) this.wheel.at(this.lastArrival + this.idleMs, this, IDLE);
   }
 
   get ended(): boolean {
@@ -84,6 +94,28 @@ export class PlayoutStream {
     this.lastArrival = now;
     this.emit(this.buffer.push(packet, now));
     this.armDeadline();
+  }
+
+  /**
+   * One packet of audio, arrived now, whose payload is bytes `start`–`end` of `data`, borrowed:
+   * copied before this returns, straight into the live frame when it is the next packet and
+   * nothing is held (nearly always), else into a payload of its own that the jitter buffer keeps.
+   */
+  pushPayload(seq: number, timestamp: number, data: Buffer, start: number, end: number, samples: number): void {
+    if (this.done) return;
+    if (this.ogg === undefined) {
+      const fill = this.buffer.takeNext(seq, timestamp, samples);
+      if (fill >= 0) {
+        this.lastArrival = this.scheduler.now();
+        if (fill > 0) this.emitFill(fill);
+        this.stats.bytesOut += end - start;
+        this.live.write(data, start, end);
+        return;
+      }
+    }
+    const payload = new Uint8Array(end - start);
+    payload.set(data.subarray(start, end));
+    this.push({ seq, timestamp, payload, samples });
   }
 
   /** The sender said the stream is over: release what is held and complete. */
@@ -104,21 +136,8 @@ export class PlayoutStream {
 
   private finish(): void {
     this.done = true;
-    this.syncStats();
-    this.deadlineTimer?.unsubscribe();
-    this.idleTimer?.unsubscribe();
+    this.wheel.remove(this);
     this.options.onEnd?.();
-  }
-
-  private syncStats(): void {
-    const b = this.buffer.stats;
-    const s = this.stats;
-    s.received = b.received;
-    s.reordered = b.reordered;
-    s.duplicated = b.duplicated;
-    s.lost = b.lost;
-    s.late = b.late;
-    s.resyncs = b.resyncs;
   }
 
   private emit(playouts: Playout[]): void {
@@ -132,35 +151,39 @@ export class PlayoutStream {
         this.live.push(c);
       }
     }
-    this.syncStats();
+  }
+
+  private emitFill(samples: number): void {
+    const c = this.codec.silence(samples);
+    this.stats.bytesOut += c.byteLength;
+    this.stats.fillBytes += c.byteLength;
+    this.live.push(c);
   }
 
   private armDeadline(): void {
     const d = this.buffer.deadline;
     if (d === this.deadlineAt) return;
-    this.deadlineTimer?.unsubscribe();
-    this.deadlineTimer = undefined;
     this.deadlineAt = d;
-    if (d === undefined) return;
-    this.deadlineTimer = this.scheduler.schedule(() => {
-      this.deadlineTimer = undefined;
-      this.deadlineAt = undefined;
-      if (this.done) return;
-      this.emit(this.buffer.expire(this.scheduler.now()));
-      this.armDeadline();
-    }, Math.max(0, d - this.scheduler.now()));
+    // An earlier deadline still on the wheel is stale: its token is no longer deadlineNo.
+    this.deadlineNo++;
+    if (d !== undefined) this.wheel.at(d, this, this.deadlineNo);
   }
 
-  /** One timer for the idle timeout, re-armed for the remainder when packets came meanwhile. */
-  private armIdle(delay: number, confirming = false): void {
-    this.idleTimer = this.scheduler.schedule(() => {
-      if (this.done) return;
-      const quiet = this.scheduler.now() - this.lastArrival;
-      if (quiet < this.idleMs) return this.armIdle(this.idleMs - quiet);
-      // After a stall the event loop runs its timers before it reads the socket: look once more,
-      // after the packets that waited meanwhile, before calling the stream idle.
-      if (!confirming) return this.armIdle(0, true);
-      this.end();
-    }, delay);
+  /** The wheel: a jitter deadline, or the idle check (re-armed for the remainder when packets came meanwhile). */
+  onDeadline(token: number, now: number): void {
+    if (this.done) return;
+    if (token >= 0) {
+      if (token !== this.deadlineNo) return;
+      this.deadlineAt = undefined;
+      this.emit(this.buffer.expire(now));
+      this.armDeadline();
+      return;
+    }
+    const quiet = now - this.lastArrival;
+    if (quiet < this.idleMs) return this.wheel.at(this.lastArrival + this.idleMs, this, IDLE);
+    // After a stall the event loop runs its timers before it reads the socket: look once more,
+    // after the packets that waited meanwhile, before calling the stream idle.
+    if (token === IDLE) return this.wheel.at(now, this, IDLE_CONFIRM);
+    this.end();
   }
 }

@@ -1,20 +1,20 @@
-// RTP over UDP in, one call leg per SSRC out: parsing with rtp.js, RTCP and non-audio payload
+// RTP over UDP in, one call leg per SSRC out: headers read in place, RTCP and non-audio payload
 // types set aside and counted, each leg's packets through its own jitter buffer.
 import dgram from 'node:dgram';
 import type { AddressInfo } from 'node:net';
 import { asyncScheduler, Observable, type SchedulerLike } from 'rxjs';
-import type * as RtpPackets from 'rtp.js/packets';
 import { runFfmpeg } from '../audio/ffmpegProcess.js';
 import { withAudioMeta, type AudioObservable } from '../audio/meta.js';
 import { AudioSourceError, InputError } from '../errors.js';
-import type { AudioFormat } from '../schema/audio.js';
+import { bytesPerFrame, type AudioFormat } from '../schema/audio.js';
 import { PayloadTypeGuesser, resolvePayloadType, routeFormat, type PayloadTypeSpec, type RtpCodec } from './payloadTypes.js';
+import { DEFAULT_LIVE_FRAME_MS } from './liveAudio.js';
 import { PlayoutStream, type StreamStats } from './playoutStream.js';
-import { FrameClock } from './frameClock.js';
-import { parseRtpHeader } from './rtpHeader.js';
+import { createRtpHeader, isRtcpDatagram, isRtpDatagram, parseRtpHeader } from './rtpHeader.js';
 import { SequenceExtender } from './rtpSequence.js';
 import { warnOnce } from './limitWarning.js';
 import type { LimitWarning, PayloadTypeWarning, WarningHandler } from '../warnings.js';
+import { workerHandle, type CallWorker } from './callWorker.js';
 
 /** One direction of one call: the packets of one SSRC. */
 export interface CallLeg {
@@ -106,12 +106,13 @@ export interface RtpSourceOptions {
    */
   readonly onWarning?: WarningHandler<LimitWarning | PayloadTypeWarning> | undefined;
   /**
-   * A latency budget, ms (default 0: each packet's audio goes on as it is released). Above 0, a
-   * leg's 20 ms packets are joined into frames of up to `frameMs` of audio before the session
-   * sends them: five times fewer frames (sends, masks, syscalls) at 100 ms, for up to
-   * `frameMs − 20` ms more latency per chunk (a frame that is not full goes once its oldest
-   * chunk has waited `frameMs`, from one clock per source). Raw codecs only (G.711, L16); Opus
-   * and ffmpeg-decoded legs are not grouped.
+   * Frames of audio, ms (default 100): a leg's 20 ms packets are
+   * joined into frames of `frameMs` before the session sends them, five times fewer frames
+   * (sends, masks, syscalls) than one per packet. The cost is latency: a packet's audio reaches
+   * the service at most `frameMs` later than it would alone (about half that on average; a
+   * frame that is not full goes within `frameMs` of its first packet, from the process's one
+   * timer wheel, and at the end of the call). `20` (or 0: each packet as it is released) gives
+   * the lowest latency. Raw codecs only (G.711, L16); Opus and ffmpeg-decoded legs are not grouped.
    */
   readonly frameMs?: number | undefined;
   /**
@@ -120,6 +121,21 @@ export interface RtpSourceOptions {
    * counted in `stats.disallowedSource`. Default: any sender.
    */
   readonly allowedSources?: readonly string[] | ((remote: { readonly address: string; readonly port: number }) => boolean) | undefined;
+  /**
+   * The worker handle `callWorkers` gives each worker process. Each worker then listens on its
+   * own port, `port + index` (port 0: a free port each, reported through `onListening`), unless
+   * `reusePort`; `maxLegs` bounds the legs of every worker together (a new SSRC waits for the
+   * primary's place, its first datagrams kept meanwhile); `stats` add up in the primary.
+   */
+  readonly worker?: CallWorker | undefined;
+  /**
+   * Share one port between the processes that bind it (`SO_REUSEPORT`; the kernel deals each
+   * sender's datagrams to one socket by address hash). Node 22.12 or later (an InputError
+   * before): for several workers on one port. A worker restarted after a crash changes the
+   * deal, so calls may move to another worker and go on there as a new leg; one port per worker
+   * (the default) does not.
+   */
+  readonly reusePort?: boolean | undefined;
 }
 
 /** `::ffff:10.0.0.5` and `10.0.0.5` are one sender. */
@@ -155,10 +171,26 @@ function legAudio(stream: PlayoutStream, codec: RtpCodec, options: RtpSourceOpti
   return withAudioMeta(decoded, { format: route.format });
 }
 
-// rtp.js (about 0.8 MB of heap once loaded) loads on the first subscription to an
-// rtpSource, not with the package: `import 'svc-stream'` need not pay for it.
-let rtpPackets: Promise<typeof RtpPackets> | undefined;
-const loadRtpPackets = (): Promise<typeof RtpPackets> => (rtpPackets ??= import('rtp.js/packets'));
+/** New SSRCs waiting at once for the primary's answer (across workers); more are refused. */
+const MAX_PENDING_LEGS = 256;
+/** Datagrams kept per SSRC while it waits (a round trip to the primary is well under a packet's 20 ms). */
+const MAX_PENDING_DATAGRAMS = 16;
+
+/** Whether this Node has dgram's `reusePort` (22.12 and later, 23.1 and later). */
+export function hasReusePort(version = process.versions.node): boolean {
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  return major > 23 || (major === 23 && minor >= 1) || (major === 22 && minor >= 12);
+}
+
+/** One running leg, as the datagram path finds it by SSRC. */
+interface Leg {
+  readonly stream: PlayoutStream;
+  readonly ext: SequenceExtender;
+  readonly payloadType: number;
+  readonly codec: RtpCodec;
+  /** Bytes per clock tick of a raw codec (its samples are its length over this); 0: ask the codec. */
+  readonly bytesPerTick: number;
+}
 
 /**
  * Listen for RTP on a UDP port and emit one {@link CallLeg} per SSRC.
@@ -197,14 +229,23 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
   const maxLegs = options.maxLegs ?? DEFAULT_MAX_LEGS;
   if (!Number.isInteger(maxLegs) || maxLegs < 1) throw new InputError('invalid_argument', `rtpSource: maxLegs must be a positive integer, got ${maxLegs}`);
   const allowed = sourceFilter(options.allowedSources);
-  const frameMs = options.frameMs ?? 0;
-  if (!(frameMs >= 0) || !Number.isFinite(frameMs)) throw new InputError('invalid_argument', `rtpSource: frameMs must be 0 or more, got ${frameMs}`);
+  const frameMs = options.frameMs ?? DEFAULT_LIVE_FRAME_MS;
+  if (!Number.isFinite(frameMs) || !(frameMs === 0 || frameMs >= 1)) throw new InputError('invalid_argument', `rtpSource: frameMs must be 0 (no grouping) or at least 1, got ${frameMs}`, { path: 'frameMs' });
+  const handle = workerHandle(options.worker);
+  const reusePort = options.reusePort === true;
+  if (reusePort && !hasReusePort()) {
+    throw new InputError('invalid_argument', `rtpSource: reusePort needs Node 22.12 or later (this is ${process.versions.node}); give each worker its own port instead (the default with a worker)`, { path: 'reusePort' });
+  }
+  // One port per worker (port, port + 1, …) unless they share one through reusePort; 0 stays 0 (each its own free port).
+  const port = handle !== undefined && !reusePort && (options.port ?? 0) > 0 ? options.port! + handle.index : options.port ?? 0;
   return new Observable<CallLeg>((subscriber) => {
     const stats = options.stats ?? createRtpSourceStats();
     const scheduler = options.scheduler ?? asyncScheduler;
-    const frameClock = frameMs > 0 ? new FrameClock(frameMs, scheduler) : undefined;
-    const legs = new Map<number, { stream: PlayoutStream; ext: SequenceExtender; payloadType: number }>();
-    const socket = options.socketFactory?.() ?? dgram.createSocket('udp4');
+    const legs = new Map<number, Leg>();
+    // Every datagram's header is read into this one object.
+    const header = createRtpHeader();
+    const socket = options.socketFactory?.() ?? dgram.createSocket({ type: 'udp4', ...(reusePort ? { reusePort: true } : {}) } as dgram.SocketOptions);
+    handle?.reportStats('rtpSource', stats);
     const warnRefused = warnOnce(
       {
         code: 'max_legs',
@@ -229,8 +270,6 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
       for (const [held, from] of v.held) onMessage(held, from, true);
     });
     let closed = false;
-    // Set before datagrams are listened to and the socket binds.
-    let rtp!: typeof RtpPackets;
 
     const startLeg = (ssrc: number, codec: RtpCodec, rinfo: dgram.RemoteInfo) => {
       const stream: PlayoutStream = new PlayoutStream(codec, {
@@ -238,13 +277,21 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
         ...(options.playoutDelayMs !== undefined ? { playoutDelayMs: options.playoutDelayMs } : {}),
         ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
         ...(options.maxHeldPackets !== undefined ? { maxHeldPackets: options.maxHeldPackets } : {}),
-        ...(frameClock ? { grouping: { clock: frameClock, scheduler } } : {}),
+        ...(frameMs > 0 ? { grouping: { frameMs, scheduler } } : {}),
         // A new packet of this SSRC after the end is a new leg (a new call reusing the SSRC).
         onEnd: () => {
-          if (legs.get(ssrc)?.stream === stream) legs.delete(ssrc);
+          if (legs.get(ssrc)?.stream !== stream) return;
+          legs.delete(ssrc);
+          handle?.give('legs');
         },
       });
-      const entry = { stream, ext: new SequenceExtender(), payloadType: codec.payloadType };
+      const entry: Leg = {
+        stream,
+        ext: new SequenceExtender(),
+        payloadType: codec.payloadType,
+        codec,
+        bytesPerTick: codec.route.kind === 'raw' ? bytesPerFrame(codec.route.format) : 0,
+      };
       legs.set(ssrc, entry);
       stats.legs++;
       subscriber.next({
@@ -267,28 +314,61 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
         stats.disallowedSource++;
         return;
       }
+      take(msg, rinfo, replayed);
+    };
+
+    /** Across workers, a new SSRC waits for the primary's place under `maxLegs`; its datagrams meanwhile (copies). */
+    const pending = new Map<number, Buffer[]>();
+    const admit = (ssrc: number, msg: Buffer, rinfo: dgram.RemoteInfo): void => {
+      const waiting = pending.get(ssrc);
+      if (waiting) {
+        if (waiting.length < MAX_PENDING_DATAGRAMS) waiting.push(Buffer.from(msg));
+        else stats.refusedLegs++;
+        return;
+      }
+      if (handle!.isFull('legs') || pending.size >= MAX_PENDING_LEGS) {
+        stats.refusedLegs++;
+        warnRefused();
+        return;
+      }
+      pending.set(ssrc, [Buffer.from(msg)]);
+      void handle!.take('legs', maxLegs).then((ok) => {
+        const datagrams = pending.get(ssrc) ?? [];
+        pending.delete(ssrc);
+        if (closed) {
+          if (ok) handle!.give('legs');
+          return;
+        }
+        if (!ok) {
+          stats.refusedLegs += datagrams.length;
+          warnRefused();
+          return;
+        }
+        admitted.add(ssrc);
+        for (const d of datagrams) take(d, rinfo, true);
+        admitted.delete(ssrc);
+      });
+    };
+    /** SSRCs whose place the primary granted, while their first datagrams are taken. */
+    const admitted = new Set<number>();
+
+    /** One datagram past the source filter: RTCP counted, RTP to its leg (`replayed`: held a while, already told to `onDatagram`). */
+    const take = (msg: Buffer, rinfo: dgram.RemoteInfo, replayed = false): void => {
       if (msg.length < 8) {
         stats.malformed++;
         options.onDatagram?.(msg, undefined);
         return;
       }
-      const view = new DataView(msg.buffer, msg.byteOffset, msg.byteLength);
-      // RTCP first: a marker bit plus payload type 72-76 looks like RTP to isRtp (RFC 5761).
-      if (rtp.isRtcp(view)) {
+      // RTCP first: a marker bit plus payload type 72-76 looks like RTP otherwise (RFC 5761).
+      if (isRtcpDatagram(msg)) {
         stats.rtcp++;
-        const sender = view.getUint32(4);
+        const sender = msg.readUInt32BE(4);
         options.onDatagram?.(msg, sender);
         const leg = legs.get(sender);
         if (leg) leg.stream.stats.rtcp++;
         return;
       }
-      if (!rtp.isRtp(view)) {
-        stats.malformed++;
-        options.onDatagram?.(msg, undefined);
-        return;
-      }
-      const header = parseRtpHeader(msg);
-      if (header === undefined) {
+      if (!isRtpDatagram(msg) || parseRtpHeader(msg, header) === undefined) {
         stats.malformed++;
         options.onDatagram?.(msg, undefined);
         return;
@@ -296,8 +376,9 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
       const ssrc = header.ssrc;
       if (!replayed) options.onDatagram?.(msg, ssrc);
       const pt = header.payloadType;
-      const codec = resolvePayloadType(pt, payloadTypes);
       let leg = legs.get(ssrc);
+      // Nearly every packet is of its leg's own payload type, whose codec the leg keeps.
+      const codec = leg !== undefined && pt === leg.payloadType ? leg.codec : resolvePayloadType(pt, payloadTypes);
       if (!codec && !leg) {
         if (!guesser.observe(pt, ssrc, header.sequenceNumber, header.timestamp, msg.subarray(header.payloadStart, header.payloadEnd), [Buffer.from(msg), rinfo])) stats.unknownPayloadType++;
         return;
@@ -308,27 +389,30 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
           stats.nonAudioBeforeLeg++;
           return;
         }
-        if (legs.size >= maxLegs) {
+        if (handle !== undefined && !admitted.has(ssrc)) return admit(ssrc, msg, rinfo);
+        if (handle === undefined && legs.size >= maxLegs) {
           stats.refusedLegs++;
           warnRefused();
           return;
         }
         leg = startLeg(ssrc, codec!, rinfo);
       }
-      const s = leg.stream.stats;
       const seq = leg.ext.extend(header.sequenceNumber);
-      const ts = header.timestamp;
-      let payload: Uint8Array | undefined;
-      let samples = 0;
+      if (codec === leg.codec) {
+        // The payload stays in the socket's buffer: the stream copies it into the frame (or, held
+        // behind a gap, into a payload of its own) before this returns.
+        const start = header.payloadStart;
+        const end = header.payloadEnd;
+        const samples = leg.bytesPerTick > 0 ? Math.floor((end - start) / leg.bytesPerTick) : codec.samplesOf(msg.subarray(start, end));
+        leg.stream.pushPayload(seq, header.timestamp, msg, start, end, samples);
+        return;
+      }
+      const s = leg.stream.stats;
       if (codec?.kind === 'dtmf') s.dtmf++;
       else if (codec?.kind === 'cn') s.cn++;
-      else if (!codec || pt !== leg.payloadType) s.otherPayloadType++;
-      else {
-        // A copy: the datagram's buffer belongs to the socket's pool.
-        payload = new Uint8Array(msg.subarray(header.payloadStart, header.payloadEnd));
-        samples = leg.stream.codec.samplesOf(payload);
-      }
-      leg.stream.push({ seq, timestamp: ts, payload, samples });
+      else s.otherPayloadType++;
+      // Takes its sequence slot, plays nothing.
+      leg.stream.push({ seq, timestamp: header.timestamp, payload: undefined, samples: 0 });
     };
 
     socket.on('error', (err) => {
@@ -339,32 +423,25 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
     });
     const bind = (): void => {
       try {
-        socket.bind({ address: options.host ?? '127.0.0.1', port: options.port ?? 0 }, () => {
+        // Exclusive: in a node:cluster worker the socket is this worker's own, never one handle
+        // shared through the primary (which would deal one call's datagrams out to every worker).
+        socket.bind({ address: options.host ?? '127.0.0.1', port, exclusive: true }, () => {
           if (options.recvBufferSize) socket.setRecvBufferSize(options.recvBufferSize);
-          options.onListening?.(socket.address());
+          const address = socket.address();
+          handle?.listening(address.port);
+          options.onListening?.(address);
         });
       } catch (err) {
         subscriber.error(new InputError('invalid_argument', `cannot bind RTP socket: ${(err as Error).message}`));
       }
     };
-    loadRtpPackets().then(
-      (module) => {
-        if (closed) return;
-        rtp = module;
-        socket.on('message', onMessage);
-        bind();
-      },
-      (err: unknown) => {
-        if (closed) return;
-        subscriber.error(new AudioSourceError('source_error', `cannot load rtp.js: ${(err as Error).message}`, { cause: err }));
-      },
-    );
+    socket.on('message', onMessage);
+    bind();
 
     return () => {
       closed = true;
       for (const l of [...legs.values()]) l.stream.stop();
       legs.clear();
-      frameClock?.stop();
       guesser.stop();
       try {
         socket.close();

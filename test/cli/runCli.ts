@@ -15,8 +15,8 @@ export interface CliRunOptions {
   readonly signal?: AbortSignal;
   /** Make stdout a 100-column terminal. */
   readonly tty?: boolean;
-  /** Runs while the command does, with what it has printed on stdout so far. */
-  readonly whileRunning?: (stdout: () => string) => Promise<void>;
+  /** Runs while the command does, with what it has printed on stdout (and stderr) so far. */
+  readonly whileRunning?: (stdout: () => string, stderr: () => string) => Promise<void>;
 }
 
 export async function runCli(argv: string[], options: CliRunOptions = {}): Promise<CliRun> {
@@ -35,7 +35,7 @@ export async function runCli(argv: string[], options: CliRunOptions = {}): Promi
     ...(options.signal ? { signal: options.signal } : {}),
   };
   const exit = main(argv, io);
-  await options.whileRunning?.(() => out);
+  await options.whileRunning?.(() => out, () => err);
   const code = await exit;
   return { code, stdout: out, stderr: err };
 }

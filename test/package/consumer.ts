@@ -132,16 +132,25 @@ const main = entries['svc-stream'];
 (async () => {
   const limits = await fleet.createRedisLimits({ url: 'redis://127.0.0.1:1' }).then(() => 'resolved', (e) => e);
   const queue = await fleet.createBatchQueue({ url: 'redis://127.0.0.1:1' }).then(() => 'resolved', (e) => e);
+  const publish = await fleet.createPublisher({ url: 'redis://127.0.0.1:1' }).then(() => 'resolved', (e) => e);
+  const relay = entries['svc-stream/relay'].createRelay({ token: null, from: 'redis://127.0.0.1:1' });
+  const relayFrom = await relay.listen().then(() => 'resolved', (e) => e);
+  await relay.close();
   const ffmpeg = await main.resolveFfmpeg({ env: { PATH: '' } }).then(() => 'resolved', (e) => e);
   const out = (e) => ({ svc: e instanceof main.SvcError, code: e.code, message: e.message });
-  console.log(JSON.stringify({ count: Object.keys(entries).length, limits: out(limits), queue: out(queue), ffmpeg: out(ffmpeg) }));
+  console.log(JSON.stringify({ count: Object.keys(entries).length, limits: out(limits), queue: out(queue), publish: out(publish), relayFrom: out(relayFrom), ffmpeg: out(ffmpeg) }));
 })().catch((err) => { console.error(err); process.exit(1); });
 `,
   );
   await check(`Node 20: require() of every entry (${ENTRY_SPECS.length}) without the fleet packages; their functions fail with missing_dependency, ffmpeg with ffmpeg_not_found`, () => {
     const r = JSON.parse(runNode('20', lean, 'entries.cjs').trim().split('\n').pop()!) as Record<string, { svc: boolean; code: string; message: string }> & { count: number };
     if (r.count !== ENTRY_SPECS.length) throw new Error(`required ${r.count} entries`);
-    const want = { limits: 'createRedisLimits needs ioredis and redis-semaphore: npm install ioredis redis-semaphore', queue: 'the batch queue needs bullmq and ioredis: npm install bullmq ioredis' } as const;
+    const want = {
+      limits: 'createRedisLimits needs ioredis and redis-semaphore: npm install ioredis redis-semaphore',
+      queue: 'the batch queue needs bullmq and ioredis: npm install bullmq ioredis',
+      publish: 'publishing to Redis needs ioredis: npm install ioredis',
+      relayFrom: 'a relay reading Redis needs ioredis: npm install ioredis',
+    } as const;
     for (const [k, message] of Object.entries(want)) {
       const e = r[k]!;
       if (!e.svc || e.code !== 'missing_dependency' || e.message !== message) throw new Error(`${k}: ${JSON.stringify(e)}`);

@@ -72,8 +72,8 @@ describe('relay client', () => {
     source.complete();
     const all = await done;
     await seen;
-    const ids = all.filter((m) => m.type === 'event').map((m) => (m as { id: number }).id);
-    expect(ids).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    const ids = all.flatMap((m) => (m.type === 'event' ? [m.id] : []));
+    expect(ids).toEqual(['1', '2', '3', '4', '5', '6', '7', '8', '9', '10']);
     expect(all.some((m) => m.type === 'connection' && m.state === 'reconnecting')).toBe(true);
     expect(messages).toEqual(['c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 'c8', 'c9', 'c10']);
   });
@@ -82,7 +82,7 @@ describe('relay client', () => {
     const { relay, base } = await mounted();
     const source = new Subject<ServerEvent>();
     relay.addSession({ id: 's' }).feed(source);
-    await expect(firstValueFrom(relayEvents(relaySessionUrl(base, 's'), { token: 'wrong' }))).rejects.toMatchObject({ name: 'RelayError', code: 'relay_unauthorized', status: 401 });
+    await expect(firstValueFrom(relayEvents(relaySessionUrl(base, 's'), { token: 'wrong' }))).rejects.toMatchObject({ name: 'ApiError', code: 'relay_unauthorized', status: 401 });
     await expect(firstValueFrom(relayEvents(relaySessionUrl(base, 'nope'), { token: TOKEN }))).rejects.toMatchObject({ code: 'not_found' });
     await expect(listRelaySessions(base, { token: 'wrong' })).rejects.toMatchObject({ code: 'relay_unauthorized' });
     expect((await listRelaySessions(base, { token: TOKEN })).map((s) => s.id)).toEqual(['s']);

@@ -72,10 +72,12 @@ describe('svc-stream relay', () => {
   it('makes a token when none is set, and refuses bad arguments before listening', async () => {
     // Usage mistakes and input errors: exit 2, one line naming the flag or the file (the one parser's wording).
     for (const [argv, line] of [
-      [[], 'svc-stream: invalid_argument: relay needs at least one FILE'],
+      [[], 'svc-stream: invalid_argument: relay needs at least one FILE, or --from URL'],
       [['samples/nope.wav'], 'svc-stream: file_not_found: samples/nope.wav: no such file'],
       [['samples/call.wav', '--origin', 'http://a.test/x'], 'svc-stream: invalid_argument: '],
       [['samples/call.wav', 'samples/call.wav'], 'svc-stream: invalid_argument: two FILEs have the stem call: session ids must differ'],
+      [['--from', 'http://redis.test'], 'svc-stream: invalid_argument: --from expects a redis:// or rediss:// URL'],
+      [['--from', 'redis://127.0.0.1:1', '--exit-when-done'], 'svc-stream: invalid_argument: --exit-when-done needs a FILE to wait for'],
     ] as const) {
       const c = cli();
       expect(await relayCommand.run(argv, c.io)).toBe(2);

@@ -114,7 +114,7 @@ describe('createRelay', () => {
     const page = await openSse(`${url}/sessions/s/events`, { ...AUTH, 'last-event-id': '1' });
     await page.waitFor((m) => eventIds(m).length === 3);
     expect(page.messages[0]!.event).toBe('gap');
-    expect(JSON.parse(page.messages[0]!.data)).toEqual({ after: 1, next: 4, missed: 2 });
+    expect(JSON.parse(page.messages[0]!.data)).toEqual({ after: '1', next: '4', missed: 2 });
     expect(eventIds(page.messages)).toEqual([4, 5, 6]);
     expect(session.counters.eventsTrimmed).toBe(3);
     expect(session.info().firstRetained).toBe(4);
@@ -192,7 +192,7 @@ describe('createRelay', () => {
     expect(gap).toBeGreaterThan(0);
     const before = ids.filter((id) => id < total - 49);
     expect(before).toEqual(Array.from({ length: before.length }, (_, i) => i + 1));
-    expect(JSON.parse(slow.messages[gap]!.data)).toEqual({ after: before.length, next: total - 49, missed: total - 50 - before.length });
+    expect(JSON.parse(slow.messages[gap]!.data)).toEqual({ after: String(before.length), next: String(total - 49), missed: total - 50 - before.length });
     expect(ids.slice(before.length)).toEqual(Array.from({ length: 50 }, (_, i) => total - 49 + i));
     expect(session.counters.gaps).toBe(1);
     expect(session.counters.bytesSent).toBeLessThan(2 << 20);

@@ -5,11 +5,12 @@
 // (Sessions here run with `reconnect: false`: each test is about one session; reconnecting has its own, test/session/reconnect.test.ts.)
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { config as rxConfig, from, Subject, VirtualTimeScheduler, type Observable } from 'rxjs';
+import { config as rxConfig, from, Subject, type Observable } from 'rxjs';
 import { WebSocketServer, type WebSocket as ServerSocket } from 'ws';
 import { analyzeConversation, createSessionStats, fromAsyncIterable, SessionError, type ServerEvent, type SvcError } from 'svc-stream';
 import type { SessionState } from '../../src/schema/sessionState.js';
 import { startEmulator, type RunningEmulator, type ScenarioInput } from 'svc-stream/emulator';
+import { virtualTime } from '../internal/virtualTime.js';
 
 const KEY = 'sk-state-machine-0001';
 const RAW = { audio_format: 's16le', sample_rate: 16000, num_channels: 1 } as const;
@@ -27,22 +28,6 @@ async function emulator(scenario: ScenarioInput = {}): Promise<RunningEmulator> 
 
 function pcm(n: number, bytes = 3200): Uint8Array[] {
   return Array.from({ length: n }, () => new Uint8Array(bytes));
-}
-
-/** Virtual time moved by hand: `advance(ms)` runs every timer due within `ms`. */
-function virtualTime(): { scheduler: VirtualTimeScheduler; advance(ms: number): void } {
-  const scheduler = new VirtualTimeScheduler();
-  let now = 0;
-  return {
-    scheduler,
-    advance(ms: number) {
-      now += ms;
-      scheduler.maxFrames = now;
-      scheduler.flush();
-      // flush() moves the clock only to the last timer it ran.
-      scheduler.frame = now;
-    },
-  };
 }
 
 interface Run {

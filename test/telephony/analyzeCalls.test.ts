@@ -5,6 +5,7 @@ import { analyzeCalls, createAnalyzeCallsStats, rtpSource, type CallAnalysis, ty
 import { LiveAudio } from '../../src/telephony/liveAudio.js';
 import { SAMPLE_MULAW, sendRtpCall } from './helpers.js';
 import { readFileSync } from 'node:fs';
+import { virtualTime } from '../internal/virtualTime.js';
 
 const MULAW = readFileSync(SAMPLE_MULAW);
 let emu: RunningEmulator | undefined;
@@ -68,29 +69,37 @@ describe('analyzeCalls', () => {
 
   it('a live call queued longer than maxQueueMs is refused as stale, said and counted; one served in time reports its wait', async () => {
     emu = await startEmulator({ organizations: [{ keys: ['k'], concurrency: 5 }] });
+    // The queue's clock is virtual (the sessions' sockets are real; none of their timers is due).
+    const clock = virtualTime();
     // A live call that goes on holds the only slot; the next two wait.
     const live = new LiveAudio({ audio_format: 'mulaw', sample_rate: 8000, num_channels: 1 });
     live.push(MULAW.subarray(0, 800));
     const callStats = createAnalyzeCallsStats();
     const analyses: CallAnalysis[] = [];
     const calls = new Subject<{ id: string; audio$: LiveAudio['audio$'] }>();
-    subs.push(analyzeCalls(calls, { apiKey: 'k', baseUrl: emu.baseUrl, maxConcurrent: 1, maxQueueMs: 300, callStats }).subscribe((a) => analyses.push(a)));
+    subs.push(
+      analyzeCalls(calls, { apiKey: 'k', baseUrl: emu.baseUrl, maxConcurrent: 1, maxQueueMs: 300, callStats, scheduler: clock.scheduler }).subscribe((a) => analyses.push(a)),
+    );
     calls.next({ id: 'live', audio$: live.audio$ });
     calls.next(recordedCall('late', 200));
+    clock.advance(299);
+    expect(analyses[1]!.status).toBe('queued');
+    expect(analyses[1]!.queuedMs).toBe(299);
+    clock.advance(1);
     const late = await firstValueFrom(analyses[1]!.outcome$.pipe(timeout(5_000)));
     expect(late.status).toBe('rejected');
     expect(late.error).toMatchObject({ code: 'concurrency_limit', message: expect.stringContaining('waited 300 ms') });
     expect(analyses[1]!.status).toBe('rejected');
-    expect(analyses[1]!.queuedMs).toBeGreaterThanOrEqual(300);
+    expect(analyses[1]!.queuedMs).toBe(300);
     expect(callStats).toMatchObject({ rejected: 1, queueTimeouts: 1, queued: 0, running: 1 });
     // A call that gets the slot within the limit starts, and says how long it waited.
     calls.next(recordedCall('next', 200));
-    await new Promise((r) => setTimeout(r, 100));
+    clock.advance(120);
     live.end();
     const next = await firstValueFrom(analyses[2]!.outcome$.pipe(timeout(10_000)));
     expect(next.status).toBe('done');
-    expect(analyses[2]!.queuedMs).toBeGreaterThan(50);
-    expect(callStats.peakQueuedMs).toBe(analyses[2]!.queuedMs);
+    expect(analyses[2]!.queuedMs).toBe(120);
+    expect(callStats.peakQueuedMs).toBe(120);
   });
 
   it("a call's failure is its own: the others finish", async () => {

@@ -13,6 +13,9 @@ import { isRawFormat, type AudioFormat } from '../../schema/audio.js';
 import type { ServerEvent } from '../../schema/events.js';
 import { conversationSession } from '../../session/conversation.js';
 import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
+import { commandPublisher, PUBLISH_OPTION } from '../publishFlag.js';
+import { checkSessionId } from '../../relay/relaySession.js';
+import { sessionIdOf } from '../../relay/protocol.js';
 import { option, type OptionValues } from '../options.js';
 import { BASE_URL_OPTION, checkInputFile, CONFIG_OPTION, loadScenario, readConfig, scenarioOption, speedOption } from '../sharedOptions.js';
 import { createSessionStats, type SessionStats } from '../../session/stats.js';
@@ -43,6 +46,8 @@ const OPTIONS = {
   ...BASE_URL_OPTION,
   'done-timeout': option.integer('MS', 'how long to wait for done after the end of audio (default 120000)', { min: 1 }),
   ...REDIS_OPTION,
+  ...PUBLISH_OPTION,
+  id: option.text('ID', "the session's id when published (default FILE's stem, or stdin)"),
 } as const;
 
 /** The scenario the embedded emulator plays for `file`: `<stem>.scenario.json`, or up to the first `-`. */
@@ -98,6 +103,9 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
   const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never, log: emulatorLog } : {});
   if (endpoint.emulator && scenarioPath) io.stderr.write(`svc-stream: the emulator plays ${scenarioPath}\n`);
   const fleet = await fleetLimits(values.redis, io.env);
+  const stem = file === undefined || file === '-' ? 'stdin' : basename(file, extname(file));
+  if (values.id !== undefined) checkSessionId(values.id);
+  const published = await commandPublisher(values.publish, io);
   const stats = createSessionStats();
   const live = !values.json && io.stdout.isTTY === true;
   const view = live ? new TerminalView(io.stdout, colorEnabled(io.stdout, io.env)) : undefined;
@@ -148,15 +156,20 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
   // The terminal's status follows each change of the session at once (reconnecting has no events of its own).
   const redraws = view ? stats.state$.subscribe(() => view.refresh(latest, stats, progress())) : undefined;
   try {
-    const session$ = conversationSession(audio, {
-      apiKey: endpoint.apiKey,
-      baseUrl: endpoint.baseUrl,
-      config,
-      stats,
-      limiter: fleet.limiter,
-      webSocketFactory: source.webSocketFactory,
-      ...(values['done-timeout'] !== undefined ? { doneTimeoutMs: values['done-timeout'] } : {}),
-    });
+    const session$ = published.session(
+      values.id ?? sessionIdOf(stem),
+      stem === 'stdin' ? 'stdin' : basename(file!),
+      conversationSession(audio, {
+        apiKey: endpoint.apiKey,
+        baseUrl: endpoint.baseUrl,
+        config,
+        stats,
+        limiter: fleet.limiter,
+        webSocketFactory: source.webSocketFactory,
+        ...(values['done-timeout'] !== undefined ? { doneTimeoutMs: values['done-timeout'] } : {}),
+      }),
+      stats.state$,
+    );
     // One line per reconnect, from the session's life cycle; the transcript stays one (the
     // session resumes on one time axis).
     reconnects = reconnectLines(stats, io);
@@ -213,6 +226,7 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
   } finally {
     reconnects?.unsubscribe();
     redraws?.unsubscribe();
+    await published.close();
     await fleet.close();
     await endpoint.close();
   }

@@ -1,6 +1,6 @@
 // `svc-stream dashboard [FILE]`: a live view of a session in the browser.
 import { existsSync } from 'node:fs';
-import { basename } from 'node:path';
+import { basename, extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AUDIO_OPTIONS, fileAudio } from '../audioFlags.js';
 import { option, type OptionValues } from '../options.js';
@@ -14,6 +14,8 @@ import { createSessionStats } from '../../session/stats.js';
 import { aborted, defineCommand, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
 import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
+import { commandPublisher, fromOption, PUBLISH_OPTION } from '../publishFlag.js';
+import { sessionIdOf } from '../../relay/protocol.js';
 import { reconnectLines, scenarioFor } from './analyze.js';
 
 const OPTIONS = {
@@ -27,6 +29,8 @@ const OPTIONS = {
   ...scenarioOption("what the embedded emulator plays (default: FILE's stem + .scenario.json;\n`sample`: the shipped call's)"),
   ...BASE_URL_OPTION,
   ...REDIS_OPTION,
+  ...PUBLISH_OPTION,
+  ...fromOption("the supervisor's page instead: every call published to this Redis (by any\nprocess of the fleet), each one's live view a click away; no FILE"),
 } as const;
 
 /** A file shipped in the package's samples/ folder, from src/cli/commands (tsx) or dist/cli/commands (built). */
@@ -35,7 +39,29 @@ function packagedSample(name: string): string | undefined {
   return existsSync(path) ? path : undefined;
 }
 
+/** `dashboard --from URL`: the supervisor's page of the fleet, until Ctrl-C. */
+async function runFleet(from: string, values: OptionValues<typeof OPTIONS>, io: CliIo): Promise<number> {
+  if (values['exit-when-done'] || values['start-now']) throw new InputError('invalid_argument', '--from shows the fleet until Ctrl-C: --exit-when-done and --start-now are for one FILE', { path: 'from' });
+  const { startFleetDashboard } = await import('../../dashboard/fleetServer.js');
+  const dashboard = await startFleetDashboard({ from, port: values.port, onRedisError: (e) => io.stderr.write(`svc-stream: dashboard: ${e.message.split('\n')[0]}; reconnecting\n`) });
+  try {
+    io.stdout.write(`svc-stream dashboard: ${dashboard.url}\n`);
+    io.stderr.write(`svc-stream: every call published to ${from.replace(/\/\/[^@/]*@/, '//***@')}; Ctrl-C to stop\n`);
+    if (!values['no-open'] && !(await openBrowser(dashboard.url, process.platform, io.env))) {
+      io.stderr.write(`svc-stream: no browser could be opened from here; open ${dashboard.url} in yours\n`);
+    }
+    await aborted(io.signal);
+  } finally {
+    await dashboard.close();
+  }
+  return 0;
+}
+
 async function run({ values, positionals }: { readonly values: OptionValues<typeof OPTIONS>; readonly positionals: string[] }, io: CliIo): Promise<number> {
+  if (values.from !== undefined) {
+    if (positionals.length > 0) throw new InputError('invalid_argument', 'dashboard --from shows the calls published to Redis: no FILE (publish one with --publish from another command)', { path: 'from' });
+    return runFleet(values.from, values, io);
+  }
   if (positionals.length > 1) throw new InputError('invalid_argument', `dashboard takes one FILE, got ${positionals.length}`);
   const file = positionals[0] ?? packagedSample('call.wav');
   if (file === undefined) throw new InputError('invalid_argument', 'no FILE given and the sample call is not installed');
@@ -48,6 +74,7 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
   const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
   let final: DashboardView | undefined;
   const fleet = await fleetLimits(values.redis, io.env);
+  const published = await commandPublisher(values.publish, io);
   try {
     if (endpoint.emulator && scenarioPath) io.stderr.write(`svc-stream: the emulator plays ${scenarioPath}\n`);
     const stats = createSessionStats();
@@ -55,13 +82,18 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
     // the terminal gets a line per reconnect.
     const reconnects = reconnectLines(stats, io);
     const dashboard = await startDashboard({
-      events$: conversationSession(fileAudio(file, values, speed), {
-        apiKey: endpoint.apiKey,
-        baseUrl: endpoint.baseUrl,
-        config,
-        stats,
-        limiter: fleet.limiter,
-      }),
+      events$: published.session(
+        sessionIdOf(basename(file, extname(file))),
+        basename(file),
+        conversationSession(fileAudio(file, values, speed), {
+          apiKey: endpoint.apiKey,
+          baseUrl: endpoint.baseUrl,
+          config,
+          stats,
+          limiter: fleet.limiter,
+        }),
+        stats.state$,
+      ),
       stats,
       title: basename(file),
       port,
@@ -86,6 +118,7 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
       await dashboard.close();
     }
   } finally {
+    await published.close();
     await fleet.close();
     await endpoint.close();
   }
@@ -104,9 +137,12 @@ and the session's status. The session starts when the page first loads (or at on
 Without FILE, the sample call shipped with the package (samples/call.wav) is played with
 its config (samples/call.config.json: behaviors and emotions on). FILE is any audio file:
 the contract's formats, anything else ffmpeg reads (.m4a …), and headerless raw audio
-(.raw .pcm .mulaw …) with --format/--rate/--channels.`,
+(.raw .pcm .mulaw …) with --format/--rate/--channels.
+With --from redis://…, the supervisor's page instead: every call the fleet publishes there
+(analyze, rtp, media-stream, relay with --publish), its status, duration, roles, latest
+emotion and behaviors, updated live; a click opens a call's live view (docs/fleet.md).`,
   options: OPTIONS,
-  footer: `Environment: SVC_API_KEY, SVC_BASE_URL. With neither set, an embedded emulator is started.
+  footer: `Environment: SVC_API_KEY, SVC_BASE_URL, SVC_PUBLISH_URL. With neither key nor URL set, an embedded emulator is started.
 Prints the page's URL on stdout. Exit status: 0 when stopped (Ctrl-C) or, with
 --exit-when-done, after done; 1 when the session failed, with "svc-stream: CODE: message".`,
   positionals: true,

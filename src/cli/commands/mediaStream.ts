@@ -6,12 +6,17 @@ import { analyzeCalls, createAnalyzeCallsStats } from '../../telephony/analyzeCa
 import type { MediaStreamAuth } from '../../telephony/mediaStreamAuth.js';
 import { createMediaStreamServerStats, mediaStreamServer } from '../../telephony/mediaStreamServer.js';
 import { showCalls } from '../callView.js';
+import { inCallWorker, showCallsOnWorkers, workersSummary } from '../callWorkersView.js';
+import type { CallAnalysis } from '../../telephony/analyzeCalls.js';
+import type { CallWorker } from '../../telephony/callWorkers.js';
+import type { MediaStreamCall } from '../../telephony/mediaStreamServer.js';
 import { defineCommand, printError, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
 import { playMediaStreamDemo } from '../mediaStreamDemo.js';
 import { option, type OptionValues } from '../options.js';
 import { BASE_URL_OPTION, CONFIG_OPTION, loadScenario, scenarioOption } from '../sharedOptions.js';
 import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
+import { commandPublisher, PUBLISH_OPTION } from '../publishFlag.js';
 import { embeddedSource, sourceNote, watchSource } from '../resultSource.js';
 import { samplePath } from '../../samples.js';
 
@@ -26,8 +31,9 @@ const OPTIONS = {
   'public-url': option.text('URL', 'the stream URL as in the TwiML <Stream url> (what Twilio signs; default\nwss:// + Host + path)'),
   'max-calls': option.integer('N', 'sessions at once (default 3)', { min: 1, fallback: 3 }),
   'max-connections': option.integer('N', 'provider connections at once; more are refused with 1013 (default 100)', { min: 1 }),
-  'frame-ms': option.integer('MS', "group each call's 20 ms media into frames of up to MS ms before sending\n(fewer writes per call, up to MS - 20 ms more partial latency; default 0)", { min: 0 }),
+  'frame-ms': option.integer('MS', "send each call's audio in frames of MS ms (default 100: a fifth of the sends\nof one per message, audio at most 100 ms later; 20 for the lowest latency)", { min: 0 }),
   'when-full': option.choice('P', ['queue', 'reject'], 'queue (default) or reject calls beyond --max-calls', 'queue'),
+  workers: option.integer('N', 'worker processes sharing the calls (default 1), the connections dealt out\nround-robin; --max-connections and --max-calls hold across them', { min: 1, fallback: 1 }),
   'exit-after': option.integer('N', 'exit once N calls have ended (--demo: default 1)', { min: 1 }),
   demo: option.flag('play a provider: stream the sample call (8 kHz mu-law) as a Twilio\n(or, with --preset telnyx, Telnyx) media stream into the bridge'),
   speed: option.number('X', 'demo pace, times real time (default 1)', { min: 0.01, fallback: 1 }),
@@ -37,6 +43,7 @@ const OPTIONS = {
   ...BASE_URL_OPTION,
   json: option.flag('NDJSON: per call a call line, its events, a call_end and a state line'),
   ...REDIS_OPTION,
+  ...PUBLISH_OPTION,
 } as const;
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
@@ -50,6 +57,8 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
     ...(values['frame-ms'] !== undefined ? { frameMs: values['frame-ms'] } : {}),
   };
   const demo = values.demo;
+  if (demo && values.workers > 1) throw new InputError('invalid_argument', '--demo plays one call into one process: leave out --workers', { path: 'workers' });
+  const onWorkers = values.workers > 1 || inCallWorker();
   const exitAfter = values['exit-after'] ?? (demo ? 1 : undefined);
   const twilioAuthToken = values['twilio-auth-token'] ?? io.env['TWILIO_AUTH_TOKEN'];
   // The demo brings a token of its own when none is set, so its bridge is never open.
@@ -69,83 +78,97 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
 
   const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
   const fleet = await fleetLimits(values.redis, io.env);
+  const published = await commandPublisher(values.publish, io);
   const serverStats = createMediaStreamServerStats();
   const callStats = createAnalyzeCallsStats();
   const out = (line: string): void => void io.stdout.write(`${line}\n`);
   const json = values.json === true;
   // Where the results come from, as the first call's session is answered (before its events).
+  const embedded = embeddedSource(endpoint.emulator !== undefined, scenario as never);
+  // Across workers, the primary (which runs the embedded emulator) says it once; a worker does not.
   const source = watchSource((first) => {
-    if (!json && first !== 'service') out(sourceNote(first, scenarioPath));
-  }, embeddedSource(endpoint.emulator !== undefined, scenario as never));
+    if (!json && !onWorkers && first !== 'service') out(sourceNote(first, scenarioPath));
+  }, embedded);
+  if (!json && onWorkers && !inCallWorker() && embedded !== undefined) out(sourceNote(embedded, scenarioPath));
 
-  try {
-    return await showCalls(
-      io,
-      exitAfter,
-      (fail) =>
-        analyzeCalls(
-          mediaStreamServer({
-            host,
-            port,
-            ...(values.path !== undefined ? { path: values.path } : {}),
-            preset,
-            trackMode,
-            stats: serverStats,
-            ...(token !== undefined || twilioAuthToken !== undefined ? { authenticate } : {}),
-            onRefused: (reason, req) => io.stderr.write(`svc-stream: refused a connection from ${req.socket.remoteAddress ?? '?'}: ${reason}\n`),
-            onMalformed: (reason) => io.stderr.write(`svc-stream: malformed message: ${reason}\n`),
-            ...limits,
-            onWarning: (w) => io.stderr.write(`svc-stream: ${w.message.replace('Raise maxConnections', 'Raise --max-connections')}\n`),
-            onListening: (a) => {
-              const path = values.path ?? '/';
-              io.stderr.write(`svc-stream: media streams on ws://${a.address}:${a.port}${path}\n`);
-              if (!demo) return;
-              playMediaStreamDemo({
-                url: `ws://127.0.0.1:${a.port}${path}`,
-                provider: preset === 'telnyx' ? 'telnyx' : 'twilio',
-                token,
-                twilioAuthToken,
-                // What the bridge verifies by default: wss:// + Host + path.
-                signedUrl: publicUrl ?? `wss://127.0.0.1:${a.port}${path}`,
-                speed,
-                seconds,
-              }).catch(fail);
-            },
-          }),
-          {
-            apiKey: endpoint.apiKey,
-            baseUrl: endpoint.baseUrl,
-            config,
-            maxConcurrent: values['max-calls'],
-            whenFull,
-            callStats,
-            limiter: fleet.limiter,
-            webSocketFactory: source.webSocketFactory,
-          },
-        ),
-      (call) => {
-        const c = call.call;
-        const channels = c.format.num_channels > 1 ? `/${c.format.num_channels}` : '';
-        return {
-          json,
-          out,
-          started: {
-            text: `call ${c.callId ?? c.streamId} (${c.preset}, track ${c.track}, ${c.format.audio_format}/${c.format.sample_rate}${channels}), ${call.status}`,
-            json: { type: 'call', id: call.id, stream_id: c.streamId, call_id: c.callId ?? null, preset: c.preset, track: c.track, format: c.format, status: call.status },
-          },
-          counters: () => {
-            const tracks = Object.values(c.stats) as Array<{ received: number; lost: number; late: number; duplicated: number; reordered: number }>;
-            const sum = (k: 'received' | 'lost' | 'late' | 'duplicated' | 'reordered') => tracks.reduce((n, t) => n + t[k], 0);
-            return { received: sum('received'), lost: sum('lost'), late: sum('late'), duplicated: sum('duplicated'), reordered: sum('reordered') };
-          },
-          stateSource: () => source.source ?? 'service',
-        };
+  const calls = (fail: (err: unknown) => void, worker?: CallWorker) =>
+    analyzeCalls(
+      mediaStreamServer({
+        ...(worker ? { worker } : {}),
+        host,
+        port,
+        ...(values.path !== undefined ? { path: values.path } : {}),
+        preset,
+        trackMode,
+        stats: serverStats,
+        ...(token !== undefined || twilioAuthToken !== undefined ? { authenticate } : {}),
+        onRefused: (reason, req) => io.stderr.write(`svc-stream: refused a connection from ${req.socket.remoteAddress ?? '?'}: ${reason}\n`),
+        onMalformed: (reason) => io.stderr.write(`svc-stream: malformed message: ${reason}\n`),
+        ...limits,
+        onWarning: (w) => io.stderr.write(`svc-stream: ${w.message.replace('Raise maxConnections', 'Raise --max-connections')}\n`),
+        onListening: (a) => {
+          const path = values.path ?? '/';
+          io.stderr.write(`svc-stream: media streams on ws://${a.address}:${a.port}${path}\n`);
+          if (!demo) return;
+          playMediaStreamDemo({
+            url: `ws://127.0.0.1:${a.port}${path}`,
+            provider: preset === 'telnyx' ? 'telnyx' : 'twilio',
+            token,
+            twilioAuthToken,
+            // What the bridge verifies by default: wss:// + Host + path.
+            signedUrl: publicUrl ?? `wss://127.0.0.1:${a.port}${path}`,
+            speed,
+            seconds,
+          }).catch(fail);
+        },
+      }),
+      {
+        apiKey: endpoint.apiKey,
+        baseUrl: endpoint.baseUrl,
+        config,
+        maxConcurrent: values['max-calls'],
+        whenFull,
+        callStats,
+        limiter: fleet.limiter,
+        publish: published.publisher,
+        ...(worker ? { worker } : {}),
+        webSocketFactory: source.webSocketFactory,
       },
     );
+  const view = (call: CallAnalysis<MediaStreamCall>) => {
+    const c = call.call;
+    const channels = c.format.num_channels > 1 ? `/${c.format.num_channels}` : '';
+    return {
+      json,
+      out,
+      started: {
+        text: `call ${c.callId ?? c.streamId} (${c.preset}, track ${c.track}, ${c.format.audio_format}/${c.format.sample_rate}${channels}), ${call.status}`,
+        json: { type: 'call', id: call.id, stream_id: c.streamId, call_id: c.callId ?? null, preset: c.preset, track: c.track, format: c.format, status: call.status },
+      },
+      counters: () => {
+        const tracks = Object.values(c.stats) as Array<{ received: number; lost: number; late: number; duplicated: number; reordered: number }>;
+        const sum = (k: 'received' | 'lost' | 'late' | 'duplicated' | 'reordered') => tracks.reduce((n, t) => n + t[k], 0);
+        return { received: sum('received'), lost: sum('lost'), late: sum('late'), duplicated: sum('duplicated'), reordered: sum('reordered') };
+      },
+      stateSource: () => source.source ?? 'service',
+    };
+  };
+
+  try {
+    if (onWorkers) {
+      return await showCallsOnWorkers(
+        io,
+        { workers: values.workers, exitAfter, json, endpoint, summary: (s) => workersSummary(s, 'mediaStreamServer', ['connections', 'messages', 'malformed', 'overCapacity']) },
+        (worker) => calls(() => undefined, worker),
+        view,
+      );
+    }
+    return await showCalls(io, exitAfter, (fail) => calls(fail), view);
   } catch (err) {
     printError(io, err);
     return 1;
   } finally {
+    await published.close();
     await fleet.close();
     await endpoint.close();
   }

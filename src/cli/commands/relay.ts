@@ -7,7 +7,8 @@ import { option, type OptionValues } from '../options.js';
 import { BASE_URL_OPTION, checkInputFile, CONFIG_OPTION, loadScenario, scenarioOption } from '../sharedOptions.js';
 import { InputError } from '../../errors.js';
 import { createRelay } from '../../relay/server.js';
-import type { RelayEnd } from '../../relay/protocol.js';
+import { errorSummary, type RelayEnd } from '../../relay/protocol.js';
+import { commandPublisher, fromOption, PUBLISH_OPTION } from '../publishFlag.js';
 import { conversationSession } from '../../session/conversation.js';
 import { aborted, defineCommand, type CliIo, type Command } from '../command.js';
 import { createSessionStats } from '../../session/stats.js';
@@ -25,10 +26,14 @@ const OPTIONS = {
   'exit-when-done': option.flag('exit once every session ended (pages connected then are sent the end)'),
   ...scenarioOption("what the embedded emulator plays (default: the first FILE's stem +\n.scenario.json; `sample`: the shipped call's)"),
   ...BASE_URL_OPTION,
+  ...PUBLISH_OPTION,
+  ...fromOption('serve every session published to this Redis (by any process of the fleet)\ninstead of only its own; FILE sessions are then published there'),
 } as const;
 
 async function run({ values, positionals }: { readonly values: OptionValues<typeof OPTIONS>; readonly positionals: string[] }, io: CliIo): Promise<number> {
-  if (positionals.length === 0) throw new InputError('invalid_argument', 'relay needs at least one FILE');
+  const from = values.from;
+  if (positionals.length === 0 && from === undefined) throw new InputError('invalid_argument', 'relay needs at least one FILE, or --from URL');
+  if (positionals.length === 0 && values['exit-when-done']) throw new InputError('invalid_argument', '--exit-when-done needs a FILE to wait for', { path: 'exit-when-done' });
   const ids = new Set<string>();
   for (const file of positionals) {
     checkInputFile(file);
@@ -44,32 +49,60 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
   const madeToken = token === undefined || token === '';
   if (madeToken) token = randomBytes(24).toString('base64url');
   // Checked before the emulator starts: a bad origin or id throws here.
-  const relay = createRelay({ token: token!, origins: values.origin, historyEvents: history });
+  const relay = createRelay({
+    token: token!,
+    origins: values.origin,
+    historyEvents: history,
+    ...(from !== undefined ? { from, onRedisError: (e) => io.stderr.write(`svc-stream: relay: ${e.message.split('\n')[0]}; reconnecting (pages get 503 and retry)\n`) } : {}),
+  });
+  // Served from Redis, the FILE sessions are published there.
+  const published = await commandPublisher(values.publish ?? (positionals.length > 0 ? from : undefined), io);
 
   const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
   const ends: Promise<RelayEnd>[] = [];
+  const running: (() => void)[] = [];
   try {
     if (endpoint.emulator && scenarioPath) io.stderr.write(`svc-stream: the emulator plays ${scenarioPath}\n`);
     const { url } = await relay.listen({ port, host: values.host });
     io.stdout.write(`svc-stream relay: ${url}\n`);
     if (madeToken) io.stdout.write(`svc-stream relay token: ${token} (set SVC_RELAY_TOKEN to choose one)\n`);
     for (const file of positionals) {
-      const session = relay.addSession({ id: basename(file, extname(file)), title: basename(file) });
+      const id = basename(file, extname(file));
       const stats = createSessionStats();
-      session.follow(stats.state$);
-      session.feed(conversationSession(fileAudio(file, values, speed), { apiKey: endpoint.apiKey, baseUrl: endpoint.baseUrl, config, stats }));
+      const session$ = published.session(id, basename(file), conversationSession(fileAudio(file, values, speed), { apiKey: endpoint.apiKey, baseUrl: endpoint.baseUrl, config, stats }), stats.state$);
+      let ended: Promise<RelayEnd>;
+      if (from !== undefined) {
+        ended = new Promise((resolve) => {
+          const sub = session$.subscribe({
+            error: (err: unknown) => resolve({ status: 'failed', error: errorSummary(err) }),
+            complete: () => resolve({ status: 'done' }),
+          });
+          running.push(() => {
+            sub.unsubscribe();
+            resolve({ status: 'closed' });
+          });
+        });
+      } else {
+        const session = relay.addSession({ id, title: basename(file) });
+        session.follow(stats.state$);
+        session.feed(session$);
+        ended = session.ended;
+      }
       ends.push(
-        session.ended.then((end) => {
+        ended.then((end) => {
           const what = end.status === 'failed' ? `failed: ${end.error?.code}: ${end.error?.message}` : end.status;
-          io.stderr.write(`svc-stream: session ${session.id} ${what}\n`);
+          io.stderr.write(`svc-stream: session ${id} ${what}\n`);
           return end;
         }),
       );
     }
-    io.stderr.write(`svc-stream: relaying ${positionals.length} session(s) at ${speed}x live pace; ${values['exit-when-done'] ? 'exits when done' : 'Ctrl-C to stop'}\n`);
+    if (from !== undefined) io.stderr.write(`svc-stream: serving every session published to ${published.publisher?.target ?? from.replace(/\/\/[^@/]*@/, '//***@')}\n`);
+    if (positionals.length > 0) io.stderr.write(`svc-stream: relaying ${positionals.length} session(s) at ${speed}x live pace; ${values['exit-when-done'] ? 'exits when done' : 'Ctrl-C to stop'}\n`);
     await Promise.race([aborted(io.signal), values['exit-when-done'] ? Promise.all(ends) : new Promise<never>(() => undefined)]);
   } finally {
+    for (const stop of running) stop();
     await relay.close();
+    await published.close();
     await endpoint.close();
   }
   const settled = await Promise.all(ends);
@@ -83,7 +116,9 @@ export const relayCommand: Command = defineCommand({
   description: `Run one conversation-analysis session per FILE and relay each session's raw events to
 browser pages over server-sent events, so a web page can fold them with the library's
 browser entry without ever holding the API key. Each session's id is its file's stem
-(call.wav -> call). Pages read:
+(call.wav -> call). With --from redis://…, serve every session the fleet publishes there
+(svc-stream … --publish), FILE or not: any relay of the fleet resumes a page from its
+Last-Event-ID (docs/fleet.md). Pages read:
 
   GET /sessions                  the sessions, as JSON
   GET /sessions/ID/events        text/event-stream: every event with its id, the status,
@@ -93,7 +128,7 @@ Every request needs the relay token (Authorization: Bearer TOKEN, ?token=TOKEN, 
 svc_relay_token cookie) and, from a browser, an Origin on the --origin list.`,
   options: OPTIONS,
   footer: `Environment: SVC_RELAY_TOKEN (the relay's token; without it one is made and printed once),
-SVC_API_KEY, SVC_BASE_URL. Prints the relay's URL on stdout. Exit status: 0 when stopped
+SVC_API_KEY, SVC_BASE_URL, SVC_PUBLISH_URL. Prints the relay's URL on stdout. Exit status: 0 when stopped
 (Ctrl-C) or, with --exit-when-done, when every session is done; 1 when a session failed.`,
   positionals: true,
   run,

@@ -1,14 +1,19 @@
 // `svc-stream rtp`: receive RTP calls and analyse each one live.
 import { analyzeCalls, createAnalyzeCallsStats } from '../../telephony/analyzeCalls.js';
 import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
+import { commandPublisher, PUBLISH_OPTION } from '../publishFlag.js';
 import { option, type OptionValues } from '../options.js';
 import { BASE_URL_OPTION, CONFIG_OPTION, loadScenario, scenarioOption } from '../sharedOptions.js';
 import { parsePayloadTypeArg, type PayloadTypeSpec } from '../../telephony/payloadTypes.js';
-import { createRtpSourceStats, rtpSource } from '../../telephony/rtpSource.js';
+import { createRtpSourceStats, hasReusePort, rtpSource, type CallLeg } from '../../telephony/rtpSource.js';
+import type { CallAnalysis } from '../../telephony/analyzeCalls.js';
+import type { CallWorker } from '../../telephony/callWorkers.js';
+import { InputError } from '../../errors.js';
 import type { LimitWarning, PayloadTypeWarning } from '../../warnings.js';
 import { defineCommand, printError, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
 import { showCalls } from '../callView.js';
+import { inCallWorker, showCallsOnWorkers, workersSummary } from '../callWorkersView.js';
 import { embeddedSource, sourceNote, watchSource } from '../resultSource.js';
 
 const OPTIONS = {
@@ -23,14 +28,17 @@ const OPTIONS = {
   'idle-timeout': option.integer('MS', 'a call ends after this long without packets (default 5000)', { min: 1 }),
   'max-calls': option.integer('N', 'sessions at once (default 3)', { min: 1, fallback: 3 }),
   'max-legs': option.integer('N', 'call legs (SSRCs) at once; packets of more are dropped and counted (default 64)', { min: 1 }),
-  'frame-ms': option.integer('MS', "group each call's 20 ms packets into frames of up to MS ms before sending\n(default 0: each packet as it comes; 100 sends five times fewer frames, ≤ 80 ms later)", { min: 0 }),
+  'frame-ms': option.integer('MS', "send each call's audio in frames of MS ms (default 100: a fifth of the sends\nof one per packet, audio at most 100 ms later; 20 for the lowest latency)", { min: 0 }),
   'when-full': option.choice('P', ['queue', 'reject'], 'queue (default) or reject calls beyond --max-calls', 'queue'),
+  workers: option.integer('N', 'worker processes sharing the calls (default 1): worker i listens on --port + i\n(or all on --port with --reuse-port); --max-legs and --max-calls hold across them', { min: 1, fallback: 1 }),
+  'reuse-port': option.flag('with --workers, every worker on --port (SO_REUSEPORT; Node 22.12 or later)'),
   'exit-after': option.integer('N', 'exit once N calls have ended', { min: 1 }),
   ...CONFIG_OPTION,
   ...scenarioOption("what the embedded emulator plays (`sample`: the shipped call's)"),
   ...BASE_URL_OPTION,
   json: option.flag('one NDJSON line per call start, event and call end'),
   ...REDIS_OPTION,
+  ...PUBLISH_OPTION,
 } as const;
 
 async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }, io: CliIo): Promise<number> {
@@ -39,70 +47,87 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   const exitAfter = values['exit-after'];
   const config = values.config ?? 'default';
   const scenario = values.scenario ? await loadScenario(values.scenario) : undefined;
+  if (values['reuse-port'] && !hasReusePort()) throw new InputError('invalid_argument', `--reuse-port needs Node 22.12 or later (this is ${process.versions.node}); without it each worker takes its own port, --port + i`, { path: 'reuse-port' });
+  const onWorkers = values.workers > 1 || inCallWorker();
 
   const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
   const fleet = await fleetLimits(values.redis, io.env);
+  const published = await commandPublisher(values.publish, io);
   const sourceStats = createRtpSourceStats();
   const callStats = createAnalyzeCallsStats();
   const out = (line: string): void => void io.stdout.write(`${line}\n`);
   const json = values.json === true;
   // Where the results come from, as analyze says it: a line when the first call's session is
   // answered (before its events), and `source` in each call's --json state line.
+  const embedded = embeddedSource(endpoint.emulator !== undefined, scenario as never);
+  // Across workers, the primary (which runs the embedded emulator) says it once; a worker does not.
   const source = watchSource((first) => {
-    if (!json && first !== 'service') out(sourceNote(first, values.scenario));
-  }, embeddedSource(endpoint.emulator !== undefined, scenario as never));
+    if (!json && !onWorkers && first !== 'service') out(sourceNote(first, values.scenario));
+  }, embedded);
+  if (!json && onWorkers && !inCallWorker() && embedded !== undefined) out(sourceNote(embedded, values.scenario));
 
-  try {
-    return await showCalls(
-      io,
-      exitAfter,
-      () =>
-        analyzeCalls(
-          rtpSource({
-            host: values.host,
-            port,
-            payloadTypes,
-            stats: sourceStats,
-            ...(values.jitter !== undefined ? { playoutDelayMs: values.jitter } : {}),
-            ...(values['idle-timeout'] !== undefined ? { idleTimeoutMs: values['idle-timeout'] } : {}),
-            ...(values['max-legs'] !== undefined ? { maxLegs: values['max-legs'] } : {}),
-            ...(values['frame-ms'] !== undefined ? { frameMs: values['frame-ms'] } : {}),
-            onListening: (a) => io.stderr.write(`svc-stream: listening for RTP on ${a.address}:${a.port}\n`),
-            onWarning: (w) => io.stderr.write(`svc-stream: ${warningLine(w)}\n`),
-          }),
-          {
-            apiKey: endpoint.apiKey,
-            baseUrl: endpoint.baseUrl,
-            config,
-            maxConcurrent: values['max-calls'],
-            whenFull: values['when-full'],
-            callStats,
-            limiter: fleet.limiter,
-            webSocketFactory: source.webSocketFactory,
-          },
-        ),
-      (call) => {
-        const leg = call.call;
-        const fmt = `${leg.codec.name}/${leg.codec.clockRate} as ${leg.format.audio_format}`;
-        return {
-          json,
-          out,
-          started: {
-            text: `call from ${leg.remote.address}:${leg.remote.port} (${fmt}), ${call.status}`,
-            json: { type: 'call', id: call.id, ssrc: leg.ssrc, payload_type: leg.payloadType, codec: leg.codec.name, format: leg.format, status: call.status, remote: leg.remote },
-          },
-          stateSource: () => source.source ?? 'service',
-          counters: () => {
-            const s = leg.stats;
-            return { received: s.received, lost: s.lost, late: s.late, duplicated: s.duplicated, reordered: s.reordered, dtmf: s.dtmf, cn: s.cn, rtcp: s.rtcp };
-          },
-        };
+  const calls = (worker?: CallWorker) =>
+    analyzeCalls(
+      rtpSource({
+        ...(worker ? { worker } : {}),
+        ...(values['reuse-port'] ? { reusePort: true } : {}),
+        host: values.host,
+        port,
+        payloadTypes,
+        stats: sourceStats,
+        ...(values.jitter !== undefined ? { playoutDelayMs: values.jitter } : {}),
+        ...(values['idle-timeout'] !== undefined ? { idleTimeoutMs: values['idle-timeout'] } : {}),
+        ...(values['max-legs'] !== undefined ? { maxLegs: values['max-legs'] } : {}),
+        ...(values['frame-ms'] !== undefined ? { frameMs: values['frame-ms'] } : {}),
+        onListening: (a) => io.stderr.write(`svc-stream: listening for RTP on ${a.address}:${a.port}\n`),
+        onWarning: (w) => io.stderr.write(`svc-stream: ${warningLine(w)}\n`),
+      }),
+      {
+        apiKey: endpoint.apiKey,
+        baseUrl: endpoint.baseUrl,
+        config,
+        maxConcurrent: values['max-calls'],
+        whenFull: values['when-full'],
+        callStats,
+        limiter: fleet.limiter,
+        publish: published.publisher,
+        webSocketFactory: source.webSocketFactory,
+        ...(worker ? { worker } : {}),
       },
     );
+  const view = (call: CallAnalysis<CallLeg>) => {
+    const leg = call.call;
+    const fmt = `${leg.codec.name}/${leg.codec.clockRate} as ${leg.format.audio_format}`;
+    return {
+      json,
+      out,
+      started: {
+        text: `call from ${leg.remote.address}:${leg.remote.port} (${fmt}), ${call.status}`,
+        json: { type: 'call', id: call.id, ssrc: leg.ssrc, payload_type: leg.payloadType, codec: leg.codec.name, format: leg.format, status: call.status, remote: leg.remote },
+      },
+      stateSource: () => source.source ?? 'service',
+      counters: () => {
+        const s = leg.stats;
+        return { received: s.received, lost: s.lost, late: s.late, duplicated: s.duplicated, reordered: s.reordered, dtmf: s.dtmf, cn: s.cn, rtcp: s.rtcp };
+      },
+    };
+  };
+
+  try {
+    if (onWorkers) {
+      return await showCallsOnWorkers(
+        io,
+        { workers: values.workers, exitAfter, json, endpoint, summary: (s) => workersSummary(s, 'rtpSource', ['datagrams', 'legs', 'refusedLegs', 'malformed']) },
+        calls,
+        view,
+      );
+    }
+    return await showCalls(io, exitAfter, () => calls(), view);
   } catch (err) {
     printError(io, err);
     return 1;
   } finally {
+    await published.close();
     await fleet.close();
     await endpoint.close();
   }

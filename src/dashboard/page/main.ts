@@ -3,6 +3,7 @@
 // Bundled for the browser by esbuild (src/dashboard/pageBundle.ts); served as /app.js.
 import { asyncScheduler, Subject } from 'rxjs';
 import { relayMessages } from '../../relay/client.js';
+import { errorSummary } from '../../relay/protocol.js';
 import type { ServerEvent } from '../../schema/events.js';
 import type { SessionStatus } from '../../schema/sessionState.js';
 import { initialConversationSnapshot } from '../../state/snapshot.js';
@@ -30,23 +31,26 @@ const changed = (): void => {
   asyncScheduler.schedule(draw, 50);
 };
 
-const events$ = new Subject<ServerEvent>();
-splitSession(events$).snapshot$.subscribe({
-  next: (s) => {
-    snapshot = s;
-    changed();
-  },
-  // The relay's own failure is reported below; the fold itself does not fail.
-  error: () => undefined,
-});
-
-const firstLine = (err: unknown): DashboardError => {
-  const e = err as { code?: unknown; message?: unknown } | null;
-  return { code: typeof e?.code === 'string' ? e.code : 'error', message: typeof e?.message === 'string' ? e.message.split('\n')[0]! : String(err) };
+// One fold per stream of events: a reset (the relay could not resume where the page was)
+// starts a new one from the oldest event kept.
+let events$ = new Subject<ServerEvent>();
+const fold = (): void => {
+  splitSession(events$).snapshot$.subscribe({
+    next: (s) => {
+      snapshot = s;
+      changed();
+    },
+    // The relay's own failure is reported below; the fold itself does not fail.
+    error: () => undefined,
+  });
 };
+fold();
+
+// The session to follow: `?id=` (the fleet dashboard's calls), else the dashboard's one session.
+const id = new URLSearchParams(location.search).get('id') ?? DASHBOARD_SESSION_ID;
 
 connection('connecting', 'connecting');
-relayMessages(`/sessions/${DASHBOARD_SESSION_ID}/events`, { maxRetries: 60 }).subscribe({
+relayMessages(`/sessions/${encodeURIComponent(id)}/events`, { maxRetries: 60 }).subscribe({
   next: (m) => {
     switch (m.type) {
       case 'event':
@@ -64,6 +68,16 @@ relayMessages(`/sessions/${DASHBOARD_SESSION_ID}/events`, { maxRetries: 60 }).su
         error = { code: 'relay_gap', message: `${m.gap.missed} events of this session were missed; the view may be incomplete` };
         changed();
         return;
+      case 'reset':
+        // The relay could not resume where the page was: fold again from the oldest event kept.
+        events$.complete();
+        events$ = new Subject<ServerEvent>();
+        snapshot = initialConversationSnapshot;
+        events = 0;
+        fold();
+        error = { code: 'relay_gap', message: m.reset.reason === 'trimmed' ? 'the oldest events of this session are no longer kept; the view starts later' : 'the session\'s stream was lost and started again; the view starts from there' };
+        changed();
+        return;
       case 'connection':
         if (m.state === 'open') connection('live', 'live');
         else connection('reconnecting', 'reconnecting…');
@@ -71,7 +85,7 @@ relayMessages(`/sessions/${DASHBOARD_SESSION_ID}/events`, { maxRetries: 60 }).su
     }
   },
   error: (err: unknown) => {
-    error = firstLine(err);
+    error = errorSummary(err);
     status = 'failed';
     events$.complete();
     connection('ended', 'session ended');

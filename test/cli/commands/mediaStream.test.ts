@@ -7,6 +7,9 @@ import WebSocket from 'ws';
 import { samplePath } from 'svc-stream';
 import { twilioSignature } from 'svc-stream/telephony';
 import { main } from '../../../src/cli/main.js';
+import { killSpawned, spawnBin } from '../spawned.js';
+
+afterEach(killSpawned);
 
 interface Running {
   /** Resolves with the port once listening. */
@@ -177,4 +180,55 @@ describe('svc-stream media-stream', () => {
     expect(await r.exit).toBe(2);
     expect(r.stderr()).toMatch(/^svc-stream: invalid_argument: listening on 0\.0\.0\.0 needs --token/);
   });
+});
+
+describe('svc-stream media-stream --workers', () => {
+  it('deals the connections run.out() to two worker processes; --max-connections holds across them; every call done, totals on stderr', async () => {
+    const run = spawnBin(['media-stream', '--port', '0', '--workers', '2', '--token', 't0ken-t0ken', '--max-calls', '10', '--max-connections', '4', '--exit-after', '4', '--json']);
+    const child = run.child;
+    try {
+      const port = await new Promise<number>((resolve, reject) => {
+        const check = (): void => {
+          const m = /media streams on ws:\/\/[^:]+:(\d+)/.exec(run.err());
+          if (m) resolve(Number(m[1]));
+          else if (child.exitCode !== null) reject(new Error(run.err()));
+        };
+        child.stderr!.on('data', check);
+        child.once('exit', check);
+      });
+      const url = `ws://127.0.0.1:${port}/`;
+      const headers = { authorization: 'Bearer t0ken-t0ken' };
+      // Four calls at once fill --max-connections across both workers; a fifth is refused with 1013.
+      const open = Array.from({ length: 4 }, () => new WebSocket(url, { headers }));
+      await Promise.all(open.map((ws) => new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject))));
+      const fifth = await new Promise<number>((resolve) => new WebSocket(url, { headers }).once('close', (code) => resolve(code)).on('error', () => undefined));
+      expect(fifth).toBe(1013);
+      await Promise.all(open.map((ws) => new Promise((resolve) => (ws.once('close', resolve), ws.close()))));
+      // The places come back once the workers have told the primary: until then a call may still
+      // be refused with 1013, as a provider's would be; each call goes again until it is taken.
+      const callWhenAdmitted = async (sid: string): Promise<void> => {
+        for (;;) {
+          const ws = new WebSocket(url, { headers });
+          const refused = await new Promise<boolean>((resolve) => ws.once('close', (c) => resolve(c === 1013)).once('open', () => setTimeout(() => resolve(false), 100)).on('error', () => undefined));
+          if (refused) continue;
+          ws.terminate();
+          return twilioCall(url, headers, sid, 600);
+        }
+      };
+      for (const sid of ['MZa', 'MZb', 'MZc', 'MZd']) await callWhenAdmitted(sid);
+      const code = await new Promise<number | null>((r) => child.once('close', r));
+      expect(code).toBe(0);
+      const ends = ndjson(run.out()).filter((l) => l['type'] === 'call_end');
+      expect(ends.map((e) => [e['id'], e['status']]).sort()).toEqual([
+        ['MZa:inbound', 'done'],
+        ['MZb:inbound', 'done'],
+        ['MZc:inbound', 'done'],
+        ['MZd:inbound', 'done'],
+      ]);
+      expect(run.err()).toMatch(/worker 0 started[\s\S]*worker 1 started|worker 1 started[\s\S]*worker 0 started/);
+      expect(run.err()).toMatch(/2 worker\(s\) running, 0 restart\(s\): 4 calls, 4 done, 0 failed, 0 rejected, 0 lost with a worker; connections \d+, messages \d+, malformed 0, overCapacity 1/);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }, 60_000);
 });

@@ -1,11 +1,15 @@
 import { execFile } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { PassThrough, Writable } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { CliIo } from '../../../src/cli/command.js';
 import { main } from '../../../src/cli/main.js';
 import { sendRtpCall } from '../../telephony/helpers.js';
 import { resolveFfmpeg } from '../../../src/internal/ffmpegPath.js';
+import { hasReusePort } from '../../../src/telephony/rtpSource.js';
+import { killSpawned, spawnBin } from '../spawned.js';
+
+afterEach(killSpawned);
 
 function capture(onWrite?: (text: string) => void): Writable & { text: () => string } {
   let text = '';
@@ -129,5 +133,56 @@ describe('svc-stream rtp hears ffmpeg default L16 RTP (dynamic payload type 97, 
     ]);
     // No call: only the line saying where results would come from.
     expect(stdout.text()).toBe('source: emulator, speech segments only (no transcription: clips have no text; try --scenario)\n');
+  });
+});
+
+describe('svc-stream rtp --workers', () => {
+  it('runs the calls on two worker processes; a worker killed mid-call ends its call worker_exited, the other call ends done, totals on stderr', async () => {
+    const run = spawnBin(['rtp', '--port', '0', '--workers', '2', '--max-calls', '4', '--idle-timeout', '400', '--exit-after', '2', '--json']);
+    const child = run.child;
+    try {
+      const seen = (pattern: RegExp, of: () => string): Promise<RegExpExecArray> =>
+        new Promise((resolve, reject) => {
+          const check = (): void => {
+            const m = pattern.exec(of());
+            if (m) return resolve(m);
+            if (child.exitCode !== null) reject(new Error(`exited before ${pattern}: ${run.err()}`));
+          };
+          child.stdout!.on('data', check);
+          child.stderr!.on('data', check);
+          child.once('exit', check);
+          check();
+        });
+      const ports = await seen(/listening for RTP on [\d.]+:(\d+)[\s\S]*listening for RTP on [\d.]+:(\d+)/, () => run.err());
+      const pid1 = Number((await seen(/worker 1 started \(pid (\d+)\)/, () => run.err()))[1]);
+      // Worker i listens on the i-th port printed (each prints its own); find which is worker 1's by the calls it takes.
+      const a = sendRtpCall(Number(ports[1]), 0xa1, 2, 10);
+      const b = sendRtpCall(Number(ports[2]), 0xb2, 2, 10);
+      await seen(/"type":"call","id":"rtp-000000a1"[\s\S]*"type":"call","id":"rtp-000000b2"|"type":"call","id":"rtp-000000b2"[\s\S]*"type":"call","id":"rtp-000000a1"/, () => run.out());
+      process.kill(pid1, 'SIGKILL');
+      await Promise.all([a, b]);
+      // 'close': every byte of its output read, not only the exit.
+      const code = await new Promise<number | null>((r) => child.once('close', r));
+      expect(code).toBe(0);
+      const ends = run.out()
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { type: string; id: string; status: string; error?: { code: string } })
+        .filter((l) => l.type === 'call_end');
+      expect(ends.map((e) => e.status).sort()).toEqual(['done', 'error']);
+      expect(ends.find((e) => e.status === 'error')!.error!.code).toBe('worker_exited');
+      expect(run.err()).toMatch(/worker 1 \(pid \d+\) exited on SIGKILL; its 1 call\(s\) ended worker_exited; restarting it/);
+      expect(run.err()).toMatch(/2 worker\(s\) running, 1 restart\(s\): 2 calls, 1 done, 0 failed, 0 rejected, 1 lost with a worker; datagrams \d+, legs 2/);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }, 60_000);
+
+  it('--reuse-port needs Node 22.12 or later: a usage error before anything starts on this Node', async () => {
+    if (hasReusePort()) return;
+    const stderr = capture();
+    const code = await main(['rtp', '--workers', '2', '--reuse-port'], { stdout: capture(), stderr, stdin: new PassThrough(), env: {} });
+    expect(code).toBe(2);
+    expect(stderr.text()).toMatch(/--reuse-port needs Node 22\.12 or later/);
   });
 });

@@ -1,0 +1,231 @@
+// The relay's sessions when it serves a fleet (`createRelay({ from })`): the directory and the
+// streams of Redis, read by the process's one reader, written to each page as server-sent
+// events whose ids every relay of the fleet understands. Loaded only with `from`.
+import type { ServerResponse } from 'node:http';
+import type { SchedulerLike } from 'rxjs';
+import type { SvcError } from '../errors.js';
+import { openFleetReader, type DirectorySession, type FleetReader, type FollowSink, type Follower } from '../fleet/streamReader.js';
+import type { StreamEntry } from '../fleet/streamEntries.js';
+import { parseRelayCursor, type RelayGap, type RelayReset, type RelaySessionInfo } from './protocol.js';
+import { PageSocket } from './pageSocket.js';
+import { sseMessage } from './sse.js';
+
+/** What the relay's options say about serving a fleet. */
+export interface FleetSourceOptions {
+  readonly from: string;
+  readonly prefix?: string | undefined;
+  readonly maxClientBufferBytes: number;
+  readonly stallTimeoutMs: number;
+  readonly keepEndedMs: number;
+  readonly scheduler: SchedulerLike;
+  readonly onRedisError?: ((error: SvcError) => void) | undefined;
+}
+
+/** How a request for a session's events went. */
+export type FleetJoin =
+  | { readonly kind: 'not_found' }
+  | { readonly kind: 'bad_cursor' }
+  | { readonly kind: 'unavailable' }
+  | { readonly kind: 'joined' };
+
+/** The fleet side of a relay. */
+export interface FleetSource {
+  readonly reader: FleetReader;
+  sessions(): RelaySessionInfo[];
+  /** Check the request, then (headers written by `open`) stream the session to `res`. */
+  join(id: string, lastEventId: string | undefined, res: ServerResponse, open: () => void): Promise<FleetJoin>;
+  heartbeat(): void;
+  close(): Promise<void>;
+}
+
+/** One page reading one session: entries written while its socket has room. */
+class FleetPage implements FollowSink {
+  follower: Follower | undefined;
+  private finished = false;
+  private readonly socket: PageSocket;
+
+  constructor(
+    private readonly source: FleetSourceImpl,
+    private readonly res: ServerResponse,
+    private readonly session: DirectorySession | undefined,
+    /** From the start of what is kept (no cursor): the first entry may not be the start, which names the status. */
+    private fresh: boolean,
+  ) {
+    // Cut off when its socket stays full; it resumes from its cursor.
+    this.socket = new PageSocket(res, source.options.stallTimeoutMs, source.options.scheduler, () => source.clientsDropped++);
+    res.on('close', () => this.finish());
+  }
+
+  /** What this run of entries wrote, sent in one write by `flush`. */
+  private out = '';
+
+  private write(text: string): void {
+    this.out += text;
+  }
+
+  flush(): void {
+    if (this.out === '' || this.finished) return;
+    this.res.write(this.out);
+    this.out = '';
+  }
+
+  entry(e: StreamEntry, cursor: string, note: { readonly reset?: RelayReset; readonly gap?: RelayGap }): boolean {
+    if (this.finished) return false;
+    if (note.reset) {
+      this.write(sseMessage('reset', note.reset));
+      this.fresh = true;
+    }
+    if (note.gap) this.write(sseMessage('gap', note.gap));
+    // Joined past the session's start (trimmed): what the directory knows comes first.
+    if (this.fresh && e.kind !== 'start' && this.session) this.write(sseMessage('status', { status: this.session.status, title: this.session.title }));
+    this.fresh = false;
+    const frame = this.source.frame(e, cursor, this.session);
+    if (frame !== undefined) this.write(frame);
+    if (e.kind === 'end') {
+      const last = this.out;
+      this.out = '';
+      this.finished = true;
+      this.socket.stop();
+      this.res.end(last);
+      return false;
+    }
+    if (this.res.writableLength + this.out.length < this.source.options.maxClientBufferBytes) return true;
+    this.flush();
+    this.socket.waitForDrain(() => this.follower?.resume());
+    return false;
+  }
+
+  failed(): void {
+    this.res.destroy();
+  }
+
+  heartbeat(): void {
+    this.socket.heartbeat(this.finished);
+  }
+
+  private finish(): void {
+    this.finished = true;
+    this.socket.stop();
+    this.follower?.close();
+    this.source.pages.delete(this);
+    this.source.left(this.session?.id);
+  }
+
+  close(): void {
+    this.res.destroy();
+  }
+}
+
+class FleetSourceImpl implements FleetSource {
+  readonly pages = new Set<FleetPage>();
+  private readonly clients = new Map<string, number>();
+  private readonly frames = new WeakMap<StreamEntry, string>();
+  clientsDropped = 0;
+
+  constructor(
+    readonly options: FleetSourceOptions,
+    readonly reader: FleetReader,
+  ) {}
+
+  /** The SSE message of an entry (built once, shared by every page that reads it from the tail). */
+  frame(e: StreamEntry, cursor: string, session: DirectorySession | undefined): string | undefined {
+    const cached = this.frames.get(e);
+    if (cached !== undefined) return cached;
+    // Entries are JSON written by JSON.stringify, with no raw line break; anything else is not ours.
+    if (e.data.includes('\n') || e.data.includes('\r')) return undefined;
+    let frame: string;
+    const id = `id: ${cursor}\n`;
+    if (e.kind === 'event') frame = `${id}event: event\ndata: ${e.data}\n\n`;
+    else if (e.kind === 'end') frame = `${id}event: end\ndata: ${e.data}\n\n`;
+    else {
+      let data: { status?: unknown; title?: unknown };
+      try {
+        data = JSON.parse(e.data) as typeof data;
+      } catch {
+        return undefined;
+      }
+      const title = typeof data.title === 'string' ? data.title : session?.title ?? '';
+      const status = typeof data.status === 'string' ? data.status : 'connecting';
+      frame = `${id}event: status\ndata: ${JSON.stringify({ status, title })}\n\n`;
+    }
+    this.frames.set(e, frame);
+    return frame;
+  }
+
+  sessions(): RelaySessionInfo[] {
+    return this.reader.sessions().map((s) => {
+      const stale = this.reader.isStale(s);
+      return {
+        id: s.id,
+        title: s.title,
+        status: s.status,
+        events: s.events,
+        ended: s.ended,
+        clients: this.clients.get(s.id) ?? 0,
+        ...(s.startedAt !== undefined ? { startedAt: s.startedAt } : {}),
+        ...(s.endedAt !== undefined ? { endedAt: s.endedAt } : {}),
+        ...(stale ? { stale } : {}),
+        ...(s.error ? { error: s.error } : {}),
+      };
+    });
+  }
+
+  left(id: string | undefined): void {
+    if (id === undefined) return;
+    const n = (this.clients.get(id) ?? 1) - 1;
+    if (n <= 0) this.clients.delete(id);
+    else this.clients.set(id, n);
+  }
+
+  async join(id: string, lastEventId: string | undefined, res: ServerResponse, open: () => void): Promise<FleetJoin> {
+    let session = this.reader.session(id);
+    if (!session) {
+      // Not in the directory (its notes trimmed, or this relay started after): the stream decides.
+      try {
+        if (!(await this.reader.exists(id))) return { kind: 'not_found' };
+      } catch {
+        return { kind: 'unavailable' };
+      }
+      session = this.reader.session(id);
+    }
+    let from: { epoch: string; seq: number; streamId: string; cursor: string } | undefined;
+    if (lastEventId !== undefined && lastEventId !== '') {
+      const c = parseRelayCursor(lastEventId);
+      if (!c || c.streamId === undefined) return { kind: 'bad_cursor' };
+      from = { epoch: c.epoch, seq: c.seq, streamId: c.streamId, cursor: lastEventId };
+    }
+    open();
+    const page = new FleetPage(this, res, session, from === undefined);
+    this.pages.add(page);
+    this.clients.set(id, (this.clients.get(id) ?? 0) + 1);
+    try {
+      page.follower = await this.reader.follow(id, from, page);
+      if (res.destroyed) page.follower.close();
+    } catch {
+      // Redis went away while the page joined: it reconnects with its Last-Event-ID.
+      res.destroy();
+    }
+    return { kind: 'joined' };
+  }
+
+  heartbeat(): void {
+    for (const p of this.pages) p.heartbeat();
+  }
+
+  async close(): Promise<void> {
+    for (const p of [...this.pages]) p.close();
+    await this.reader.close();
+  }
+}
+
+/** Open the fleet side of a relay: its reader on `from`. */
+export async function openFleetSource(options: FleetSourceOptions): Promise<FleetSource> {
+  const reader = await openFleetReader({
+    url: options.from,
+    prefix: options.prefix,
+    keepEndedMs: options.keepEndedMs,
+    scheduler: options.scheduler,
+    onRedisError: options.onRedisError,
+  });
+  return new FleetSourceImpl(options, reader);
+}

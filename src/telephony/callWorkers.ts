@@ -1,0 +1,378 @@
+// Live calls on every core: a primary process forks N workers (node:cluster) that each run the
+// same pipeline (a source → analyzeCalls); the primary holds the bounds they share, adds up their
+// counters, restarts a worker that dies and ends that worker's calls with a typed outcome.
+import cluster, { type Worker } from 'node:cluster';
+import { availableParallelism } from 'node:os';
+import { Observable, type Subscription } from 'rxjs';
+import { InputError, SvcError } from '../errors.js';
+import type { AnalyzableCall, CallAnalysis } from './analyzeCalls.js';
+import { WorkerHandle, type CallWorker, type PrimaryMessage, type SharedBound, type WorkerMessage } from './callWorker.js';
+
+export type { CallWorker } from './callWorker.js';
+
+/** Set in a worker's environment: its place (the primary sets it; a restarted worker keeps the place). */
+const WORKER_ENV = 'SVC_STREAM_WORKER';
+const WORKERS_ENV = 'SVC_STREAM_WORKERS';
+
+/** Options of {@link callWorkers}. */
+export interface CallWorkersOptions {
+  /** Worker processes (default: `os.availableParallelism()`). */
+  readonly workers?: number | undefined;
+  /** The script each worker runs (default: the running script, `process.argv[1]`, as node:cluster does). */
+  readonly exec?: string | undefined;
+  /** Its arguments (default: this process's, `process.argv.slice(2)`). */
+  readonly args?: readonly string[] | undefined;
+  /** Environment added to each worker's (the service's base URL and key, say). */
+  readonly env?: Readonly<Record<string, string>> | undefined;
+  /** Restart a worker that exits while the cluster runs (default true). */
+  readonly restart?: boolean | undefined;
+  /** Live counters over the workers, updated in place (see {@link CallWorkersStats}). */
+  readonly stats?: CallWorkersStats | undefined;
+}
+
+/** The cluster's counters, in the primary, updated in place. */
+export interface CallWorkersStats {
+  /** Workers running now. */
+  workers: number;
+  /** Workers restarted (or being restarted) after an exit. */
+  restarts: number;
+  /** Calls started in any worker. */
+  calls: number;
+  /** Calls ended (in any way, those of an exited worker included). */
+  ended: number;
+  /** Calls ended by their worker's exit (`worker_exited`). */
+  lost: number;
+  /**
+   * The counters of each worker's sources and analyzeCalls, added up over the workers, by name:
+   * `rtpSource` (RtpSourceStats), `mediaStreamServer` (MediaStreamServerStats), `analyzeCalls`
+   * (AnalyzeCallsStats). Counts add up over every worker that ever ran; what is a level
+   * (`running`, `queued`) adds up over the workers running now.
+   */
+  readonly totals: Record<string, Record<string, number>>;
+}
+
+/** Fresh {@link CallWorkersStats}, every counter at zero. */
+export function createCallWorkersStats(): CallWorkersStats {
+  return { workers: 0, restarts: 0, calls: 0, ended: 0, lost: 0, totals: {} };
+}
+
+/** What the cluster says, in the primary. */
+export type CallWorkersEvent =
+  | { readonly type: 'worker-started'; readonly index: number; readonly pid: number; readonly restart: boolean }
+  | { readonly type: 'listening'; readonly index: number; readonly port: number }
+  | { readonly type: 'call'; readonly index: number; readonly id: string; readonly info: Readonly<Record<string, unknown>> }
+  /** A call ended: its outcome's status, and its error (a `worker_exited` SvcError when its worker died, else the code and message the worker saw). */
+  | { readonly type: 'call-ended'; readonly index: number; readonly id: string; readonly status: string; readonly error?: { readonly code: string; readonly message: string } | undefined }
+  | { readonly type: 'worker-exited'; readonly index: number; readonly pid: number; readonly code: number | null; readonly signal: string | null; readonly lostCalls: readonly string[]; readonly restarting: boolean };
+
+/** Levels (not counts): their totals are over the workers running now. */
+const LEVELS = new Set(['running', 'queued']);
+
+/** Whether this process is a worker that {@link callWorkers} started. */
+export function isCallWorker(): boolean {
+  return cluster.isWorker && process.env[WORKER_ENV] !== undefined;
+}
+
+/**
+ * Run live calls on every core: the same pipeline in N worker processes, one bound.
+ *
+ * - In the primary (the process you start), subscribing forks `workers` processes running
+ *   `exec` (this script by default, node:cluster's way: the same code runs again in each
+ *   worker, so call `callWorkers` at the top level of it) and emits what they do: each worker
+ *   started, each call started and ended, each worker that exited. Unsubscribing stops them.
+ * - In each worker, the same call runs `work(worker)` (and emits nothing: every event is the
+ *   primary's, so a subscriber that logs does not log twice): build the pipeline there, passing
+ *   `worker` to the source (`rtpSource({ worker })`: one port per worker from `port`, or
+ *   `reusePort`; `mediaStreamServer({ worker })`: one port shared through node:cluster's
+ *   round-robin) and to `analyzeCalls({ worker })`. The bounds of those options (`maxLegs`,
+ *   `maxConnections`, `maxConcurrent`) then hold across every worker, the primary keeping the
+ *   count; the organization's slots through Redis (`limiter`) are shared by design.
+ * - Counters add up in the primary (`stats.totals`); every call a worker starts is reported,
+ *   and when a worker exits before its calls end, each of them ends with a `worker_exited`
+ *   error (never silently) and the worker is restarted in the same place (same RTP port).
+ * - Never errors in the primary except on bad options; a worker's failure is an event.
+ *
+ * ## Example
+ * ```ts
+ * import { analyzeCalls, callWorkers, mediaStreamServer } from 'svc-stream/telephony';
+ *
+ * // Runs in the primary and in each of the 4 workers (node:cluster runs this script again).
+ * callWorkers({ workers: 4 }, (worker) =>
+ *   analyzeCalls(mediaStreamServer({ port: 8080, maxConnections: 1000, worker }), { maxConcurrent: 1000, worker }),
+ * ).subscribe((e) => {
+ *   if (e.type === 'call-ended') console.log(e.id, e.status, e.error?.code ?? '');
+ * });
+ * ```
+ */
+export function callWorkers<C extends AnalyzableCall>(options: CallWorkersOptions, work: (worker: CallWorker) => Observable<CallAnalysis<C>>): Observable<CallWorkersEvent> {
+  const n = options.workers ?? availableParallelism();
+  if (!Number.isInteger(n) || n < 1) throw new InputError('invalid_argument', `callWorkers: workers must be a positive integer, got ${n}`, { path: 'workers' });
+  return isCallWorker() ? workerSide(work) : primarySide(n, options);
+}
+
+/** A worker: run the pipeline with a handle on the primary; its calls are the primary's to report (the worker's observable emits nothing). */
+function workerSide<C extends AnalyzableCall>(work: (worker: CallWorker) => Observable<CallAnalysis<C>>): Observable<CallWorkersEvent> {
+  return new Observable<CallWorkersEvent>((subscriber) => {
+    const handle = new WorkerHandle(Number(process.env[WORKER_ENV]), Number(process.env[WORKERS_ENV] ?? 1), (m) => {
+      if (process.connected) process.send!(m);
+    });
+    const onMessage = (m: unknown): void => {
+      if (typeof (m as { t?: unknown })?.t === 'string' && (m as { t: string }).t.startsWith('svcw:')) handle.receive(m as PrimaryMessage);
+    };
+    process.on('message', onMessage);
+    let sub: Subscription | undefined;
+    handle.onStop = () => sub?.unsubscribe();
+    // analyzeCalls, given the handle, tells the primary of each call before anyone sees it; a
+    // pipeline that did not give it the handle still has each call told here, as it comes out.
+    sub = work(handle).subscribe({
+      next: (call) => {
+        handle.callStarted(call.id, {});
+        // Completes with the outcome: nothing to keep per call.
+        call.outcome$.subscribe((o) => handle.callEnded(call.id, o.status, o.error));
+      },
+      error: (err: unknown) => subscriber.error(err),
+      complete: () => subscriber.complete(),
+    });
+    return () => {
+      sub?.unsubscribe();
+      handle.close();
+      process.off('message', onMessage);
+    };
+  });
+}
+
+/** One bound the workers share: how many places are taken, by whom. */
+interface Bound {
+  taken: number;
+  limit: number;
+  full: boolean;
+  readonly byWorker: Map<number, number>;
+}
+
+/** The primary: fork, hold the bounds and slots, add up counters, restart and report. */
+function primarySide(n: number, options: CallWorkersOptions): Observable<CallWorkersEvent> {
+  return new Observable<CallWorkersEvent>((subscriber) => {
+    const stats = options.stats ?? createCallWorkersStats();
+    const restart = options.restart !== false;
+    cluster.setupPrimary({
+      exec: options.exec ?? process.argv[1]!,
+      args: [...(options.args ?? process.argv.slice(2))],
+    });
+    const slots = new Map<number, Worker>();
+    const bounds = new Map<SharedBound, Bound>();
+    /** Session slots: held per worker, and the FIFO of those waiting. */
+    let sessionLimit = Infinity;
+    let sessionsHeld = 0;
+    const sessionHolders = new Map<string, number>();
+    const sessionQueue: Array<{ key: string; index: number; worker: Worker; id: number }> = [];
+    /** Calls running per worker (so the primary can end them if the worker dies). */
+    const calls = new Map<number, Set<string>>();
+    /** The last counters of each worker process that ever ran (by cluster id: a restart is a new one), by name. */
+    const reported = new Map<number, Map<string, Record<string, number>>>();
+    /** The cluster ids of the worker processes running now. */
+    const running = new Set<number>();
+    const alive = new Set<number>();
+    /** Workers whose sources listen: one that exits before it ever did failed to start, and is not restarted. */
+    const listened = new Set<number>();
+    let stopping = false;
+    const backoff = new Map<number, number>();
+
+    const bound = (b: SharedBound): Bound => {
+      let x = bounds.get(b);
+      if (!x) bounds.set(b, (x = { taken: 0, limit: Infinity, full: false, byWorker: new Map() }));
+      return x;
+    };
+    const broadcast = (m: PrimaryMessage): void => {
+      for (const w of slots.values()) if (w.isConnected()) w.send(m);
+    };
+    const checkRoom = (b: SharedBound, x: Bound): void => {
+      const full = x.taken >= x.limit;
+      if (full !== x.full) {
+        x.full = full;
+        broadcast({ t: 'svcw:room', bound: b, full });
+      }
+    };
+    const grantSessions = (): void => {
+      while (sessionsHeld < sessionLimit && sessionQueue.length > 0) {
+        const next = sessionQueue.shift()!;
+        if (!next.worker.isConnected()) continue;
+        sessionsHeld++;
+        sessionHolders.set(next.key, next.index);
+        next.worker.send({ t: 'svcw:granted', id: next.id, ok: true } satisfies PrimaryMessage);
+      }
+    };
+    const retotal = (): void => {
+      const totals: Record<string, Record<string, number>> = {};
+      for (const [id, byName] of reported) {
+        for (const [name, s] of byName) {
+          const t = (totals[name] ??= {});
+          for (const [k, v] of Object.entries(s)) {
+            if (LEVELS.has(k) && !running.has(id)) continue;
+            t[k] = k.startsWith('peak') ? Math.max(t[k] ?? 0, v) : (t[k] ?? 0) + v;
+          }
+        }
+      }
+      for (const k of Object.keys(stats.totals)) delete stats.totals[k];
+      Object.assign(stats.totals, totals);
+    };
+
+    const onMessage = (index: number, worker: Worker, m: WorkerMessage): void => {
+      switch (m.t) {
+        case 'svcw:take': {
+          const x = bound(m.bound);
+          x.limit = m.limit;
+          const ok = x.taken < x.limit;
+          if (ok) {
+            x.taken++;
+            x.byWorker.set(index, (x.byWorker.get(index) ?? 0) + 1);
+          }
+          worker.send({ t: 'svcw:took', id: m.id, ok } satisfies PrimaryMessage);
+          checkRoom(m.bound, x);
+          return;
+        }
+        case 'svcw:give': {
+          const x = bound(m.bound);
+          const mine = x.byWorker.get(index) ?? 0;
+          if (mine === 0) return;
+          x.byWorker.set(index, mine - 1);
+          x.taken--;
+          checkRoom(m.bound, x);
+          return;
+        }
+        case 'svcw:acquire': {
+          sessionLimit = m.limit;
+          const key = `${index}:${m.id}`;
+          if (sessionsHeld < sessionLimit && sessionQueue.length === 0) {
+            sessionsHeld++;
+            sessionHolders.set(key, index);
+            worker.send({ t: 'svcw:granted', id: m.id, ok: true } satisfies PrimaryMessage);
+          } else if (!m.wait) worker.send({ t: 'svcw:granted', id: m.id, ok: false } satisfies PrimaryMessage);
+          else sessionQueue.push({ key, index, worker, id: m.id });
+          return;
+        }
+        case 'svcw:withdraw': {
+          const key = `${index}:${m.id}`;
+          const i = sessionQueue.findIndex((q) => q.key === key);
+          if (i >= 0) sessionQueue.splice(i, 1);
+          else if (sessionHolders.delete(key)) {
+            sessionsHeld--;
+            grantSessions();
+          }
+          return;
+        }
+        case 'svcw:release':
+          if (sessionHolders.delete(`${index}:${m.id}`)) {
+            sessionsHeld--;
+            grantSessions();
+          }
+          return;
+        case 'svcw:call':
+          calls.get(index)?.add(m.id);
+          stats.calls++;
+          subscriber.next({ type: 'call', index, id: m.id, info: m.info });
+          return;
+        case 'svcw:call-end':
+          if (!calls.get(index)?.delete(m.id)) return;
+          stats.ended++;
+          subscriber.next({ type: 'call-ended', index, id: m.id, status: m.status, ...(m.error ? { error: m.error } : {}) });
+          return;
+        case 'svcw:stats': {
+          let byName = reported.get(worker.id);
+          if (!byName) reported.set(worker.id, (byName = new Map()));
+          byName.set(m.name, m.stats);
+          retotal();
+          return;
+        }
+        case 'svcw:listening':
+          listened.add(index);
+          subscriber.next({ type: 'listening', index, port: m.port });
+          return;
+      }
+    };
+
+    /** A worker is gone: free what it held, end its calls, start another in its place. */
+    const onExit = (index: number, worker: Worker, code: number | null, signal: string | null): void => {
+      if (slots.get(index) !== worker) return;
+      slots.delete(index);
+      alive.delete(index);
+      running.delete(worker.id);
+      stats.workers = alive.size;
+      for (const [b, x] of bounds) {
+        x.taken -= x.byWorker.get(index) ?? 0;
+        x.byWorker.delete(index);
+        checkRoom(b, x);
+      }
+      for (let i = sessionQueue.length - 1; i >= 0; i--) if (sessionQueue[i]!.index === index) sessionQueue.splice(i, 1);
+      for (const [key, holder] of [...sessionHolders]) {
+        if (holder !== index) continue;
+        sessionHolders.delete(key);
+        sessionsHeld--;
+      }
+      grantSessions();
+      retotal();
+      const lost = [...(calls.get(index) ?? [])];
+      calls.delete(index);
+      // A worker that never came up (a port taken, a bad option) would fail again: the cluster fails instead.
+      if (!listened.has(index) && !stopping) {
+        stopping = true;
+        stop();
+        subscriber.error(new SvcError('worker_exited', `worker ${index} (pid ${worker.process.pid}) exited ${signal ? `on ${signal}` : `with code ${code}`} before it listened: it could not start (its own error is on stderr)`));
+        return;
+      }
+      const restarting = restart && !stopping;
+      for (const id of lost) {
+        stats.ended++;
+        stats.lost++;
+        const error = new SvcError('worker_exited', `call ${id} ended: its worker (${index}, pid ${worker.process.pid}) exited ${signal ? `on ${signal}` : `with code ${code}`} before the call ended${restarting ? '; the worker is restarted' : ''}`);
+        subscriber.next({ type: 'call-ended', index, id, status: 'error', error });
+      }
+      subscriber.next({ type: 'worker-exited', index, pid: worker.process.pid!, code, signal, lostCalls: lost, restarting });
+      if (!restarting) return;
+      stats.restarts++;
+      // A worker that keeps dying waits longer each time (from 100 ms up to 5 s), so a crash loop does not spin.
+      const wait = backoff.get(index) ?? 0;
+      backoff.set(index, Math.min(5000, Math.max(100, wait * 2)));
+      setTimeout(() => {
+        if (!stopping) start(index, true);
+      }, wait).unref();
+    };
+
+    const start = (index: number, again: boolean): void => {
+      const worker = cluster.fork({ ...options.env, [WORKER_ENV]: String(index), [WORKERS_ENV]: String(n) });
+      slots.set(index, worker);
+      calls.set(index, new Set());
+      worker.on('message', (m: unknown) => {
+        if (typeof (m as { t?: unknown })?.t === 'string' && (m as { t: string }).t.startsWith('svcw:')) onMessage(index, worker, m as WorkerMessage);
+      });
+      worker.once('online', () => {
+        alive.add(index);
+        running.add(worker.id);
+        stats.workers = alive.size;
+        // Tell the newcomer what is full now.
+        for (const [b, x] of bounds) if (x.full) worker.send({ t: 'svcw:room', bound: b, full: true } satisfies PrimaryMessage);
+        subscriber.next({ type: 'worker-started', index, pid: worker.process.pid!, restart: again });
+        // A worker that stays up a minute is healthy again.
+        setTimeout(() => {
+          if (slots.get(index) === worker) backoff.delete(index);
+        }, 60_000).unref();
+      });
+      worker.once('exit', (code, signal) => onExit(index, worker, code, signal));
+    };
+    const stop = (): void => {
+      for (const w of slots.values()) {
+        if (w.isConnected()) w.send({ t: 'svcw:stop' } satisfies PrimaryMessage);
+        // The signal itself (cluster's kill() waits for a disconnect a worker still starting may not answer).
+        w.process.kill('SIGTERM');
+        const t = setTimeout(() => w.process.kill('SIGKILL'), 5000);
+        t.unref();
+        w.once('exit', () => clearTimeout(t));
+      }
+    };
+    for (let i = 0; i < n; i++) start(i, false);
+
+    return () => {
+      stopping = true;
+      stop();
+    };
+  });
+}
