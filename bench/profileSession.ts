@@ -4,8 +4,8 @@
 // pull source, default), iterable (fromAsyncIterable), readable (fromReadable) or file (fileSource).
 // `--no-reconnect` runs one plain session (reconnect: false) instead of the resilient default.
 // `--compare [source]`: per-chunk CPU of the default (reconnect on) against reconnect: false,
-// for 160 B and 3200 B chunks, in interleaved rounds (PROFILE_ROUNDS, default 7) in this one
-// process, medians and the on/off ratio per round (goal: on within 10 % of off), and the ratio of
+// for 160 B and 3200 B chunks, in interleaved rounds (PROFILE_ROUNDS, default 7; PROFILE_SCALE=4
+// for runs four times longer) in this one process, medians and the on/off ratio per round (goal: on within 10 % of off), and the ratio of
 // each mode's least-disturbed run (the minimum over the rounds: on a loaded machine a run is only
 // ever slowed down by the others, so the minimum is the steadiest estimate of its own cost).
 import os from 'node:os';
@@ -19,8 +19,12 @@ import { benchFile, makeSource, type SourceKind } from './throughputSources.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
 
-/** 64 MB of 3200 B chunks, 8 MB of smaller ones. */
-const countFor = (size: number): number => Math.round(((size >= 3200 ? 64 : 8) * MB) / size);
+/**
+ * 64 MB of 3200 B chunks, 8 MB of smaller ones, times PROFILE_SCALE (default 1): on a loaded
+ * machine a run of a tenth of a second is at the mercy of one descheduling; longer runs are steadier.
+ */
+const SCALE = Number(process.env['PROFILE_SCALE'] ?? 1);
+const countFor = (size: number): number => Math.round(((size >= 3200 ? 64 : 8) * SCALE * MB) / size);
 
 /** One session of `count` chunks of `size` bytes from `kind`; its stats. */
 async function session(baseUrl: string, kind: SourceKind, size: number, count: number, reconnect: boolean, file?: string): Promise<ReturnType<typeof createSessionStats>> {
