@@ -202,10 +202,16 @@ export class AudioSender {
     this.tailTurn = undefined;
   }
 
-  /** A turn passed with the tail waiting: it goes unless the bursts went on (then it waits another turn). */
+  /**
+   * A turn passed with the tail waiting: it goes unless the bursts went on (then it waits
+   * another turn). While frames are still in flight the tail could not go anyway, and a turn
+   * without a full frame proves nothing (the source may be held back by this very socket's
+   * high-water mark): the last flush pumps again, and the tail waits a turn from there.
+   */
   private tailTurnCame(): void {
     this.tailTurn = undefined;
     if (this.halted || this.ws!.readyState !== WebSocket.OPEN) return;
+    if (this.inFlightHead < this.inFlight.length) return;
     if (this.fullFrames !== this.tailArmedAt) {
       this.waitTurn();
       return;
