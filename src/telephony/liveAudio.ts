@@ -34,8 +34,10 @@ const FRAMES_PER_BLOCK = 16;
  * - With a grouping (`frameMs` on the source), the audio goes in frames of `frameMs`: windows of
  *   the stream (frame k is bytes k·F … (k+1)·F), cut from one `ChunkLog` (the library's one
  *   chunk grouper) that packets are copied into once. A frame that is not full goes within
- *   `frameMs` of its first byte (from the process's one timer wheel, no timer per call), the rest
- *   of its window after it, and the last one at the end.
+ *   `frameMs` of its first byte (from the process's one timer wheel, no timer per call); the rest
+ *   of its window goes with the next window, in one frame (a packet a little late costs no
+ *   write of its own), and the last frame at the end. Every frame ends on a window's end but
+ *   an early one and the last.
  * - Every chunk it emits is a buffer nobody writes again (`freshBuffers`), so a session keeps it
  *   for a resume without a copy.
  */
@@ -48,6 +50,8 @@ export class LiveAudio implements WheelTarget {
   /** The audio not yet delivered, with a grouping: delivered up to `sent`, trimmed there. */
   private readonly log: ChunkLog | undefined;
   private sent = 0;
+  /** Stream position where the frame being filled ends: its window's end, or the next window's after an early frame. */
+  private cutAt: number;
   /** Counts frames begun: a deadline on the wheel for an earlier frame is stale. */
   private frameNo = 0;
   private readonly wheel: TimerWheel | undefined;
@@ -61,6 +65,7 @@ export class LiveAudio implements WheelTarget {
     this.frameBytes = grouping && grouping.frameMs > 0 && isRawFormat(format) ? msToBytes(format, grouping.frameMs) : 0;
     this.wheel = this.frameBytes > 0 ? TimerWheel.of(grouping!.scheduler) : undefined;
     this.log = this.frameBytes > 0 ? new ChunkLog({ blockBytes: Math.min(64 * 1024, this.frameBytes * FRAMES_PER_BLOCK) }) : undefined;
+    this.cutAt = this.frameBytes;
     const source = new Observable<AudioChunk>((subscriber) => {
       const kept = this.kept;
       this.kept = undefined;
@@ -107,9 +112,10 @@ export class LiveAudio implements WheelTarget {
     }
     const log = this.log;
     if (log.end === this.sent) this.began();
-    log.append(src.subarray(start, end), false);
-    // Most packets do not complete their window: nothing to cut.
-    if (log.end - this.sent >= this.frameBytes - (this.sent % this.frameBytes)) this.cut();
+    // A plain view (not Buffer#subarray, whose FastBuffer costs more than the copy it leads to).
+    log.append(new Uint8Array(src.buffer, src.byteOffset + start, end - start), false);
+    // Most packets do not complete their frame: nothing to cut.
+    if (log.end >= this.cutAt) this.cut();
   }
 
   /** The first bytes of a frame: its deadline goes on the wheel, one slot early so that it goes within frameMs. */
@@ -117,24 +123,28 @@ export class LiveAudio implements WheelTarget {
     this.wheel!.at(this.grouping!.scheduler.now() + this.grouping!.frameMs - WHEEL_RESOLUTION_MS, this, ++this.frameNo);
   }
 
-  /** Deliver every window the log completes. */
+  /** Deliver every frame the log completes. */
   private cut(): void {
-    const F = this.frameBytes;
     const log = this.log!;
-    for (;;) {
-      const rest = F - (this.sent % F);
-      if (log.end - this.sent < rest) return;
-      this.deliverFrom(rest);
-      // More bytes past the window: they begin the next frame, with a deadline of their own.
+    while (log.end >= this.cutAt) {
+      this.deliverFrom(this.cutAt - this.sent);
+      // More bytes past the frame: they begin the next one, with a deadline of their own.
       if (log.end > this.sent) this.began();
     }
   }
 
-  /** The next `n` bytes of the log, as one chunk (a view of its block), then let them go. */
+  /**
+   * The next `n` bytes of the log, as one chunk (a view of its block), then let them go. The
+   * next frame ends at the next window's end; after an early frame (a partial window), at the
+   * end of the window after that: the rest of a window whose frame went early goes with the
+   * next window, not as a frame (a write) of its own.
+   */
   private deliverFrom(n: number): void {
     const log = this.log!;
+    const F = this.frameBytes;
     const frame = log.slice(this.sent, n);
     this.sent += n;
+    this.cutAt = this.sent - (this.sent % F) + (this.sent % F === 0 ? F : 2 * F);
     log.trim(this.sent);
     this.deliver(frame);
   }

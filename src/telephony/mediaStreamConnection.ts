@@ -49,10 +49,16 @@ export interface ConnectionContext {
   readonly stats: { messages: number; malformed: number; ignored: number; calls: number; oversized: number };
   /** Count and report one unusable message. */
   malformed(reason: string, raw: string): void;
-  /** Decode base64 into the server's scratch buffer; returns the bytes written (valid until the next call). */
-  decode(payload: string): Buffer;
+  /** Decode base64 into the server's scratch buffer: where and how many bytes (the object and the bytes are valid until the next call). */
+  decode(payload: string): DecodedPayload;
   /** A call is ready. */
   emit(call: MediaStreamCall): void;
+}
+
+/** A payload decoded into a scratch buffer: its first `bytes` bytes. */
+export interface DecodedPayload {
+  buf: Buffer;
+  bytes: number;
 }
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
@@ -212,13 +218,13 @@ export class MediaStreamConnection {
     }
     if (typeof payload !== 'string' || payload.length % 4 !== 0 || (!alphabetChecked && !BASE64.test(payload))) return ctx.malformed('media without a base64 payload', raw);
     const decoded = ctx.decode(payload);
-    const n = decoded.byteLength;
+    const n = decoded.bytes;
     if (n === 0) return ctx.malformed('media with an empty payload', raw);
     const t = this.trackState(track);
     t.chunks++;
     // Borrowed from the server's scratch buffer: the stream copies it (into the frame, or into
     // a payload of its own when it must wait behind a gap) before this returns.
-    t.stream.pushPayload(chunk ?? t.chunks, (ms !== undefined ? Math.round(ms * 8) : t.samples) >>> 0, decoded, 0, n, n);
+    t.stream.pushPayload(chunk ?? t.chunks, (ms !== undefined ? Math.round(ms * 8) : t.samples) >>> 0, decoded.buf, 0, n, n);
     t.samples += n;
   }
 }

@@ -10,7 +10,7 @@ import { DEFAULT_LIVE_FRAME_MS } from './liveAudio.js';
 import { warnOnce } from './limitWarning.js';
 import type { LimitWarning, WarningHandler } from '../warnings.js';
 import { checkUpgrade, type MediaStreamAuth, type MediaStreamRefusal } from './mediaStreamAuth.js';
-import { MediaStreamConnection, type ConnectionContext, type MediaStreamCall, type MediaTrack } from './mediaStreamConnection.js';
+import { MediaStreamConnection, type ConnectionContext, type DecodedPayload, type MediaStreamCall, type MediaTrack } from './mediaStreamConnection.js';
 import { MEDIA_STREAM_PRESETS, type MediaStreamPreset, type MediaStreamPresetName } from './mediaStreamPresets.js';
 import { workerHandle, type CallWorker } from './callWorker.js';
 
@@ -156,6 +156,8 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
     const scheduler = options.scheduler ?? asyncScheduler;
     const grouping = frameMs > 0 ? { frameMs, scheduler } : undefined;
     let scratch = Buffer.allocUnsafe(1024);
+    // What `decode` returns, reused message after message (no view per message).
+    const decoded: DecodedPayload = { buf: scratch, bytes: 0 };
     const connections = new Set<MediaStreamConnection>();
     const maxConnections = options.maxConnections ?? DEFAULT_MEDIA_STREAM_MAX_CONNECTIONS;
     const warnOverCapacity = warnOnce(
@@ -239,7 +241,9 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
         // Every payload is decoded here first (messages are handled one at a time).
         const need = (payload.length / 4) * 3;
         if (need > scratch.length) scratch = Buffer.allocUnsafe(Math.max(need, scratch.length * 2));
-        return scratch.subarray(0, scratch.write(payload, 'base64'));
+        decoded.bytes = scratch.write(payload, 'base64');
+        decoded.buf = scratch;
+        return decoded;
       },
       emit: (call) => subscriber.next(call),
     };

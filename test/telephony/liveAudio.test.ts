@@ -51,6 +51,23 @@ describe('frame grouping (frameMs) on virtual time', () => {
     expect(TimerWheel.of(scheduler).size).toBe(0);
   });
 
+  it('a packet a little late costs no frame of its own: the rest of its window goes with the next window, then frames are windows again', () => {
+    const scheduler = new VirtualTimeScheduler(undefined, 100_000);
+    const live = new LiveAudio(MULAW, { frameMs: 100, scheduler });
+    const out: Array<[at: number, bytes: number, first: number]> = [];
+    live.audio$.subscribe((c) => out.push([scheduler.now(), c.byteLength, c[0]!]));
+    // Fifteen chunks every 20 ms, but the fifth comes at 95 ms, after its frame was due (90 ms).
+    for (let k = 0; k < 15; k++) scheduler.schedule(() => live.push(new Uint8Array(160).fill(k + 1)), k === 4 ? 95 : k * 20);
+    scheduler.schedule(() => live.end(), 400);
+    scheduler.flush();
+    expect(out).toEqual([
+      [90, 640, 1],
+      [180, 960, 5],
+      [280, 800, 11],
+    ]);
+    expect(out.reduce((n, [, b]) => n + b, 0)).toBe(15 * 160);
+  });
+
   it('a packet lost, reordered or late lands in its frame\'s place: frame window k holds exactly the 20 ms slots 5k+1 … 5k+5', () => {
     const scheduler = new VirtualTimeScheduler(undefined, 100_000);
     const stream = new PlayoutStream(PCMU, { scheduler, idleTimeoutMs: 400, playoutDelayMs: 40, grouping: { frameMs: 100, scheduler } });
@@ -66,9 +83,10 @@ describe('frame grouping (frameMs) on virtual time', () => {
     arrivals.push([300, 12]);
     for (const [at, seq] of arrivals) scheduler.schedule(() => stream.push(pkt(seq)), at);
     scheduler.flush();
-    // The first window went in two pieces: its frame was due at 90 ms, before the jitter buffer
-    // gave up on packet 4 (at 120 ms); the rest of the window followed, so no frame straddles two.
-    expect(frames.map((f) => f.byteLength)).toEqual([480, 320, 800, 800]);
+    // The first window's frame went early, at 90 ms, before the jitter buffer gave up on packet 4
+    // (at 120 ms); the rest of that window (the fill for 4, then 5) went with the next window, in
+    // one frame, not as a write of its own; from there every frame is a window again.
+    expect(frames.map((f) => f.byteLength)).toEqual([480, 320 + 800, 800]);
     const all = Buffer.concat(frames);
     for (let seq = 1; seq <= 15; seq++) {
       const slot = all.subarray((seq - 1) * 160, seq * 160);
