@@ -20,13 +20,6 @@ export {
   type BatchWorkerOptions,
   type WorkerSummary,
 } from './batchQueue.js';
-export {
-  createPublisher,
-  type Publisher,
-  type PublisherOptions,
-  type PublishOptions,
-  type PublishStats,
-  type PublishReport,
-  type SessionPublisher,
-} from './publisher.js';
+export { createPublisher, type PublisherOptions } from './publisher.js';
+export type { Publisher, PublishOptions, PublishStats, PublishReport, SessionPublisher } from '../publishing.js';
 export { publishSession, type PublishSessionOptions } from './publishSession.js';

@@ -3,7 +3,7 @@
 // the readers share one definition and it is tested without a server.
 import { randomBytes } from 'node:crypto';
 import { InputError } from '../errors.js';
-import { fleetCursor } from '../relay/protocol.js';
+import { fleetCursor } from '../schema/relay.js';
 
 /** The default prefix of every key the fleet's streams use. */
 export const DEFAULT_STREAM_PREFIX = 'svc-stream';

@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
 import { asyncScheduler, interval, Subject, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
 import { InputError, type SvcError } from '../errors.js';
 import { callUser } from '../internal/userCallback.js';
-import type { RelayGap, RelayReset } from '../relay/protocol.js';
+import type { RelayGap, RelayReset } from '../schema/relay.js';
 import { checkRedisUrl, openRedis, redactRedisUrl, redisError } from './redisConnection.js';
 import {
   decodeDirectoryEntry,

@@ -9,7 +9,8 @@ import { InputError, RelayError, type SvcError } from '../errors.js';
 import { originDecision, requestToken, tokenAllowed, type RelayTokenCheck } from './access.js';
 import type { FleetSource } from './fleetSource.js';
 import type { RelaySessionInfo } from './protocol.js';
-import { checkSessionId, createSessionHub, type RelaySession, type RelaySessionLimits, type SessionHub } from './relaySession.js';
+import { checkSessionId } from '../schema/sessionId.js';
+import { createSessionHub, type RelaySession, type RelaySessionLimits, type SessionHub } from './relaySession.js';
 
 /** Options of {@link createRelay}. Every bound has a default; the token check does not. */
 export interface RelayOptions {

@@ -11,7 +11,7 @@ import type { SessionStreams } from '../state/splitSession.js';
 import type { ConversationSnapshot } from '../state/snapshot.js';
 import { workerHandle, type CallWorker } from './callWorker.js';
 import { CallRun, type CallRunContext } from './callRun.js';
-import type { Publisher } from '../fleet/publisher.js';
+import type { Publisher } from '../publishing.js';
 import { localSlots, workerSlots } from './callSlots.js';
 
 /** Anything with an id and audio: a `CallLeg`, a `MediaStreamCall`, or your own. */
