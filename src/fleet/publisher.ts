@@ -5,6 +5,7 @@
 import type { Redis } from 'ioredis';
 import { asyncScheduler, Observable, timer, type SchedulerLike, type Subscription } from 'rxjs';
 import { InputError, SvcError } from '../errors.js';
+import { positiveOption } from '../internal/positiveOption.js';
 import { callUser } from '../internal/userCallback.js';
 import type { PublishOptions, PublishReport, PublishStats, Publisher, SessionPublisher } from '../publishing.js';
 import type { ServerEvent } from '../schema/events.js';
@@ -100,12 +101,6 @@ interface DirectoryNote {
   readonly kind: DirectoryKind;
   readonly epoch: string;
   readonly data: string;
-}
-
-function positive(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value <= 0) throw new InputError('invalid_argument', `publish option ${name} must be a positive number, got ${value}`, { path: name });
-  return value;
 }
 
 function freshStats(): PublishStats {
@@ -287,11 +282,11 @@ class PublisherCore implements Publisher {
     client: Promise<Redis>,
   ) {
     this.keys = fleetKeys(options.prefix ?? DEFAULT_STREAM_PREFIX);
-    this.retentionMs = positive('retentionMs', options.retentionMs, DEFAULTS.retentionMs);
-    this.maxEntries = positive('maxPendingEntries', options.maxPendingEntries, DEFAULTS.maxPendingEntries);
-    this.maxBytes = positive('maxPendingBytes', options.maxPendingBytes, DEFAULTS.maxPendingBytes);
-    this.aliveMs = positive('aliveMs', options.aliveMs, DEFAULTS.aliveMs);
-    this.closeTimeoutMs = positive('closeTimeoutMs', options.closeTimeoutMs, DEFAULTS.closeTimeoutMs);
+    this.retentionMs = positiveOption('publish', 'retentionMs', options.retentionMs, DEFAULTS.retentionMs);
+    this.maxEntries = positiveOption('publish', 'maxPendingEntries', options.maxPendingEntries, DEFAULTS.maxPendingEntries);
+    this.maxBytes = positiveOption('publish', 'maxPendingBytes', options.maxPendingBytes, DEFAULTS.maxPendingBytes);
+    this.aliveMs = positiveOption('publish', 'aliveMs', options.aliveMs, DEFAULTS.aliveMs);
+    this.closeTimeoutMs = positiveOption('publish', 'closeTimeoutMs', options.closeTimeoutMs, DEFAULTS.closeTimeoutMs);
     this.now = options.now ?? Date.now;
     this.scheduler = options.scheduler ?? asyncScheduler;
     this.alive = timer(this.aliveMs, this.aliveMs, this.scheduler).subscribe(() => this.announce());

@@ -4,7 +4,8 @@
 // the tail pages through the stream on the shared command connection, never a connection of its own.
 import type { Redis } from 'ioredis';
 import { asyncScheduler, interval, Subject, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
-import { InputError, type SvcError } from '../errors.js';
+import type { SvcError } from '../errors.js';
+import { positiveOption } from '../internal/positiveOption.js';
 import { callUser } from '../internal/userCallback.js';
 import type { RelayGap, RelayReset } from '../schema/relay.js';
 import { checkRedisUrl, openRedis, redactRedisUrl, redisError } from './redisConnection.js';
@@ -416,13 +417,13 @@ class FleetReaderImpl implements FleetReader {
     private readonly blocking: Redis,
   ) {
     this.keys = fleetKeys(options.prefix ?? DEFAULT_STREAM_PREFIX);
-    this.tailEntries = positive('tailEntries', options.tailEntries, 2000);
-    this.tailBytes = positive('tailBytes', options.tailBytes, 2 << 20);
-    this.pageEntries = positive('pageEntries', options.pageEntries, 200);
-    this.blockMs = positive('blockMs', options.blockMs, 5000);
-    this.staleMs = positive('staleMs', options.staleMs, 45_000);
-    this.keepEndedMs = positive('keepEndedMs', options.keepEndedMs, 600_000);
-    this.lingerMs = positive('lingerMs', options.lingerMs, 30_000);
+    this.tailEntries = positiveOption('fleet reader', 'tailEntries', options.tailEntries, 2000);
+    this.tailBytes = positiveOption('fleet reader', 'tailBytes', options.tailBytes, 2 << 20);
+    this.pageEntries = positiveOption('fleet reader', 'pageEntries', options.pageEntries, 200);
+    this.blockMs = positiveOption('fleet reader', 'blockMs', options.blockMs, 5000);
+    this.staleMs = positiveOption('fleet reader', 'staleMs', options.staleMs, 45_000);
+    this.keepEndedMs = positiveOption('fleet reader', 'keepEndedMs', options.keepEndedMs, 600_000);
+    this.lingerMs = positiveOption('fleet reader', 'lingerMs', options.lingerMs, 30_000);
     this.now = options.now ?? Date.now;
     this.scheduler = options.scheduler ?? asyncScheduler;
     let lastError: unknown;
@@ -720,12 +721,6 @@ class FleetReaderImpl implements FleetReader {
   }
 }
 
-function positive(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value <= 0) throw new InputError('invalid_argument', `fleet reader option ${name} must be a positive number, got ${value}`, { path: name });
-  return value;
-}
-
 /**
  * Open the reader of a relay process on the Redis sessions are published to: two connections
  * (one for the blocking read of every followed stream and the directory, one for everything
@@ -737,7 +732,7 @@ export async function openFleetReader(options: FleetReaderOptions): Promise<Flee
   const url = checkRedisUrl(options.url, 'from');
   const target = redactRedisUrl(url);
   const cmd = await openRedis(url, 'a relay reading Redis', { connectionName: 'svc-stream:relay' });
-  const blockMs = positive('blockMs', options.blockMs, 5000);
+  const blockMs = positiveOption('fleet reader', 'blockMs', options.blockMs, 5000);
   const blocking = await openRedis(url, 'a relay reading Redis', { commandTimeout: blockMs + 10_000, connectionName: 'svc-stream:relay' });
   const reader = new FleetReaderImpl(options, target, cmd, blocking);
   if (cmd.status !== 'ready') await new Promise<void>((resolve) => {

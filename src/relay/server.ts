@@ -6,6 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { asyncScheduler, interval, timer, type SchedulerLike, type Subscription } from 'rxjs';
 import { InputError, RelayError, type SvcError } from '../errors.js';
+import { positiveOption } from '../internal/positiveOption.js';
 import { originDecision, requestToken, tokenAllowed, type RelayTokenCheck } from './access.js';
 import type { FleetSource } from './fleetSource.js';
 import type { RelaySessionInfo } from './protocol.js';
@@ -121,12 +122,6 @@ const DEFAULTS = {
   maxHeaderBytes: 8 << 10,
 } as const;
 
-function positive(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value <= 0) throw new InputError('invalid_argument', `relay option ${name} must be a positive number, got ${value}`, { path: name });
-  return value;
-}
-
 const EVENTS_PATH = /^\/sessions\/([^/]+)\/events$/;
 
 /**
@@ -151,17 +146,17 @@ export function relayOn(options: RelayOptions, fleetSource: Promise<FleetSource>
   if (options.token === undefined) throw new InputError('invalid_argument', 'relay option token is required: a token, a list, a function, or null for none', { path: 'token' });
   const scheduler = options.scheduler ?? asyncScheduler;
   const limits: RelaySessionLimits = {
-    historyEvents: positive('historyEvents', options.historyEvents, DEFAULTS.historyEvents),
-    historyBytes: positive('historyBytes', options.historyBytes, DEFAULTS.historyBytes),
-    maxClientBufferBytes: positive('maxClientBufferBytes', options.maxClientBufferBytes, DEFAULTS.maxClientBufferBytes),
-    stallTimeoutMs: positive('stallTimeoutMs', options.stallTimeoutMs, DEFAULTS.stallTimeoutMs),
+    historyEvents: positiveOption('relay', 'historyEvents', options.historyEvents, DEFAULTS.historyEvents),
+    historyBytes: positiveOption('relay', 'historyBytes', options.historyBytes, DEFAULTS.historyBytes),
+    maxClientBufferBytes: positiveOption('relay', 'maxClientBufferBytes', options.maxClientBufferBytes, DEFAULTS.maxClientBufferBytes),
+    stallTimeoutMs: positiveOption('relay', 'stallTimeoutMs', options.stallTimeoutMs, DEFAULTS.stallTimeoutMs),
     scheduler,
   };
-  const maxStreams = positive('maxStreams', options.maxStreams, DEFAULTS.maxStreams);
-  const maxSessions = positive('maxSessions', options.maxSessions, DEFAULTS.maxSessions);
-  const keepEndedMs = positive('keepEndedMs', options.keepEndedMs, DEFAULTS.keepEndedMs);
-  const retryMs = positive('retryMs', options.retryMs, DEFAULTS.retryMs);
-  const heartbeatMs = positive('heartbeatMs', options.heartbeatMs, DEFAULTS.heartbeatMs);
+  const maxStreams = positiveOption('relay', 'maxStreams', options.maxStreams, DEFAULTS.maxStreams);
+  const maxSessions = positiveOption('relay', 'maxSessions', options.maxSessions, DEFAULTS.maxSessions);
+  const keepEndedMs = positiveOption('relay', 'keepEndedMs', options.keepEndedMs, DEFAULTS.keepEndedMs);
+  const retryMs = positiveOption('relay', 'retryMs', options.retryMs, DEFAULTS.retryMs);
+  const heartbeatMs = positiveOption('relay', 'heartbeatMs', options.heartbeatMs, DEFAULTS.heartbeatMs);
   const origins = new Set<string>();
   for (const o of options.origins ?? []) {
     let origin: string | undefined;
@@ -346,10 +341,10 @@ export function relayOn(options: RelayOptions, fleetSource: Promise<FleetSource>
     if (server) throw new InputError('invalid_argument', 'the relay is already listening');
     // Without ioredis, or with a bad prefix, a relay from Redis fails here, before it listens.
     await fleetReady;
-    const s = createServer({ maxHeaderSize: positive('maxHeaderBytes', options.maxHeaderBytes, DEFAULTS.maxHeaderBytes), headersTimeout: positive('headersTimeoutMs', options.headersTimeoutMs, DEFAULTS.headersTimeoutMs), requestTimeout: 0 }, (req, res) => {
+    const s = createServer({ maxHeaderSize: positiveOption('relay', 'maxHeaderBytes', options.maxHeaderBytes, DEFAULTS.maxHeaderBytes), headersTimeout: positiveOption('relay', 'headersTimeoutMs', options.headersTimeoutMs, DEFAULTS.headersTimeoutMs), requestTimeout: 0 }, (req, res) => {
       if (!handle(req, res)) refuse(res, 404, 'not_found', 'not found');
     });
-    s.maxConnections = positive('maxConnections', options.maxConnections, DEFAULTS.maxConnections);
+    s.maxConnections = positiveOption('relay', 'maxConnections', options.maxConnections, DEFAULTS.maxConnections);
     server = s;
     await new Promise<void>((resolve, reject) => {
       s.once('error', reject);
