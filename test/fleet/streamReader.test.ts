@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPublisher } from '../../src/fleet/publisher.js';
 import type { Publisher } from '../../src/publishing.js';
-import { openFleetReader, type FleetReader, type FollowSink } from '../../src/fleet/streamReader.js';
+import { openFleetReader, type FleetReader } from '../../src/fleet/streamReader.js';
+import type { FollowSink } from '../../src/fleet/StreamFollower.js';
 import type { StreamEntry } from '../../src/fleet/streamEntries.js';
 import { startRedis, type RunningRedis } from './redisServer.js';
 
