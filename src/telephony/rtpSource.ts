@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { asyncScheduler, Observable, type SchedulerLike } from 'rxjs';
 import { AudioSourceError, InputError } from '../errors.js';
 import type { LimitWarning, PayloadTypeWarning, WarningHandler } from '../warnings.js';
-import { sourceFilter, type AllowedSources } from './allowedSources.js';
+import { sourceFilter } from './allowedSources.js';
 import { workerHandle, type CallWorker } from './callWorker.js';
 import { warnOnce } from './limitWarning.js';
 import { DEFAULT_LIVE_FRAME_MS } from './liveAudio.js';
@@ -71,7 +71,7 @@ export interface RtpSourceOptions {
    * match their IPv4 address), or a predicate on the sender. Others are dropped before parsing and
    * counted in `stats.disallowedSource`. Default: any sender.
    */
-  readonly allowedSources?: AllowedSources | undefined;
+  readonly allowedSources?: readonly string[] | ((remote: { readonly address: string; readonly port: number }) => boolean) | undefined;
   /**
    * The worker handle `callWorkers` gives each worker process. Each worker then listens on its
    * own port, `port + index` (port 0: a free port each, reported through `onListening`), unless
