@@ -9,8 +9,9 @@ import { detectAudioEvents, detectEmotion } from '../batch/calls.js';
 import type { BatchOptions } from '../batch/request.js';
 import type { RetryPolicy } from '../batch/retry.js';
 import { modelsCredentials } from '../credentials.js';
-import { InputError, SvcError } from '../errors.js';
+import { SvcError } from '../errors.js';
 import { importOptional } from '../internal/optionalPackage.js';
+import { positiveInteger } from '../internal/positiveOption.js';
 import { INFRASTRUCTURE_CODES, outcomeOf, storedError, type BatchJobData, type BatchJobOutcome } from './batchJobs.js';
 import { bullmq, connectionOf, createBatchQueue, type BatchQueue, type BatchQueueCounts, type BatchQueueOptions } from './batchQueue.js';
 import { connectRedis, createRedisLimits, redactRedisUrl, redisError, resolveRedisUrl, type RedisLimits } from './redisLimiter.js';
@@ -83,8 +84,8 @@ export async function runBatchWorker(options: BatchWorkerOptions = {}): Promise<
   const url = resolveRedisUrl(options.url);
   const { apiKey, baseUrl } = modelsCredentials(options);
   const orgConcurrency = options.organizationConcurrency ?? 3;
-  const concurrency = options.concurrency ?? orgConcurrency;
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new InputError('invalid_argument', `concurrency must be a positive integer, got ${concurrency}`, { path: 'concurrency' });
+  // Checked whether given or taken from the organization's.
+  const concurrency = positiveInteger('batch worker', 'concurrency', options.concurrency ?? orgConcurrency, orgConcurrency);
   const redisDownMs = options.redisDownMs ?? 15_000;
 
   // Every package a worker needs, checked before anything connects.

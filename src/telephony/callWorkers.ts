@@ -6,7 +6,8 @@
 import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { Observable, type Subscription } from 'rxjs';
-import { InputError, SvcError } from '../errors.js';
+import { SvcError } from '../errors.js';
+import { positiveInteger } from '../internal/positiveOption.js';
 import type { AnalyzableCall, CallAnalysis } from './analyzeCalls.js';
 import { WorkerHandle, type CallWorker, type PrimaryMessage, type WorkerMessage } from './callWorker.js';
 import { PrimaryBounds } from './primaryBounds.js';
@@ -106,8 +107,7 @@ export function isCallWorker(): boolean {
  * ```
  */
 export function callWorkers<C extends AnalyzableCall>(options: CallWorkersOptions, work: (worker: CallWorker) => Observable<CallAnalysis<C>>): Observable<CallWorkersEvent> {
-  const n = options.workers ?? availableParallelism();
-  if (!Number.isInteger(n) || n < 1) throw new InputError('invalid_argument', `callWorkers: workers must be a positive integer, got ${n}`, { path: 'workers' });
+  const n = positiveInteger('callWorkers', 'workers', options.workers, availableParallelism());
   return isCallWorker() ? workerSide(work) : primarySide(n, options);
 }
 

@@ -5,6 +5,7 @@ import dgram from 'node:dgram';
 import type { AddressInfo } from 'node:net';
 import { asyncScheduler, Observable, type SchedulerLike } from 'rxjs';
 import { AudioSourceError, InputError } from '../errors.js';
+import { positiveInteger } from '../internal/positiveOption.js';
 import type { LimitWarning, PayloadTypeWarning, WarningHandler } from '../warnings.js';
 import { sourceFilter } from './allowedSources.js';
 import { workerHandle, type CallWorker } from './callWorker.js';
@@ -129,8 +130,7 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
   const payloadTypes = options.payloadTypes ?? {};
   // Fail early on a bad map, not at the first packet.
   for (const pt of Object.keys(payloadTypes)) resolvePayloadType(Number(pt), payloadTypes);
-  const maxLegs = options.maxLegs ?? DEFAULT_MAX_LEGS;
-  if (!Number.isInteger(maxLegs) || maxLegs < 1) throw new InputError('invalid_argument', `rtpSource: maxLegs must be a positive integer, got ${maxLegs}`);
+  const maxLegs = positiveInteger('rtpSource', 'maxLegs', options.maxLegs, DEFAULT_MAX_LEGS);
   const allowed = sourceFilter(options.allowedSources);
   const frameMs = options.frameMs ?? DEFAULT_LIVE_FRAME_MS;
   if (!Number.isFinite(frameMs) || !(frameMs === 0 || frameMs >= 1)) throw new InputError('invalid_argument', `rtpSource: frameMs must be 0 (no grouping) or at least 1, got ${frameMs}`, { path: 'frameMs' });
