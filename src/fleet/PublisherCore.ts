@@ -2,15 +2,15 @@
 // that writes each session's queue (one script call a batch) and the directory's notes, the
 // bounds while Redis is away, the alive notes, and the close. Options are read in publisher.ts.
 import type { Redis } from 'ioredis';
-import { Observable, timer, type SchedulerLike, type Subscription } from 'rxjs';
+import { timer, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
 import { InputError, SvcError } from '../errors.js';
 import { callUser } from '../internal/userCallback.js';
 import type { PublishOptions, PublishStats, Publisher, SessionPublisher } from '../publishing.js';
 import type { ServerEvent } from '../schema/events.js';
-import { errorSummary } from '../schema/relay.js';
 import { checkSessionId } from '../schema/sessionId.js';
 import { appendClient, type AppendClient } from './appendScript.js';
 import { redisError } from './redisConnection.js';
+import { publishEvents } from './publishEvents.js';
 import { freshStats, SessionWriter, type WriterOwner } from './SessionWriter.js';
 import type { DirectoryKind, FleetKeys } from './streamEntries.js';
 
@@ -119,35 +119,7 @@ export class PublisherCore implements Publisher, WriterOwner {
   }
 
   publish(events$: Observable<ServerEvent>, options: PublishOptions): Observable<ServerEvent> {
-    return new Observable<ServerEvent>((subscriber) => {
-      let session: SessionPublisher;
-      try {
-        session = this.session(options.id, { title: options.title });
-      } catch (err) {
-        subscriber.error(err);
-        return;
-      }
-      if (options.onReport) void session.settled.then((report) => callUser(options.onReport, report));
-      if (options.state$) session.follow(options.state$);
-      const sub = events$.subscribe({
-        next: (event) => {
-          session.event(event);
-          subscriber.next(event);
-        },
-        error: (err: unknown) => {
-          session.end({ status: 'failed', error: errorSummary(err) });
-          subscriber.error(err);
-        },
-        complete: () => {
-          session.end({ status: 'done' });
-          subscriber.complete();
-        },
-      });
-      return () => {
-        sub.unsubscribe();
-        session.end({ status: 'closed' });
-      };
-    });
+    return publishEvents(this, events$, options);
   }
 
   room(bytes: number): boolean {
