@@ -1,13 +1,13 @@
 // The relay's client, for pages (and Node): a session's events read over fetch as server-sent
 // events, validated with the schema parser, resumed with Last-Event-ID after a drop. Uses
 // only fetch, TextDecoder and AbortController: no Node built-in, so it bundles for browsers.
-// This file is the connection (fetch, retry, resume); reading the messages is relayMessageReader.ts's.
+// This file is the connection (fetch, retry, resume); reading the messages is RelayMessageReader.ts's.
 import { Observable, timer, type SchedulerLike } from 'rxjs';
 import { RelayError } from '../errors.js';
 import type { ServerEvent } from '../schema/events.js';
 import { RelayListingSchema, type RelayGap, type RelayReset, type RelaySessionInfo } from './protocol.js';
 import { relayHeaders, relayHttpError } from './relayHttp.js';
-import { endError, RelayMessageReader } from './relayMessageReader.js';
+import { endError, RelayMessageReader } from './RelayMessageReader.js';
 
 // What a page needs of the wire beside the client: 'svc-stream/relay' and 'svc-stream/browser' export this module whole.
 export {
@@ -22,8 +22,8 @@ export {
   type RelayCursor,
   type ErrorSummary,
 } from './protocol.js';
-export type { RelayMessage } from './relayMessageReader.js';
-import type { RelayMessage } from './relayMessageReader.js';
+export type { RelayMessage } from './RelayMessageReader.js';
+import type { RelayMessage } from './RelayMessageReader.js';
 import { SseParser, type SseMessage } from './sse.js';
 
 /** Options of {@link relayMessages} and {@link relayEvents}. */

@@ -1,8 +1,8 @@
 // Live calls on every core: a primary process forks N workers (node:cluster) that each run the
 // same pipeline (a source → analyzeCalls); the primary holds the bounds they share, adds up their
 // counters, restarts a worker that dies and ends that worker's calls with a typed outcome.
-// This file forks, restarts and reports; the bounds and slots are primaryBounds.ts's, the
-// counters' totals workerTotals.ts's, a worker's side of the protocol callWorker.ts's.
+// This file forks, restarts and reports; the bounds and slots are PrimaryBounds.ts's, the
+// counters' totals WorkerTotals.ts's, a worker's side of the protocol callWorker.ts's.
 import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { Observable, type Subscription } from 'rxjs';
@@ -10,8 +10,8 @@ import { SvcError } from '../errors.js';
 import { positiveInteger } from '../internal/positiveOption.js';
 import type { AnalyzableCall, CallAnalysis } from './analyzeCalls.js';
 import { WorkerHandle, type CallWorker, type PrimaryMessage, type WorkerMessage } from './callWorker.js';
-import { PrimaryBounds } from './primaryBounds.js';
-import { WorkerTotals } from './workerTotals.js';
+import { PrimaryBounds } from './PrimaryBounds.js';
+import { WorkerTotals } from './WorkerTotals.js';
 
 export type { CallWorker } from './callWorker.js';
 

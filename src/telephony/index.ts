@@ -22,7 +22,7 @@ export {
 export { OggOpusWriter } from './oggOpus.js';
 export type { StreamStats } from './playoutStream.js';
 export { rtpSource, type RtpSourceOptions } from './rtpSource.js';
-export { createRtpSourceStats, type CallLeg, type RtpSourceStats } from './rtpLegs.js';
+export { createRtpSourceStats, type CallLeg, type RtpSourceStats } from './RtpLegs.js';
 export {
   MEDIA_STREAM_PRESETS,
   TELNYX_PRESET,

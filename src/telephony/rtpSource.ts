@@ -1,5 +1,5 @@
 // RTP over UDP in, one call leg per SSRC out: the socket (bind, worker ports, teardown), the
-// options' checks and the warnings. Each datagram's path to its leg is rtpLegs.ts's; the
+// options' checks and the warnings. Each datagram's path to its leg is RtpLegs.ts's; the
 // sender check is allowedSources.ts's; each leg's packets go through its own jitter buffer.
 import dgram from 'node:dgram';
 import type { AddressInfo } from 'node:net';
@@ -12,7 +12,7 @@ import { workerHandle, type CallWorker } from './callWorker.js';
 import { warnOnce } from './limitWarning.js';
 import { DEFAULT_LIVE_FRAME_MS } from './liveAudio.js';
 import { PayloadTypeGuesser, resolvePayloadType, type PayloadTypeSpec } from './payloadTypes.js';
-import { createRtpSourceStats, RtpLegs, type CallLeg, type RtpSourceStats } from './rtpLegs.js';
+import { createRtpSourceStats, RtpLegs, type CallLeg, type RtpSourceStats } from './RtpLegs.js';
 
 /** Legs at once by default: each is a jitter buffer and, through `analyzeCalls`, a session. */
 export const DEFAULT_MAX_LEGS = 64;

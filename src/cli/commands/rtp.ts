@@ -5,7 +5,7 @@ import { commandPublisher, PUBLISH_OPTION } from '../publishFlag.js';
 import { option, type OptionValues } from '../options.js';
 import { BASE_URL_OPTION, CONFIG_OPTION, loadScenario, scenarioOption } from '../sharedOptions.js';
 import { parsePayloadTypeArg, type PayloadTypeSpec } from '../../telephony/payloadTypes.js';
-import { createRtpSourceStats, type CallLeg } from '../../telephony/rtpLegs.js';
+import { createRtpSourceStats, type CallLeg } from '../../telephony/RtpLegs.js';
 import { hasReusePort, rtpSource } from '../../telephony/rtpSource.js';
 import type { CallAnalysis } from '../../telephony/analyzeCalls.js';
 import type { CallWorker } from '../../telephony/callWorkers.js';

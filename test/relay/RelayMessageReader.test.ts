@@ -2,7 +2,7 @@
 // and positions forward only (within an epoch, unless a reset came first), a gap moving the
 // resume point, the end, what the protocol refuses, messages a newer relay may add.
 import { describe, expect, it } from 'vitest';
-import { endError, RelayMessageReader } from '../../src/relay/relayMessageReader.js';
+import { endError, RelayMessageReader } from '../../src/relay/RelayMessageReader.js';
 
 const clip = (i: number) => JSON.stringify({ type: 'clip', clip: { clip_uuid: `c${i}`, speaker_label: '1', text: 't', start_ms: i * 1000, duration_ms: 900 } });
 const malformed = expect.objectContaining({ code: 'malformed_frame' });

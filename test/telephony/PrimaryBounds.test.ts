@@ -3,7 +3,7 @@
 // a gone worker held freed for the next.
 import { describe, expect, it } from 'vitest';
 import type { PrimaryMessage } from '../../src/telephony/callWorker.js';
-import { PrimaryBounds, type Peer } from '../../src/telephony/primaryBounds.js';
+import { PrimaryBounds, type Peer } from '../../src/telephony/PrimaryBounds.js';
 
 const peer = (): Peer & { got: PrimaryMessage[]; connected: boolean } => {
   const p = { got: [] as PrimaryMessage[], connected: true, isConnected: () => p.connected, send: (m: PrimaryMessage) => p.got.push(m) };

@@ -1,7 +1,7 @@
 // Workers' counters added up: counts over every process that ever ran, levels over those
 // running now, peaks as their maximum, written into the object users hold.
 import { describe, expect, it } from 'vitest';
-import { WorkerTotals } from '../../src/telephony/workerTotals.js';
+import { WorkerTotals } from '../../src/telephony/WorkerTotals.js';
 
 describe('WorkerTotals', () => {
   it('sums counts, keeps levels of running workers only, and takes the maximum of peaks', () => {
