@@ -2,14 +2,16 @@
 // session's stream read by one blocking XREAD over every followed stream at once, kept as a
 // bounded tail in memory and fanned out to any number of followers. A follower that is behind
 // the tail pages through the stream on the shared command connection, never a connection of its own.
-// This file owns the two connections and the blocking loop; the directory (FleetDirectory.ts),
-// a followed stream's tail (FollowedStream.ts) and one follower (StreamFollower.ts) are their own.
+// This file owns the two connections, what is followed and what each read names; the blocking
+// read (BlockingRead.ts), the directory (FleetDirectory.ts), a followed stream's tail
+// (FollowedStream.ts) and one follower (StreamFollower.ts) are their own.
 import type { Redis } from 'ioredis';
 import { asyncScheduler, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
 import type { SvcError } from '../errors.js';
 import { positiveOption } from '../internal/positiveOption.js';
 import { callUser } from '../internal/userCallback.js';
 import type { RelayReset } from '../schema/relay.js';
+import { BlockingRead, type ReadPlan } from './BlockingRead.js';
 import { FleetDirectory, type DirectorySession } from './FleetDirectory.js';
 import { FollowedStream, type StreamHost, type TailFollower } from './FollowedStream.js';
 import { checkRedisUrl, openRedis, redactRedisUrl, redisError } from './redisConnection.js';
@@ -88,18 +90,13 @@ class FleetReaderImpl implements FleetReader, StreamHost {
   readonly tailEntries: number;
   readonly tailBytes: number;
   readonly pageEntries: number;
-  private readonly blockMs: number;
   private readonly lingerMs: number;
   private readonly scheduler: SchedulerLike;
   private readonly directory: FleetDirectory;
   readonly changes$: Observable<string>;
   private readonly feeds = new Map<string, FollowedStream>();
   readonly stats: FleetReaderStats = { streams: 0, reads: 0, pages: 0, outages: 0 };
-  private blockingId: number | undefined;
-  private blocked = false;
-  private feedsVersion = 0;
-  private inflightVersion = 0;
-  private wake: (() => void) | undefined;
+  private readonly reads: BlockingRead;
   private closed = false;
   private down = false;
   private readonly waiting = new Set<TailFollower>();
@@ -115,7 +112,6 @@ class FleetReaderImpl implements FleetReader, StreamHost {
     this.tailEntries = positiveOption('fleet reader', 'tailEntries', options.tailEntries, 2000);
     this.tailBytes = positiveOption('fleet reader', 'tailBytes', options.tailBytes, 2 << 20);
     this.pageEntries = positiveOption('fleet reader', 'pageEntries', options.pageEntries, 200);
-    this.blockMs = positiveOption('fleet reader', 'blockMs', options.blockMs, 5000);
     this.lingerMs = positiveOption('fleet reader', 'lingerMs', options.lingerMs, 30_000);
     this.scheduler = options.scheduler ?? asyncScheduler;
     this.directory = new FleetDirectory({
@@ -132,16 +128,14 @@ class FleetReaderImpl implements FleetReader, StreamHost {
       c.on('close', () => this.wentDown(lastError));
     }
     cmd.on('ready', () => this.cameUp());
-    blocking.on('ready', () => {
-      blocking.client('ID').then(
-        (id) => {
-          this.blockingId = Number(id);
-          this.wakeLoop();
-        },
-        () => undefined,
-      );
+    this.reads = new BlockingRead(blocking, cmd, positiveOption('fleet reader', 'blockMs', options.blockMs, 5000), {
+      plan: () => this.plan(),
+      failed: (err) => this.wentDown(err),
+      answered: () => {
+        if (this.down && this.cmd.status === 'ready') this.cameUp();
+      },
+      stats: this.stats,
     });
-    blocking.on('close', () => (this.blockingId = undefined));
   }
 
   get connected(): boolean {
@@ -177,7 +171,7 @@ class FleetReaderImpl implements FleetReader, StreamHost {
   /** Read the directory from its start (what retention keeps), then start the blocking loop. */
   async start(): Promise<void> {
     await this.loadDirectory().catch(() => undefined);
-    this.loopDone = this.loop();
+    this.loopDone = this.reads.run();
   }
 
   private async loadDirectory(): Promise<void> {
@@ -211,69 +205,29 @@ class FleetReaderImpl implements FleetReader, StreamHost {
   }
 
   wakeLoop(): void {
-    const w = this.wake;
-    this.wake = undefined;
-    w?.();
-    this.feedsVersion++;
-    this.unblock();
+    this.reads.wakeUp();
   }
 
-  /**
-   * A blocking read that does not name a new stream is cut short, so the next one does. The
-   * UNBLOCK may reach Redis before the read it means to cut: then it is sent again shortly.
-   */
-  private unblock(): void {
-    if (!this.blocked || this.blockingId === undefined || this.inflightVersion >= this.feedsVersion) return;
-    const read = this.stats.reads;
-    this.cmd.client('UNBLOCK', this.blockingId).catch(() => undefined);
-    setTimeout(() => {
-      if (this.stats.reads === read) this.unblock();
-    }, 100).unref();
-  }
-
-  private async loop(): Promise<void> {
-    let backoff = 50;
-    while (!this.closed) {
-      if (this.blocking.status !== 'ready' || this.blockingId === undefined) {
-        await new Promise<void>((resolve) => {
-          this.wake = resolve;
-          setTimeout(resolve, 1000).unref();
-        });
-        continue;
-      }
-      this.inflightVersion = this.feedsVersion;
-      const feeds = [...this.feeds.values()].filter((f) => f.loaded);
-      const generations = new Map(feeds.map((f) => [f, f.generation]));
-      const keys = [this.keys.directory, ...feeds.map((f) => f.key)];
-      const ids = [this.directory.lastId, ...feeds.map((f) => f.lastId)];
-      let result: [string, [string, string[]][]][] | null;
-      try {
-        this.blocked = true;
-        this.stats.reads++;
-        result = (await this.blocking.xread('COUNT', 1000, 'BLOCK', this.blockMs, 'STREAMS', ...keys, ...ids)) as [string, [string, string[]][]][] | null;
-        backoff = 50;
-      } catch (err) {
-        this.blocked = false;
-        if (this.closed) return;
-        this.wentDown(err);
-        await new Promise((r) => setTimeout(r, backoff).unref());
-        backoff = Math.min(backoff * 2, 2000);
-        continue;
-      } finally {
-        this.blocked = false;
-      }
-      if (this.down && this.cmd.status === 'ready') this.cameUp();
-      if (!result) continue;
-      for (const [key, rows] of result) {
-        if (key === this.keys.directory) {
-          for (const [id, fields] of rows) this.directory.read(id, fields, false);
-          continue;
+  /** What the next blocking read names: the directory, then each stream whose tail is loaded, from where it is. */
+  private plan(): ReadPlan {
+    const feeds = [...this.feeds.values()].filter((f) => f.loaded);
+    // A stream read afresh meanwhile (a new run of its id) takes nothing of this read.
+    const generations = new Map(feeds.map((f) => [f, f.generation]));
+    return {
+      keys: [this.keys.directory, ...feeds.map((f) => f.key)],
+      ids: [this.directory.lastId, ...feeds.map((f) => f.lastId)],
+      apply: (result) => {
+        for (const [key, rows] of result) {
+          if (key === this.keys.directory) {
+            for (const [id, fields] of rows) this.directory.read(id, fields, false);
+            continue;
+          }
+          const id = this.keys.idOf(key);
+          const feed = id === undefined ? undefined : this.feeds.get(id);
+          if (feed && generations.get(feed) === feed.generation) feed.append(rows);
         }
-        const id = this.keys.idOf(key);
-        const feed = id === undefined ? undefined : this.feeds.get(id);
-        if (feed && generations.get(feed) === feed.generation) feed.append(rows);
-      }
-    }
+      },
+    };
   }
 
   async follow(id: string, from: FollowStart | undefined, sink: FollowSink): Promise<Follower> {
@@ -336,7 +290,7 @@ class FleetReaderImpl implements FleetReader, StreamHost {
     this.closed = true;
     this.directory.close();
     for (const f of this.feeds.values()) f.linger?.unsubscribe();
-    this.wake?.();
+    this.reads.close();
     for (const c of [this.blocking, this.cmd]) c.disconnect();
     await this.loopDone;
     this.feeds.clear();

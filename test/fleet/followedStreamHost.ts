@@ -43,11 +43,12 @@ export async function readyRedis(url: string): Promise<Redis> {
 }
 
 /** A redis-server and a command connection to it for the file's tests (started before, stopped after). */
-export function redisForFile(): { readonly cmd: Redis } {
+export function redisForFile(): { readonly cmd: Redis; readonly url: string } {
   let redis: RunningRedis | undefined;
-  const state = { cmd: undefined as unknown as Redis };
+  const state = { cmd: undefined as unknown as Redis, url: '' };
   beforeAll(async () => {
     redis = await startRedis();
+    state.url = redis.url;
     state.cmd = await readyRedis(redis.url);
   });
   afterAll(async () => {
