@@ -214,15 +214,30 @@ export function bufferUtilInUse(): boolean {
   return mod.mask.toString().includes('bufferUtil');
 }
 
+/** The sink's process, as {@link withSinkProcess} hands it to the bench. */
+export interface SinkProcess {
+  /** CPU seconds (user + system) the sink's process has used so far (NaN where /proc is not there). */
+  cpuSeconds(): number;
+}
+
 /**
  * Run `script --sink ...args` in a child process (a sink whose work is charged to neither
  * client), call `run` with its base URL, and stop it (closing its stdin) once `run` settled.
  */
-export async function withSinkProcess<T>(script: string, args: readonly string[], run: (baseUrl: string) => Promise<T>): Promise<T> {
+export async function withSinkProcess<T>(script: string, args: readonly string[], run: (baseUrl: string, sink: SinkProcess) => Promise<T>): Promise<T> {
   const child = spawn(process.execPath, ['--import', 'tsx', script, '--sink', ...args], { stdio: ['pipe', 'pipe', 'inherit'], env: process.env });
   const port = await new Promise<number>((resolve) => child.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim()))));
+  const ticks = 100; // USER_HZ on Linux
+  const cpuSeconds = (): number => {
+    try {
+      const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      return (Number(fields[11]) + Number(fields[12])) / ticks;
+    } catch {
+      return Number.NaN;
+    }
+  };
   try {
-    return await run(`http://127.0.0.1:${port}`);
+    return await run(`http://127.0.0.1:${port}`, { cpuSeconds });
   } finally {
     child.stdin.end();
   }

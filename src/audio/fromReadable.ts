@@ -5,7 +5,7 @@ import { Observable } from 'rxjs';
 import { AudioSourceError } from '../errors.js';
 import type { AudioFormat } from '../schema/audio.js';
 import type { FlowControl } from './flow.js';
-import { asChunk, sourceError, takeFlow } from '../internal/audioSources.js';
+import { asChunk, sourceError, takeFlow, YIELD_BYTES } from '../internal/audioSources.js';
 import { withAudioMeta, type AudioChunk, type AudioObservable, type FlowSlot } from './meta.js';
 
 /** Options of {@link fromReadable}: the audio format of the bytes and an optional shared flow-control gate. */
@@ -23,6 +23,9 @@ export interface FromReadableOptions {
  * - Lazy: the stream is not read before subscription; nothing is read while the flow
  *   control (if any) is paused, so a fast file into a slow session holds at most the
  *   stream's `highWaterMark` in memory.
+ * - Never holds the event loop: a stream that refills at once (`Readable.from` over audio
+ *   already in memory runs on microtasks alone) is read a few hundred KiB at a time, with a
+ *   turn of the event loop (timers, sockets) in between.
  * - Completes when the stream ends; errors with `AudioSourceError('source_error')` when the
  *   stream errors or yields strings (do not call `setEncoding` on an audio stream).
  * - Unsubscribing destroys the stream.
@@ -53,15 +56,22 @@ export function fromReadable(stream: Readable, options: FromReadableOptions = {}
     consumed = true;
     let closed = false;
     let waiting = false;
+    /** Bytes read since the event loop last turned; `turning` while a turn is awaited. */
+    let sinceTurn = 0;
+    let turning: NodeJS.Immediate | undefined;
     const stop = (): void => {
       if (closed) return;
       closed = true;
       stream.off('readable', pump);
+      if (turning) clearImmediate(turning);
       cleanup();
       if (!stream.destroyed) stream.destroy();
     };
-    // Everything the stream holds, chunk after chunk in one synchronous loop: no await per chunk.
+    // Everything the stream holds, chunk after chunk in one synchronous loop: no await per chunk;
+    // but a stream that refills on microtasks ('readable' comes on process.nextTick) would keep
+    // the loop here for good, so after YIELD_BYTES the reading waits for the loop to turn.
     function pump(): void {
+      if (turning) return;
       try {
         while (!closed) {
           if (flow?.paused) {
@@ -76,7 +86,17 @@ export function fromReadable(stream: Readable, options: FromReadableOptions = {}
           }
           const value: unknown = stream.read();
           if (value === null) return; // 'readable' or the end comes next
-          subscriber.next(asChunk(value));
+          const chunk = asChunk(value);
+          subscriber.next(chunk);
+          sinceTurn += chunk.byteLength;
+          if (sinceTurn >= YIELD_BYTES && !closed) {
+            turning = setImmediate(() => {
+              turning = undefined;
+              sinceTurn = 0;
+              pump();
+            });
+            return;
+          }
         }
       } catch (err) {
         if (closed) return;

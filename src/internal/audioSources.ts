@@ -76,7 +76,7 @@ export function sourceError(err: unknown, what: string): Error {
  * resolves at once (audio already in memory) runs on microtasks alone, so the loop yields a
  * macrotask after this many bytes (well under a session's high-water mark, 1 MiB by default).
  */
-const YIELD_BYTES = 256 * 1024;
+export const YIELD_BYTES = 256 * 1024;
 
 /**
  * Pull an async iterator lazily into a subscriber: one `next()` at a time, and never while

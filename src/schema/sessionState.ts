@@ -7,7 +7,8 @@
  * The states of one session, keyed by `status` (see docs/streaming-session.md):
  * - `connecting`: the handshake is under way; audio read meanwhile is queued.
  * - `streaming`: open; the config frame went first, each chunk goes as it arrives (held and
- *   coalesced with the next ones only while an earlier frame is still being written).
+ *   coalesced with the next ones while an earlier frame is still being written, or while the
+ *   source reads in bursts faster than the socket).
  * - `paused`: open, a pull-capable source paused until the socket drains below half the high-water mark.
  * - `finishing`: the audio ended and the end-of-audio frame went; waiting for `done`.
  * - `closing`: no more audio is read; waiting for the server's close after `done` (`reason: 'done'`),

@@ -57,6 +57,17 @@ export class AudioSender {
   private readonly lowWater: number;
   /** Set once the session stops sending audio (closing, or ended): nothing more is cut from the log. */
   private halted = false;
+  /**
+   * Frames cut before the log's tail, ever, and their count when the tail last went. While full
+   * frames keep being cut (a source reading faster than the socket, in bursts), the tail waits
+   * an event-loop turn at a time to become one: see {@link AudioSender.pump}.
+   */
+  private fullFrames = 0;
+  private tailMark = 0;
+  /** The turn the tail waits for, and the count of full frames when it was armed. */
+  private tailTurn: NodeJS.Immediate | undefined;
+  private tailArmedAt = 0;
+  private readonly onTailTurn = (): void => this.tailTurnCame();
 
   constructor(
     private readonly feed: AudioFeed,
@@ -79,6 +90,7 @@ export class AudioSender {
   /** Send no more audio (the session is closing or ended); frames in flight still count when flushed. */
   halt(): void {
     this.halted = true;
+    this.cancelTurn();
   }
 
   /** Stream position up to which this session's frames were flushed. */
@@ -93,12 +105,18 @@ export class AudioSender {
 
   /** Whether a chunk of `len` bytes goes on at once as its own frame (nothing waits before it, the socket is free or it is a full frame). */
   sendsAtOnce(len: number): boolean {
-    return this.opened && this.pos === this.feed.log.end && (len >= MAX_FRAME_BYTES || this.inFlightHead === this.inFlight.length) && this.ws!.readyState === WebSocket.OPEN;
+    return (
+      this.opened &&
+      this.pos === this.feed.log.end &&
+      (len >= MAX_FRAME_BYTES || (this.inFlightHead === this.inFlight.length && this.fullFrames === this.tailMark)) &&
+      this.ws!.readyState === WebSocket.OPEN
+    );
   }
 
   /** Send a chunk the log does not hold (it went past it: {@link AudioSender.sendsAtOnce}). */
   sendNow(chunk: Uint8Array, len: number): void {
     this.pos += len;
+    if (len >= MAX_FRAME_BYTES) this.fullFrames++;
     this.sendFrame(chunk, len);
     this.checkPressure();
   }
@@ -135,6 +153,7 @@ export class AudioSender {
       this.host.lost();
       return false;
     }
+    this.cancelTurn();
     this.pump(true);
     ws.send('');
     return true;
@@ -144,19 +163,61 @@ export class AudioSender {
    * Cut frames from the log while the socket takes them: everything when `all`; otherwise the
    * waiting bytes when no frame is in flight, or full frames while less than the high-water
    * mark is in flight. What is left waits in the log (no copy) for the next flush.
+   *
+   * The tail (the last bytes, short of a full frame) goes as soon as the socket is free, unless
+   * full frames were cut since the tail last went: then the source is reading in bursts faster
+   * than the socket (audio in memory, a file) and its next burst comes within an event-loop
+   * turn, so the tail waits one turn at a time while bursts keep coming and goes as the head of
+   * the next full frame. A live source (a chunk at a time to a free socket) never waits.
    */
   private pump(all: boolean): void {
     if (this.halted) return;
     const log = this.feed.log;
     while (this.pos < log.end) {
-      if (!all && this.inFlightHead < this.inFlight.length && (log.end - this.pos < MAX_FRAME_BYTES || this.inFlightBytes >= this.limits.highWaterMark)) break;
+      const busy = this.inFlightHead < this.inFlight.length;
+      if (!all && busy && (log.end - this.pos < MAX_FRAME_BYTES || this.inFlightBytes >= this.limits.highWaterMark)) break;
       const frame = log.frame(this.pos, MAX_FRAME_BYTES);
       const len = frame.byteLength;
+      if (this.pos + len < log.end || len === MAX_FRAME_BYTES) this.fullFrames++;
+      else if (!all && this.fullFrames !== this.tailMark) {
+        this.waitTurn();
+        break;
+      }
       this.pos += len;
       this.sendFrame(frame, len);
     }
     // Nothing keeps what went (ws masks each frame into a buffer of its own as it is sent).
     if (!this.feed.keepSent) log.trim(this.pos);
+  }
+
+  /** The tail waits for the next turn of the event loop (a turn, not a delay: no timer). */
+  private waitTurn(): void {
+    if (this.tailTurn !== undefined) return;
+    this.tailArmedAt = this.fullFrames;
+    this.tailTurn = setImmediate(this.onTailTurn);
+  }
+
+  private cancelTurn(): void {
+    if (this.tailTurn !== undefined) clearImmediate(this.tailTurn);
+    this.tailTurn = undefined;
+  }
+
+  /**
+   * A turn passed with the tail waiting: it goes unless the bursts went on (then it waits
+   * another turn). While frames are still in flight the tail could not go anyway, and a turn
+   * without a full frame proves nothing (the source may be held back by this very socket's
+   * high-water mark): the last flush pumps again, and the tail waits a turn from there.
+   */
+  private tailTurnCame(): void {
+    this.tailTurn = undefined;
+    if (this.halted || this.ws!.readyState !== WebSocket.OPEN) return;
+    if (this.inFlightHead < this.inFlight.length) return;
+    if (this.fullFrames !== this.tailArmedAt) {
+      this.waitTurn();
+      return;
+    }
+    this.tailMark = this.fullFrames;
+    this.pump(false);
   }
 
   /** One binary frame; its bytes count as sent when ws calls back without an error. */

@@ -62,8 +62,9 @@ function protocolOf(frame: string, path: string, tolerance: ToleranceOptions, st
  * - Cold: each subscription opens one WebSocket to `/api/svc-2-streaming` and subscribes to
  *   the audio once. Share the result (see {@link splitSession}) to feed several consumers.
  * - Sends exactly one config frame before any audio, the audio in binary frames (each chunk
- *   at once on an idle socket; chunks read while a frame is being written coalesced into one
- *   frame of up to 64 KiB), and an empty text frame when the audio completes.
+ *   of a live source at once on an idle socket; chunks read while a frame is being written,
+ *   or in bursts faster than the socket, coalesced into frames of up to 64 KiB), and an empty
+ *   text frame when the audio completes.
  * - Emits every event, `error` and `done` included, in arrival order; completes on the close
  *   that follows `done`.
  * - Reconnects by default after a retryable failure once the first session has opened (see

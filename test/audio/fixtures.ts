@@ -138,3 +138,23 @@ export async function readPausingAfter(source: import('svc-stream').AudioObserva
   });
   return { flow, emitted: () => emitted, done: () => done, unsubscribe: () => sub.unsubscribe() };
 }
+
+/**
+ * Run `read` while watching the event loop turn: one observation of `count()` per turn (an
+ * immediate that schedules the next one). Returns what `read` gave and the observations, so a
+ * test can check how much was read between two turns.
+ */
+export async function readWatchingTurns<T>(count: () => number, read: () => Promise<T>): Promise<{ result: T; seen: number[] }> {
+  const seen: number[] = [];
+  let watching = true;
+  const watch = (): void => {
+    seen.push(count());
+    if (watching) setImmediate(watch);
+  };
+  setImmediate(watch);
+  try {
+    return { result: await read(), seen };
+  } finally {
+    watching = false;
+  }
+}

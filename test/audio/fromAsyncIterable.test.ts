@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AudioSourceError } from '../../src/errors.js';
 import { FlowControl } from '../../src/audio/flow.js';
 import { audioMetaOf, fromAsyncIterable } from 'svc-stream';
-import { byteCount, collect, eventually } from './fixtures.js';
+import { byteCount, collect, eventually, readWatchingTurns } from './fixtures.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -93,19 +93,7 @@ describe('fromAsyncIterable', () => {
         yield chunk;
       }
     }
-    // One observation per turn of the loop (an immediate that schedules the next one).
-    const seen: number[] = [];
-    let watching = true;
-    const watch = (): void => {
-      seen.push(yielded);
-      if (watching) setImmediate(watch);
-    };
-    setImmediate(watch);
-    try {
-      await collect(fromAsyncIterable(memory()));
-    } finally {
-      watching = false;
-    }
+    const { seen } = await readWatchingTurns(() => yielded, () => collect(fromAsyncIterable(memory())));
     const total = 512 * chunk.byteLength;
     expect(seen.filter((n) => n > 0 && n < total).length).toBeGreaterThanOrEqual(16);
     for (let i = 1; i < seen.length; i++) expect(seen[i]! - seen[i - 1]!, `turn ${i}`).toBeLessThanOrEqual(256 * 1024 + chunk.byteLength);

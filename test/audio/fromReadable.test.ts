@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AudioSourceError } from '../../src/errors.js';
 import { FlowControl } from '../../src/audio/flow.js';
 import { audioMetaOf, fromReadable } from 'svc-stream';
-import { byteCount, collect, eventually, readPausingAfter } from './fixtures.js';
+import { byteCount, collect, eventually, readPausingAfter, readWatchingTurns } from './fixtures.js';
 
 let dir: string;
 let big: string;
@@ -86,5 +86,22 @@ describe('fromReadable', () => {
     await expect(collect(fromReadable(failing))).rejects.toMatchObject({ code: 'source_error', message: expect.stringMatching(/disk on fire/) });
     const text = Readable.from(['not audio']);
     await expect(collect(fromReadable(text))).rejects.toMatchObject({ code: 'source_error', message: expect.stringMatching(/string/) });
+  });
+
+  it('a stream that refills on microtasks (Readable.from over memory) lets the event loop turn at least every 256 KiB', async () => {
+    const chunk = Buffer.alloc(16 * 1024);
+    let yielded = 0;
+    async function* memory(): AsyncGenerator<Buffer> {
+      for (let i = 0; i < 512; i++) {
+        yielded += chunk.byteLength;
+        yield chunk;
+      }
+    }
+    const { result, seen } = await readWatchingTurns(() => yielded, () => collect(fromReadable(Readable.from(memory(), { objectMode: false }))));
+    const total = 512 * chunk.byteLength;
+    expect(byteCount(result)).toBe(total);
+    expect(seen.filter((n) => n > 0 && n < total).length).toBeGreaterThanOrEqual(16);
+    // What the stream buffers ahead (its high-water mark) comes on top of the 256 KiB read between turns.
+    for (let i = 1; i < seen.length; i++) expect(seen[i]! - seen[i - 1]!, `turn ${i}`).toBeLessThanOrEqual(256 * 1024 + 128 * 1024);
   });
 });
