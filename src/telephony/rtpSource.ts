@@ -11,7 +11,8 @@ import { sourceFilter } from './allowedSources.js';
 import { workerHandle, type CallWorker } from './callWorker.js';
 import { warnOnce } from './limitWarning.js';
 import { DEFAULT_LIVE_FRAME_MS } from './liveAudio.js';
-import { PayloadTypeGuesser, resolvePayloadType, type PayloadTypeSpec } from './payloadTypes.js';
+import { PayloadTypeGuesser } from './PayloadTypeGuesser.js';
+import { resolvePayloadType, type PayloadTypeSpec } from './payloadTypes.js';
 import { createRtpSourceStats, RtpLegs, type CallLeg, type RtpSourceStats } from './RtpLegs.js';
 
 /** Legs at once by default: each is a jitter buffer and, through `analyzeCalls`, a session. */

@@ -4,7 +4,7 @@
 import type dgram from 'node:dgram';
 import { VirtualAction, VirtualTimeScheduler } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { PayloadTypeGuesser } from '../../src/telephony/payloadTypes.js';
+import { PayloadTypeGuesser } from '../../src/telephony/PayloadTypeGuesser.js';
 import { createRtpSourceStats, RtpLegs, type CallLeg } from '../../src/telephony/RtpLegs.js';
 
 const rinfo = { address: '127.0.0.1', port: 4000, family: 'IPv4', size: 0 } as dgram.RemoteInfo;
