@@ -3,7 +3,7 @@
 // code loads only when one is given.
 import type { Observable } from 'rxjs';
 import { InputError } from '../errors.js';
-import type { Publisher, PublishReport } from '../fleet/publisher.js';
+import type { Publisher, PublishReport } from '../publishing.js';
 import type { ServerEvent } from '../schema/events.js';
 import type { SessionState } from '../schema/sessionState.js';
 import type { CliIo } from './command.js';

@@ -4,7 +4,7 @@
 import { createServer, type ServerResponse } from 'node:http';
 import { asyncScheduler, interval, type SchedulerLike, type Subscription } from 'rxjs';
 import type { SvcError } from '../errors.js';
-import type { FollowSink, Follower } from '../fleet/streamReader.js';
+import type { FollowSink, Follower } from '../fleet/StreamFollower.js';
 import { parseServerEventValue } from '../schema/parseServerEvent.js';
 import type { FleetSource } from '../relay/fleetSource.js';
 import { relayOn } from '../relay/server.js';

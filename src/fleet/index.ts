@@ -6,27 +6,13 @@
 export { createRedisLimits, type RedisLimits, type RedisLimiter, type RedisLimitsOptions } from './redisLimiter.js';
 export {
   createBatchQueue,
-  runBatchWorker,
-  QUEUE_MODELS,
-  type QueueModel,
-  type BatchJobData,
-  type BatchJobOutcome,
   type BatchQueue,
   type BatchQueueCounts,
   type BatchQueueOptions,
   type AddOptions as BatchQueueAddOptions,
-  type StoredError,
-  type WorkerProgress,
-  type BatchWorkerOptions,
-  type WorkerSummary,
 } from './batchQueue.js';
-export {
-  createPublisher,
-  type Publisher,
-  type PublisherOptions,
-  type PublishOptions,
-  type PublishStats,
-  type PublishReport,
-  type SessionPublisher,
-} from './publisher.js';
+export { QUEUE_MODELS, type QueueModel, type BatchJobData, type BatchJobOutcome, type StoredError } from './batchJobs.js';
+export { runBatchWorker, type WorkerProgress, type BatchWorkerOptions, type WorkerSummary } from './batchWorker.js';
+export { createPublisher, type PublisherOptions } from './publisher.js';
+export type { Publisher, PublishOptions, PublishStats, PublishReport, SessionPublisher } from '../publishing.js';
 export { publishSession, type PublishSessionOptions } from './publishSession.js';

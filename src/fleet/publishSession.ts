@@ -2,7 +2,8 @@
 // without it, and a relay anywhere in the fleet serves it to pages.
 import { finalize, Observable } from 'rxjs';
 import type { ServerEvent } from '../schema/events.js';
-import { startPublisher, type PublishOptions, type Publisher, type PublisherOptions } from './publisher.js';
+import type { PublishOptions, Publisher } from '../publishing.js';
+import { startPublisher, type PublisherOptions } from './publisher.js';
 
 /** Options of {@link publishSession}: the session's id, and where to publish (a `publisher`, or a `url` with the publisher's options). */
 export interface PublishSessionOptions extends PublisherOptions, PublishOptions {

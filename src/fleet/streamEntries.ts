@@ -3,7 +3,7 @@
 // the readers share one definition and it is tested without a server.
 import { randomBytes } from 'node:crypto';
 import { InputError } from '../errors.js';
-import { fleetCursor } from '../relay/protocol.js';
+import { fleetCursor } from '../schema/relay.js';
 
 /** The default prefix of every key the fleet's streams use. */
 export const DEFAULT_STREAM_PREFIX = 'svc-stream';
@@ -85,19 +85,21 @@ const KINDS: ReadonlySet<string> = new Set<EntryKind>(['start', 'event', 'status
 /** Field names of a stream entry: `e` epoch, `k` kind, `d` data. Short: they are stored with every entry. */
 export const ENTRY_FIELDS = { epoch: 'e', kind: 'k', data: 'd' } as const;
 
+/** Our fields of an XRANGE/XREAD row `[field, value, …]` (`s` session, `k` kind, `e` epoch, `d` data); any other is passed over. */
+function ourFields(fields: readonly string[]): { s?: string | undefined; k?: string | undefined; e?: string | undefined; d?: string | undefined } {
+  const out: { s?: string | undefined; k?: string | undefined; e?: string | undefined; d?: string | undefined } = {};
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const f = fields[i];
+    if (f === 's' || f === 'k' || f === 'e' || f === 'd') out[f] = fields[i + 1];
+  }
+  return out;
+}
+
 /** Reads an entry from XRANGE/XREAD's `[id, [field, value, …]]`; undefined when it is not one of ours. */
 export function decodeEntry(id: string, fields: readonly string[]): StreamEntry | undefined {
   const sid = parseStreamId(id);
   if (!sid) return undefined;
-  let epoch: string | undefined;
-  let kind: string | undefined;
-  let data: string | undefined;
-  for (let i = 0; i + 1 < fields.length; i += 2) {
-    const f = fields[i];
-    if (f === 'e') epoch = fields[i + 1];
-    else if (f === 'k') kind = fields[i + 1];
-    else if (f === 'd') data = fields[i + 1];
-  }
+  const { e: epoch, k: kind, d: data } = ourFields(fields);
   if (epoch === undefined || kind === undefined || data === undefined || !KINDS.has(kind)) return undefined;
   return { id, ms: sid.ms, seq: sid.seq, epoch, kind: kind as EntryKind, data, cursor: fleetCursor(epoch, id) };
 }
@@ -126,17 +128,7 @@ const DIRECTORY_KINDS: ReadonlySet<string> = new Set<DirectoryKind>(['start', 's
 
 /** Reads a directory entry; undefined when it is not one of ours. */
 export function decodeDirectoryEntry(id: string, fields: readonly string[]): DirectoryEntry | undefined {
-  let session: string | undefined;
-  let kind: string | undefined;
-  let epoch: string | undefined;
-  let data: string | undefined;
-  for (let i = 0; i + 1 < fields.length; i += 2) {
-    const f = fields[i];
-    if (f === 's') session = fields[i + 1];
-    else if (f === 'k') kind = fields[i + 1];
-    else if (f === 'e') epoch = fields[i + 1];
-    else if (f === 'd') data = fields[i + 1];
-  }
+  const { s: session, k: kind, e: epoch, d: data } = ourFields(fields);
   if (session === undefined || kind === undefined || epoch === undefined || !DIRECTORY_KINDS.has(kind)) return undefined;
   let info: DirectoryInfo = {};
   try {

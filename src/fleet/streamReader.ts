@@ -2,22 +2,21 @@
 // session's stream read by one blocking XREAD over every followed stream at once, kept as a
 // bounded tail in memory and fanned out to any number of followers. A follower that is behind
 // the tail pages through the stream on the shared command connection, never a connection of its own.
+// This file owns the two connections, what is followed and what each read names; the blocking
+// read (BlockingRead.ts), the directory (FleetDirectory.ts), a followed stream's tail
+// (FollowedStream.ts) and one follower (StreamFollower.ts) are their own.
 import type { Redis } from 'ioredis';
-import { asyncScheduler, interval, Subject, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
-import { InputError, type SvcError } from '../errors.js';
+import { asyncScheduler, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
+import type { SvcError } from '../errors.js';
+import { positiveOption } from '../internal/positiveOption.js';
 import { callUser } from '../internal/userCallback.js';
-import type { RelayGap, RelayReset } from '../relay/protocol.js';
+import type { RelayReset } from '../schema/relay.js';
+import { BlockingRead, type ReadPlan } from './BlockingRead.js';
+import { FleetDirectory, type DirectorySession } from './FleetDirectory.js';
+import { FollowedStream, type StreamHost, type TailFollower } from './FollowedStream.js';
 import { checkRedisUrl, openRedis, redactRedisUrl, redisError } from './redisConnection.js';
-import {
-  decodeDirectoryEntry,
-  decodeEntry,
-  DEFAULT_STREAM_PREFIX,
-  fleetKeys,
-  parseStreamId,
-  type DirectoryEntry,
-  type FleetKeys,
-  type StreamEntry,
-} from './streamEntries.js';
+import { decodeEntry, DEFAULT_STREAM_PREFIX, fleetKeys, type FleetKeys } from './streamEntries.js';
+import { resetReason, StreamFollower, type Follower, type FollowSink, type FollowStart } from './StreamFollower.js';
 
 /** Options of {@link openFleetReader}. */
 export interface FleetReaderOptions {
@@ -47,301 +46,6 @@ export interface FleetReaderOptions {
   readonly scheduler?: SchedulerLike | undefined;
 }
 
-/** One session as the directory knows it. */
-export interface DirectorySession {
-  readonly id: string;
-  epoch: string;
-  title: string;
-  status: string;
-  startedAt: number | undefined;
-  endedAt: number | undefined;
-  events: number;
-  ended: boolean;
-  error: { readonly code: string; readonly message: string } | undefined;
-  /** When this reader last heard of it (its clock). */
-  heardAt: number;
-}
-
-/** A stream id as numbers: where a follower is (it takes what comes after), or a tail's floor. */
-interface Position {
-  ms: number;
-  seq: number;
-}
-
-const before = (a: Position, b: Position): boolean => a.ms < b.ms || (a.ms === b.ms && a.seq < b.seq);
-const idOf = (p: Position): string => `${p.ms}-${p.seq}`;
-const positionOf = (id: string): Position => parseStreamId(id) ?? { ms: 0, seq: 0 };
-
-/** What a follower is given: each entry in order, with a `reset` or `gap` before it when there is one. Return false to pause (call `resume()` later). */
-export interface FollowSink {
-  entry(entry: StreamEntry, cursor: string, note: { readonly reset?: RelayReset; readonly gap?: RelayGap }): boolean;
-  /** The end of a run of entries: what the sink held back may be written now (one write per run, not per entry). */
-  flush?(): void;
-  /** The session could not be read (Redis away longer than the follower waits): optional. */
-  failed?(error: SvcError): void;
-}
-
-/** A reader of one session for one follower; see {@link FleetReader.follow}. */
-export interface Follower {
-  /** Take entries again after the sink returned false. */
-  resume(): void;
-  /** Stop following. */
-  close(): void;
-}
-
-const START: Position = { ms: 0, seq: 0 };
-
-/** A followed stream: the tail read by the blocking reader, and its followers. */
-class Feed {
-  /** Every entry with id in (floor, lastId] is in `tail`, in order. */
-  tail: StreamEntry[] = [];
-  floor: Position = START;
-  lastId = '0-0';
-  private bytes = 0;
-  ready: Promise<void> | undefined;
-  /** True once `init` read the newest entries: the blocking read names this stream from `lastId` on. */
-  loaded = false;
-  /** Bumped by `resync`, so a blocking read sent before it is not applied after it. */
-  generation = 0;
-  /** The epoch of the newest entry read (undefined before any). */
-  epoch: string | undefined;
-  readonly followers = new Set<FollowerImpl>();
-  linger: Subscription | undefined;
-
-  constructor(
-    readonly reader: FleetReaderImpl,
-    readonly id: string,
-    readonly key: string,
-  ) {}
-
-  /** Read the newest entries (up to the tail's size) so followers near the end are served from memory. */
-  init(): Promise<void> {
-    return (this.ready ??= (async () => {
-      const n = this.reader.tailEntries;
-      const rows = (await this.reader.cmd.xrevrange(this.key, '+', '-', 'COUNT', n)) as [string, string[]][];
-      const entries = rows.reverse().map(([id, fields]) => decodeEntry(id, fields)).filter((e): e is StreamEntry => e !== undefined);
-      this.tail = [];
-      this.bytes = 0;
-      if (rows.length >= n && entries.length > 0) {
-        // The oldest row marks the floor: the tail holds what comes after it.
-        this.floor = entries[0]!;
-        entries.shift();
-      } else this.floor = START;
-      for (const e of entries) this.push(e);
-      this.lastId = rows.length > 0 ? rows[rows.length - 1]![0] : this.lastId;
-      if (rows.length === 0) this.lastId = '0-0';
-      this.epoch = this.tail.at(-1)?.epoch ?? this.epoch;
-      this.loaded = true;
-      this.reader.wakeLoop();
-    })());
-  }
-
-  private push(e: StreamEntry): void {
-    this.tail.push(e);
-    this.bytes += e.data.length + 64;
-    while (this.tail.length > 1 && (this.tail.length > this.reader.tailEntries || this.bytes > this.reader.tailBytes)) {
-      const old = this.tail.shift()!;
-      this.bytes -= old.data.length + 64;
-      this.floor = old;
-    }
-  }
-
-  /** Entries the blocking read brought. */
-  append(rows: readonly [string, string[]][]): void {
-    for (const [id, fields] of rows) {
-      this.lastId = id;
-      const e = decodeEntry(id, fields);
-      if (!e) continue;
-      this.epoch = e.epoch;
-      this.push(e);
-    }
-    for (const f of [...this.followers]) f.pump();
-  }
-
-  /** The directory says the stream started again in `epoch` (a new run replaced it): read it afresh. */
-  resync(epoch: string): void {
-    if (this.epoch === undefined || this.epoch === epoch) return;
-    this.ready = undefined;
-    this.loaded = false;
-    this.generation++;
-    this.tail = [];
-    this.bytes = 0;
-    this.floor = START;
-    this.lastId = '0-0';
-    for (const f of this.followers) f.restartFromStart();
-    this.load();
-  }
-
-  /** Read the tail, then bring the followers along; while Redis is away, again until it works. */
-  load(): void {
-    this.init().then(
-      () => {
-        for (const f of [...this.followers]) f.pump();
-      },
-      () => {
-        this.ready = undefined;
-        const t = setTimeout(() => {
-          if (this.ready === undefined && this.reader.feedOf(this.id) === this) this.load();
-        }, 250);
-        t.unref();
-      },
-    );
-  }
-
-  /** The index in `tail` of the first entry after `p`, or undefined when the tail does not reach back that far. */
-  indexAfter(p: Position): number | undefined {
-    if (before(p, this.floor)) return undefined;
-    // Binary search for the first entry past `p`.
-    let lo = 0;
-    let hi = this.tail.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (before(p, this.tail[mid]!)) hi = mid;
-      else lo = mid + 1;
-    }
-    return lo;
-  }
-}
-
-function restartedStart(e: StreamEntry): boolean {
-  if (e.kind !== 'start') return true; // the new epoch's start was trimmed: the stream was lost long ago
-  try {
-    return (JSON.parse(e.data) as { restarted?: unknown }).restarted === true;
-  } catch {
-    return false;
-  }
-}
-
-class FollowerImpl implements Follower {
-  private position: Position;
-  private epoch: string | undefined;
-  private seq = 0;
-  private cursor = '';
-  private paused = false;
-  private fetching = false;
-  private closed = false;
-  private pendingReset: RelayReset | undefined;
-  private ending = false;
-
-  constructor(
-    private readonly feed: Feed,
-    private readonly sink: FollowSink,
-    start: { readonly epoch: string; readonly seq: number; readonly streamId: string; readonly cursor: string } | undefined,
-    reset: RelayReset | undefined,
-    /** Without a cursor: just before the oldest entry Redis keeps. */
-    beforeFirst: Position | undefined,
-  ) {
-    if (start) {
-      this.position = positionOf(start.streamId);
-      this.epoch = start.epoch;
-      this.seq = start.seq;
-      this.cursor = start.cursor;
-    } else {
-      this.position = beforeFirst ?? START;
-      // A reset decided at join: the follower starts at the oldest entry kept, and says why first.
-      this.pendingReset = reset;
-    }
-  }
-
-  /** The stream was replaced: take it from its start (the first entry's epoch tells the sink to reset). */
-  restartFromStart(): void {
-    this.position = START;
-  }
-
-  resume(): void {
-    this.paused = false;
-    this.pump();
-  }
-
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.feed.reader.unfollow(this.feed, this);
-  }
-
-  /** Deliver one entry; false when the sink wants no more for now. */
-  private deliver(e: StreamEntry): boolean {
-    this.position = e;
-    let note: { reset?: RelayReset; gap?: RelayGap } = {};
-    if (this.pendingReset) {
-      note = { reset: this.pendingReset };
-      this.pendingReset = undefined;
-    } else if (this.epoch !== undefined && e.epoch !== this.epoch) {
-      note = { reset: { reason: restartedStart(e) ? 'lost' : 'replaced', after: this.cursor } };
-    } else if (this.epoch === e.epoch) {
-      if (e.seq <= this.seq) return true; // already delivered (a stream read again after a resync)
-      if (e.seq > this.seq + 1) note = { gap: { after: this.cursor, next: e.cursor, missed: e.seq - this.seq - 1 } };
-    }
-    this.epoch = e.epoch;
-    this.seq = e.seq;
-    this.cursor = e.cursor;
-    if (e.kind === 'end') this.ending = true;
-    const more = this.sink.entry(e, this.cursor, note);
-    if (this.ending) {
-      this.sink.flush?.();
-      this.close();
-    }
-    return more;
-  }
-
-  pump(): void {
-    if (this.closed || this.paused || this.fetching) return;
-    // A feed being (re)read brings its followers along when it is ready.
-    if (this.feed.ready === undefined) return;
-    const first = this.feed.indexAfter(this.position);
-    if (first === undefined) return void this.fetch();
-    const tail = this.feed.tail;
-    for (let i = first; i < tail.length; i++) {
-      if (!this.deliver(tail[i]!)) {
-        this.paused = true;
-        break;
-      }
-      if (this.closed) return;
-    }
-    this.sink.flush?.();
-  }
-
-  /** Behind the tail: read the next page from Redis on the shared connection. */
-  private fetch(): void {
-    this.fetching = true;
-    const reader = this.feed.reader;
-    const from = this.position.ms === 0 && this.position.seq === 0 ? '-' : `(${idOf(this.position)}`;
-    reader.stats.pages++;
-    reader.cmd.xrange(this.feed.key, from, '+', 'COUNT', reader.pageEntries).then(
-      (rows) => {
-        this.fetching = false;
-        if (this.closed) return;
-        let more = true;
-        for (const [id, fields] of rows as [string, string[]][]) {
-          const e = decodeEntry(id, fields);
-          if (!e) {
-            this.position = positionOf(id);
-            continue;
-          }
-          if (!this.deliver(e)) {
-            more = false;
-            this.paused = true;
-            break;
-          }
-          if (this.closed) return;
-        }
-        if (rows.length === 0) {
-          // Nothing after the position in Redis: the tail will bring what comes next.
-          if (before(this.position, this.feed.floor)) this.position = this.feed.floor;
-        }
-        this.sink.flush?.();
-        if (more) this.pump();
-      },
-      (err: unknown) => {
-        this.fetching = false;
-        if (this.closed) return;
-        // Redis is away: try again when it is back (the reader's loop wakes the followers).
-        reader.waitForRedis(this, err);
-      },
-    );
-  }
-}
-
 /** The reader of one relay process; see {@link openFleetReader}. */
 export interface FleetReader {
   /** The sessions of the directory (live, and ended or stale for `keepEndedMs`), oldest first. */
@@ -357,7 +61,7 @@ export interface FleetReader {
    * of what is kept. Resolves once the position is checked: a cursor the stream no longer has
    * (trimmed, or another epoch) starts from the oldest entry kept with a `reset` first.
    */
-  follow(id: string, from: { readonly epoch: string; readonly seq: number; readonly streamId: string; readonly cursor: string } | undefined, sink: FollowSink): Promise<Follower>;
+  follow(id: string, from: FollowStart | undefined, sink: FollowSink): Promise<Follower>;
   /** Whether session `id` has a stream in Redis now. Rejects when Redis is away. */
   exists(id: string): Promise<boolean>;
   /** Whether Redis answers now. */
@@ -381,32 +85,21 @@ export interface FleetReaderStats {
   outages: number;
 }
 
-class FleetReaderImpl implements FleetReader {
+class FleetReaderImpl implements FleetReader, StreamHost {
   readonly keys: FleetKeys;
   readonly tailEntries: number;
   readonly tailBytes: number;
   readonly pageEntries: number;
-  private readonly blockMs: number;
-  private readonly staleMs: number;
-  private readonly keepEndedMs: number;
   private readonly lingerMs: number;
-  private readonly now: () => number;
   private readonly scheduler: SchedulerLike;
-  private readonly directory = new Map<string, DirectorySession>();
-  private directoryLast = '0-0';
-  private readonly feeds = new Map<string, Feed>();
-  private readonly changes = new Subject<string>();
-  readonly changes$ = this.changes.asObservable();
+  private readonly directory: FleetDirectory;
+  readonly changes$: Observable<string>;
+  private readonly feeds = new Map<string, FollowedStream>();
   readonly stats: FleetReaderStats = { streams: 0, reads: 0, pages: 0, outages: 0 };
-  private blockingId: number | undefined;
-  private blocked = false;
-  private feedsVersion = 0;
-  private inflightVersion = 0;
-  private wake: (() => void) | undefined;
+  private readonly reads: BlockingRead;
   private closed = false;
   private down = false;
-  private readonly waiting = new Set<FollowerImpl>();
-  private readonly sweep: Subscription;
+  private readonly waiting = new Set<TailFollower>();
   private loopDone: Promise<void> | undefined;
 
   constructor(
@@ -416,32 +109,33 @@ class FleetReaderImpl implements FleetReader {
     private readonly blocking: Redis,
   ) {
     this.keys = fleetKeys(options.prefix ?? DEFAULT_STREAM_PREFIX);
-    this.tailEntries = positive('tailEntries', options.tailEntries, 2000);
-    this.tailBytes = positive('tailBytes', options.tailBytes, 2 << 20);
-    this.pageEntries = positive('pageEntries', options.pageEntries, 200);
-    this.blockMs = positive('blockMs', options.blockMs, 5000);
-    this.staleMs = positive('staleMs', options.staleMs, 45_000);
-    this.keepEndedMs = positive('keepEndedMs', options.keepEndedMs, 600_000);
-    this.lingerMs = positive('lingerMs', options.lingerMs, 30_000);
-    this.now = options.now ?? Date.now;
+    this.tailEntries = positiveOption('fleet reader', 'tailEntries', options.tailEntries, 2000);
+    this.tailBytes = positiveOption('fleet reader', 'tailBytes', options.tailBytes, 2 << 20);
+    this.pageEntries = positiveOption('fleet reader', 'pageEntries', options.pageEntries, 200);
+    this.lingerMs = positiveOption('fleet reader', 'lingerMs', options.lingerMs, 30_000);
     this.scheduler = options.scheduler ?? asyncScheduler;
+    this.directory = new FleetDirectory({
+      staleMs: positiveOption('fleet reader', 'staleMs', options.staleMs, 45_000),
+      keepEndedMs: positiveOption('fleet reader', 'keepEndedMs', options.keepEndedMs, 600_000),
+      now: options.now ?? Date.now,
+      scheduler: this.scheduler,
+      replaced: (id, epoch) => this.feeds.get(id)?.resync(epoch),
+    });
+    this.changes$ = this.directory.changes$;
     let lastError: unknown;
     for (const c of [cmd, blocking]) {
       c.on('error', (err: unknown) => (lastError = err));
       c.on('close', () => this.wentDown(lastError));
     }
     cmd.on('ready', () => this.cameUp());
-    blocking.on('ready', () => {
-      blocking.client('ID').then(
-        (id) => {
-          this.blockingId = Number(id);
-          this.wakeLoop();
-        },
-        () => undefined,
-      );
+    this.reads = new BlockingRead(blocking, cmd, positiveOption('fleet reader', 'blockMs', options.blockMs, 5000), {
+      plan: () => this.plan(),
+      failed: (err) => this.wentDown(err),
+      answered: () => {
+        if (this.down && this.cmd.status === 'ready') this.cameUp();
+      },
+      stats: this.stats,
     });
-    blocking.on('close', () => (this.blockingId = undefined));
-    this.sweep = interval(Math.min(this.staleMs, 10_000), this.scheduler).subscribe(() => this.sweepDirectory());
   }
 
   get connected(): boolean {
@@ -463,7 +157,7 @@ class FleetReaderImpl implements FleetReader {
     this.wakeLoop();
   }
 
-  waitForRedis(follower: FollowerImpl, err: unknown): void {
+  waitForRedis(follower: TailFollower, err: unknown): void {
     this.waiting.add(follower);
     if (this.cmd.status === 'ready') {
       // A command failed on a live connection: try again shortly.
@@ -477,109 +171,33 @@ class FleetReaderImpl implements FleetReader {
   /** Read the directory from its start (what retention keeps), then start the blocking loop. */
   async start(): Promise<void> {
     await this.loadDirectory().catch(() => undefined);
-    this.loopDone = this.loop();
+    this.loopDone = this.reads.run();
   }
 
   private async loadDirectory(): Promise<void> {
     let from = '-';
     for (;;) {
       const rows = (await this.cmd.xrange(this.keys.directory, from, '+', 'COUNT', 1000)) as [string, string[]][];
-      for (const [id, fields] of rows) this.onDirectory(id, fields, true);
+      for (const [id, fields] of rows) this.directory.read(id, fields, true);
       if (rows.length < 1000) return;
       from = `(${rows[rows.length - 1]![0]}`;
     }
   }
 
-  private onDirectory(id: string, fields: readonly string[], loading: boolean): void {
-    this.directoryLast = id;
-    const d = decodeDirectoryEntry(id, fields);
-    if (!d) return;
-    // While loading history, "heard" is when the publisher wrote it; live, it is now.
-    const heard = loading ? Number(id.split('-')[0]) : this.now();
-    if (d.kind === 'alive') {
-      const list = (d.info as { sessions?: unknown }).sessions;
-      if (list === null || typeof list !== 'object') return;
-      for (const [sid, events] of Object.entries(list as Record<string, unknown>)) {
-        let s = this.directory.get(sid);
-        // Live for longer than the directory keeps: known from here on by its liveness alone.
-        if (!s) {
-          s = { id: sid, epoch: '', title: sid, status: 'streaming', startedAt: undefined, endedAt: undefined, events: 0, ended: false, error: undefined, heardAt: heard };
-          this.directory.set(sid, s);
-        }
-        if (s.ended) continue;
-        s.heardAt = Math.max(s.heardAt, heard);
-        if (typeof events === 'number') s.events = events;
-        if (!loading) this.changes.next(sid);
-      }
-      return;
-    }
-    this.apply(d, heard);
-    if (!loading) this.changes.next(d.session);
-  }
-
-  private apply(d: DirectoryEntry, heard: number): void {
-    let s = this.directory.get(d.session);
-    const info = d.info;
-    if (d.kind === 'start' || !s) {
-      const replaced = s !== undefined && s.epoch !== d.epoch;
-      s = {
-        id: d.session,
-        epoch: d.epoch,
-        title: typeof info.title === 'string' ? info.title : s?.title ?? d.session,
-        status: typeof info.status === 'string' ? info.status : 'connecting',
-        startedAt: typeof info.startedAt === 'number' ? info.startedAt : s?.startedAt,
-        endedAt: undefined,
-        events: typeof info.events === 'number' ? info.events : 0,
-        ended: false,
-        error: undefined,
-        heardAt: heard,
-      };
-      // Re-inserted, so the map keeps the order sessions (re)started in.
-      this.directory.delete(d.session);
-      this.directory.set(d.session, s);
-      if (replaced) this.feeds.get(d.session)?.resync(d.epoch);
-      if (d.kind === 'start') return;
-    }
-    if (s.epoch === '') s.epoch = d.epoch;
-    if (d.epoch !== s.epoch) return; // a late note of an earlier run
-    s.heardAt = Math.max(s.heardAt, heard);
-    if (typeof info.events === 'number') s.events = info.events;
-    if (d.kind === 'status' && typeof info.status === 'string' && !s.ended) s.status = info.status;
-    if (d.kind === 'end') {
-      s.ended = true;
-      s.endedAt = heard;
-      s.status = typeof info.status === 'string' ? info.status : 'done';
-      s.error = info.error;
-    }
-  }
-
   isStale(s: DirectorySession): boolean {
-    return !s.ended && this.now() - s.heardAt > this.staleMs;
-  }
-
-  private sweepDirectory(): void {
-    const now = this.now();
-    for (const s of [...this.directory.values()]) {
-      const quietFor = now - (s.ended ? s.endedAt ?? s.heardAt : s.heardAt);
-      if (quietFor > this.keepEndedMs + (s.ended ? 0 : this.staleMs)) {
-        this.directory.delete(s.id);
-        this.changes.next(s.id);
-      } else if (!s.ended && quietFor > this.staleMs && quietFor <= this.staleMs + Math.min(this.staleMs, 10_000)) {
-        this.changes.next(s.id); // just went stale
-      }
-    }
+    return this.directory.isStale(s);
   }
 
   sessions(): DirectorySession[] {
-    return [...this.directory.values()];
+    return this.directory.sessions();
   }
 
   session(id: string): DirectorySession | undefined {
-    return this.directory.get(id);
+    return this.directory.session(id);
   }
 
-  feedOf(id: string): Feed | undefined {
-    return this.feeds.get(id);
+  owns(stream: FollowedStream): boolean {
+    return this.feeds.get(stream.id) === stream;
   }
 
   async exists(id: string): Promise<boolean> {
@@ -587,81 +205,41 @@ class FleetReaderImpl implements FleetReader {
   }
 
   wakeLoop(): void {
-    const w = this.wake;
-    this.wake = undefined;
-    w?.();
-    this.feedsVersion++;
-    this.unblock();
+    this.reads.wakeUp();
   }
 
-  /**
-   * A blocking read that does not name a new stream is cut short, so the next one does. The
-   * UNBLOCK may reach Redis before the read it means to cut: then it is sent again shortly.
-   */
-  private unblock(): void {
-    if (!this.blocked || this.blockingId === undefined || this.inflightVersion >= this.feedsVersion) return;
-    const read = this.stats.reads;
-    this.cmd.client('UNBLOCK', this.blockingId).catch(() => undefined);
-    setTimeout(() => {
-      if (this.stats.reads === read) this.unblock();
-    }, 100).unref();
-  }
-
-  private async loop(): Promise<void> {
-    let backoff = 50;
-    while (!this.closed) {
-      if (this.blocking.status !== 'ready' || this.blockingId === undefined) {
-        await new Promise<void>((resolve) => {
-          this.wake = resolve;
-          setTimeout(resolve, 1000).unref();
-        });
-        continue;
-      }
-      this.inflightVersion = this.feedsVersion;
-      const feeds = [...this.feeds.values()].filter((f) => f.loaded);
-      const generations = new Map(feeds.map((f) => [f, f.generation]));
-      const keys = [this.keys.directory, ...feeds.map((f) => f.key)];
-      const ids = [this.directoryLast, ...feeds.map((f) => f.lastId)];
-      let result: [string, [string, string[]][]][] | null;
-      try {
-        this.blocked = true;
-        this.stats.reads++;
-        result = (await this.blocking.xread('COUNT', 1000, 'BLOCK', this.blockMs, 'STREAMS', ...keys, ...ids)) as [string, [string, string[]][]][] | null;
-        backoff = 50;
-      } catch (err) {
-        this.blocked = false;
-        if (this.closed) return;
-        this.wentDown(err);
-        await new Promise((r) => setTimeout(r, backoff).unref());
-        backoff = Math.min(backoff * 2, 2000);
-        continue;
-      } finally {
-        this.blocked = false;
-      }
-      if (this.down && this.cmd.status === 'ready') this.cameUp();
-      if (!result) continue;
-      for (const [key, rows] of result) {
-        if (key === this.keys.directory) {
-          for (const [id, fields] of rows) this.onDirectory(id, fields, false);
-          continue;
+  /** What the next blocking read names: the directory, then each stream whose tail is loaded, from where it is. */
+  private plan(): ReadPlan {
+    const feeds = [...this.feeds.values()].filter((f) => f.loaded);
+    // A stream read afresh meanwhile (a new run of its id) takes nothing of this read.
+    const generations = new Map(feeds.map((f) => [f, f.generation]));
+    return {
+      keys: [this.keys.directory, ...feeds.map((f) => f.key)],
+      ids: [this.directory.lastId, ...feeds.map((f) => f.lastId)],
+      apply: (result) => {
+        for (const [key, rows] of result) {
+          if (key === this.keys.directory) {
+            for (const [id, fields] of rows) this.directory.read(id, fields, false);
+            continue;
+          }
+          const id = this.keys.idOf(key);
+          const feed = id === undefined ? undefined : this.feeds.get(id);
+          if (feed && generations.get(feed) === feed.generation) feed.append(rows);
         }
-        const id = this.keys.idOf(key);
-        const feed = id === undefined ? undefined : this.feeds.get(id);
-        if (feed && generations.get(feed) === feed.generation) feed.append(rows);
-      }
-    }
+      },
+    };
   }
 
-  async follow(id: string, from: { readonly epoch: string; readonly seq: number; readonly streamId: string; readonly cursor: string } | undefined, sink: FollowSink): Promise<Follower> {
+  async follow(id: string, from: FollowStart | undefined, sink: FollowSink): Promise<Follower> {
     let feed = this.feeds.get(id);
     if (!feed) {
-      feed = new Feed(this, id, this.keys.stream(id));
+      feed = new FollowedStream(this, id, this.keys.stream(id));
       this.feeds.set(id, feed);
       this.stats.streams = this.feeds.size;
     }
     feed.linger?.unsubscribe();
     feed.linger = undefined;
-    let follower: FollowerImpl | undefined;
+    let follower: StreamFollower | undefined;
     try {
       let start = from;
       let reset: RelayReset | undefined;
@@ -669,14 +247,14 @@ class FleetReaderImpl implements FleetReader {
       // starts there (not earlier, from this relay's memory: every relay starts a page alike).
       const first = ((await this.cmd.xrange(feed.key, '-', '+', 'COUNT', 1)) as [string, string[]][])[0];
       const e = first ? decodeEntry(first[0], first[1]) : undefined;
-      const known = this.directory.get(id)?.epoch;
+      const known = this.directory.session(id)?.epoch;
       if (from) {
-        if (e && e.epoch !== from.epoch) reset = { reason: restartedStart(e) ? 'lost' : 'replaced', after: from.cursor };
+        if (e && e.epoch !== from.epoch) reset = { reason: resetReason(e), after: from.cursor };
         else if (e && e.seq > from.seq + 1) reset = { reason: 'trimmed', after: from.cursor };
         else if (!e && known !== undefined && known !== '' && known !== from.epoch) reset = { reason: 'lost', after: from.cursor };
         if (reset) start = undefined;
       }
-      follower = new FollowerImpl(feed, sink, start, reset, start === undefined && e ? { ms: e.ms, seq: e.seq - 1 } : undefined);
+      follower = new StreamFollower(feed, sink, start, reset, start === undefined && e ? { ms: e.ms, seq: e.seq - 1 } : undefined);
       feed.followers.add(follower);
       await feed.init().catch((err: unknown) => {
         feed.ready = undefined;
@@ -692,7 +270,7 @@ class FleetReaderImpl implements FleetReader {
     return follower;
   }
 
-  unfollow(feed: Feed, follower: FollowerImpl | undefined): void {
+  unfollow(feed: FollowedStream, follower: TailFollower | undefined): void {
     if (follower) {
       feed.followers.delete(follower);
       this.waiting.delete(follower);
@@ -710,20 +288,13 @@ class FleetReaderImpl implements FleetReader {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.sweep.unsubscribe();
+    this.directory.close();
     for (const f of this.feeds.values()) f.linger?.unsubscribe();
-    this.changes.complete();
-    this.wake?.();
+    this.reads.close();
     for (const c of [this.blocking, this.cmd]) c.disconnect();
     await this.loopDone;
     this.feeds.clear();
   }
-}
-
-function positive(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value <= 0) throw new InputError('invalid_argument', `fleet reader option ${name} must be a positive number, got ${value}`, { path: name });
-  return value;
 }
 
 /**
@@ -737,7 +308,7 @@ export async function openFleetReader(options: FleetReaderOptions): Promise<Flee
   const url = checkRedisUrl(options.url, 'from');
   const target = redactRedisUrl(url);
   const cmd = await openRedis(url, 'a relay reading Redis', { connectionName: 'svc-stream:relay' });
-  const blockMs = positive('blockMs', options.blockMs, 5000);
+  const blockMs = positiveOption('fleet reader', 'blockMs', options.blockMs, 5000);
   const blocking = await openRedis(url, 'a relay reading Redis', { commandTimeout: blockMs + 10_000, connectionName: 'svc-stream:relay' });
   const reader = new FleetReaderImpl(options, target, cmd, blocking);
   if (cmd.status !== 'ready') await new Promise<void>((resolve) => {

@@ -1,22 +1,13 @@
 // The relay's client, for pages (and Node): a session's events read over fetch as server-sent
 // events, validated with the schema parser, resumed with Last-Event-ID after a drop. Uses
 // only fetch, TextDecoder and AbortController: no Node built-in, so it bundles for browsers.
+// This file is the connection (fetch, retry, resume); reading the messages is RelayMessageReader.ts's.
 import { Observable, timer, type SchedulerLike } from 'rxjs';
-import { ERROR_CODES, errorFromHttp, RelayError, SessionError, type ErrorCode, type SvcError } from '../errors.js';
+import { RelayError } from '../errors.js';
 import type { ServerEvent } from '../schema/events.js';
-import { parseServerEventValue } from '../schema/parseServerEvent.js';
-import {
-  parseRelayCursor,
-  RelayEndSchema,
-  RelayGapSchema,
-  RelayListingSchema,
-  RelayResetSchema,
-  RelayStatusSchema,
-  type RelayEnd,
-  type RelayGap,
-  type RelayReset,
-  type RelaySessionInfo,
-} from './protocol.js';
+import { RelayListingSchema, type RelayGap, type RelayReset, type RelaySessionInfo } from './protocol.js';
+import { relayHeaders, relayHttpError } from './relayHttp.js';
+import { endError, RelayMessageReader } from './RelayMessageReader.js';
 
 // What a page needs of the wire beside the client: 'svc-stream/relay' and 'svc-stream/browser' export this module whole.
 export {
@@ -31,6 +22,8 @@ export {
   type RelayCursor,
   type ErrorSummary,
 } from './protocol.js';
+export type { RelayMessage } from './RelayMessageReader.js';
+import type { RelayMessage } from './RelayMessageReader.js';
 import { SseParser, type SseMessage } from './sse.js';
 
 /** Options of {@link relayMessages} and {@link relayEvents}. */
@@ -53,18 +46,6 @@ export interface RelayClientOptions {
   readonly scheduler?: SchedulerLike | undefined;
 }
 
-/**
- * One message from the relay: an event with its id (the position to resume from), the
- * session's status, a gap, a reset (start the fold again: what follows is the oldest kept),
- * or the connection's state (`open`, `reconnecting`).
- */
-export type RelayMessage =
-  | { readonly type: 'event'; readonly id: string; readonly event: ServerEvent }
-  | { readonly type: 'status'; readonly status: string; readonly title: string }
-  | { readonly type: 'gap'; readonly gap: RelayGap }
-  | { readonly type: 'reset'; readonly reset: RelayReset }
-  | { readonly type: 'connection'; readonly state: 'open' | 'reconnecting' };
-
 /** Options of {@link relayEvents}: those of {@link relayMessages}, and what to do with a gap or a reset. */
 export interface RelayEventsOptions extends RelayClientOptions {
   /**
@@ -81,26 +62,6 @@ export interface RelayEventsOptions extends RelayClientOptions {
   readonly onReset?: ((reset: RelayReset) => void) | undefined;
   /** Called with the session's status (`streaming`, `reconnecting` …) and the connection's (`live`, `reconnecting`). */
   readonly onStatus?: ((status: string) => void) | undefined;
-}
-
-const KNOWN_CODES: ReadonlySet<string> = new Set(ERROR_CODES);
-
-/** A refusal by the relay, through the library's one HTTP error factory; undefined for 503 (busy: retried). */
-function httpError(status: number, body: string): SvcError | undefined {
-  if (status === 503) return undefined;
-  let parsed: unknown = body;
-  try {
-    parsed = JSON.parse(body);
-  } catch {
-    // not the relay's JSON; the status says enough
-  }
-  return errorFromHttp(status, parsed, 'the relay');
-}
-
-function endError(end: RelayEnd): SessionError {
-  const code = end.error?.code ?? 'internal_error';
-  const message = end.error?.message ?? 'the session failed';
-  return KNOWN_CODES.has(code) ? new SessionError(code as ErrorCode, message) : new SessionError('internal_error', `${code}: ${message}`);
 }
 
 /**
@@ -127,9 +88,7 @@ export function relayMessages(url: string, options: RelayClientOptions = {}): Ob
     const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
     const maxRetries = options.maxRetries ?? 10;
     let retryMs = options.retryMs ?? 1000;
-    let lastId = options.lastEventId === undefined || options.lastEventId === 0 ? '' : String(options.lastEventId);
-    let position = lastId === '' ? undefined : parseRelayCursor(lastId);
-    let afterReset = false;
+    const reader = new RelayMessageReader(options.lastEventId);
     let failures = 0;
     let everOpened = false;
     let stopped = false;
@@ -140,86 +99,34 @@ export function relayMessages(url: string, options: RelayClientOptions = {}): Ob
       stopped = true;
       subscriber.error(err);
     };
-    const malformed = (what: string): false => {
-      fail(new RelayError('malformed_frame', `the relay sent ${what}`));
-      return false;
-    };
 
-    /** Take a message's id as the new position: it must move forward, within an epoch, unless a reset came first. */
-    const advance = (id: string | undefined): boolean => {
-      if (id === undefined) return true;
-      const c = parseRelayCursor(id);
-      if (!c) return malformed(`an id that is no position: ${id.slice(0, 40)}`);
-      if (position && !afterReset && (c.epoch !== position.epoch || c.seq <= position.seq)) return malformed(`id ${id.slice(0, 40)} after ${lastId.slice(0, 40)}`);
-      afterReset = false;
-      position = c;
-      lastId = id;
-      return true;
-    };
-
+    /** One message: emitted, or the end; false when the stream is over for this subscriber. */
     const handle = (m: SseMessage): boolean => {
-      let data: unknown;
+      let read: ReturnType<RelayMessageReader['read']>;
       try {
-        data = JSON.parse(m.data);
-      } catch {
-        return malformed(`a ${m.event} message that is not JSON`);
+        read = reader.read(m);
+      } catch (err) {
+        fail(err);
+        return false;
       }
-      switch (m.event) {
-        case 'event': {
-          const parsed = parseServerEventValue(data);
-          if (!parsed.ok) return malformed(`an event the contract refuses: ${parsed.reason}`);
-          if (m.id === undefined) return malformed('an event without an id');
-          if (!advance(m.id)) return false;
-          subscriber.next({ type: 'event', id: m.id, event: parsed.event });
-          return true;
-        }
-        case 'status': {
-          const s = RelayStatusSchema.safeParse(data);
-          if (!s.success) return malformed('a status message without a status');
-          if (!advance(m.id)) return false;
-          subscriber.next({ type: 'status', status: s.data.status, title: s.data.title ?? '' });
-          return true;
-        }
-        case 'gap': {
-          const g = RelayGapSchema.safeParse(data);
-          if (!g.success) return malformed('a gap message the protocol refuses');
-          // An in-process relay's gap skips numbered events: resume past them if the stream drops now.
-          const next = parseRelayCursor(g.data.next);
-          if (next && next.epoch === '' && next.seq - 1 > (position?.seq ?? 0)) {
-            position = { epoch: '', seq: next.seq - 1 };
-            lastId = String(next.seq - 1);
-          }
-          subscriber.next({ type: 'gap', gap: g.data });
-          return true;
-        }
-        case 'reset': {
-          const r = RelayResetSchema.safeParse(data);
-          if (!r.success) return malformed('a reset message the protocol refuses');
-          afterReset = true;
-          subscriber.next({ type: 'reset', reset: r.data });
-          return true;
-        }
-        case 'end': {
-          const e = RelayEndSchema.safeParse(data);
-          if (!e.success) return malformed('an end message the protocol refuses');
-          stopped = true;
-          if (e.data.status === 'failed') subscriber.error(endError(e.data));
-          else {
-            subscriber.next({ type: 'status', status: e.data.status, title: '' });
-            subscriber.complete();
-          }
-          return false;
-        }
-        default:
-          return true; // a message this client does not know: newer relays may add some
+      if (read === undefined) return true;
+      if (read.type !== 'end') {
+        subscriber.next(read);
+        return true;
       }
+      stopped = true;
+      if (read.end.status === 'failed') subscriber.error(endError(read.end));
+      else {
+        subscriber.next({ type: 'status', status: read.end.status, title: '' });
+        subscriber.complete();
+      }
+      return false;
     };
 
     const attempt = async (): Promise<void> => {
       controller = new AbortController();
-      const headers: Record<string, string> = { accept: 'text/event-stream' };
-      if (options.token !== undefined) headers['authorization'] = `Bearer ${options.token}`;
-      if (lastId !== '') headers['last-event-id'] = lastId;
+      const headers = relayHeaders('text/event-stream', options.token);
+      if (reader.lastId !== '') headers['last-event-id'] = reader.lastId;
       let response: Response;
       try {
         response = await doFetch(url, { headers, credentials: options.credentials ?? 'same-origin', signal: controller.signal });
@@ -228,9 +135,8 @@ export function relayMessages(url: string, options: RelayClientOptions = {}): Ob
       }
       if (stopped) return;
       if (response.status !== 200) {
-        const body = await response.text().catch(() => '');
-        const err = httpError(response.status, body);
-        if (err) fail(err);
+        // 503: busy, or Redis away: retried like a dropped stream.
+        if (response.status !== 503) fail(relayHttpError(response.status, await response.text().catch(() => '')));
         return;
       }
       if (!/^text\/event-stream/i.test(response.headers.get('content-type') ?? '') || !response.body) {
@@ -241,10 +147,10 @@ export function relayMessages(url: string, options: RelayClientOptions = {}): Ob
       subscriber.next({ type: 'connection', state: 'open' });
       const parser = new SseParser(options.maxLineChars ?? 1 << 20);
       const decoder = new TextDecoder();
-      const reader = response.body.getReader();
+      const body = response.body.getReader();
       try {
         for (;;) {
-          const { done, value } = await reader.read();
+          const { done, value } = await body.read();
           if (done || stopped) break;
           let messages: SseMessage[];
           try {
@@ -263,7 +169,7 @@ export function relayMessages(url: string, options: RelayClientOptions = {}): Ob
       } catch {
         // the stream broke: retried
       } finally {
-        if (stopped) void reader.cancel().catch(() => undefined);
+        if (stopped) void body.cancel().catch(() => undefined);
       }
     };
 
@@ -329,24 +235,14 @@ export function relayEvents(url: string, options: RelayEventsOptions = {}): Obse
  */
 export async function listRelaySessions(baseUrl: string, options: Pick<RelayClientOptions, 'token' | 'credentials' | 'fetch'> = {}): Promise<RelaySessionInfo[]> {
   const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
-  const headers: Record<string, string> = { accept: 'application/json' };
-  if (options.token !== undefined) headers['authorization'] = `Bearer ${options.token}`;
   let response: Response;
   try {
-    response = await doFetch(new URL('sessions', baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`).toString(), { headers, credentials: options.credentials ?? 'same-origin' });
+    response = await doFetch(new URL('sessions', baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`).toString(), { headers: relayHeaders('application/json', options.token), credentials: options.credentials ?? 'same-origin' });
   } catch (err) {
     throw new RelayError('connection_failed', 'the relay could not be reached', { cause: err, retryable: true });
   }
   const body = await response.text();
-  if (response.status !== 200) {
-    let parsed: unknown = body;
-    try {
-      parsed = JSON.parse(body);
-    } catch {
-      // the status says enough
-    }
-    throw errorFromHttp(response.status, parsed, 'the relay');
-  }
+  if (response.status !== 200) throw relayHttpError(response.status, body);
   let listing: unknown;
   try {
     listing = JSON.parse(body);

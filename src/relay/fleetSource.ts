@@ -4,7 +4,9 @@
 import type { ServerResponse } from 'node:http';
 import type { SchedulerLike } from 'rxjs';
 import type { SvcError } from '../errors.js';
-import { openFleetReader, type DirectorySession, type FleetReader, type FollowSink, type Follower } from '../fleet/streamReader.js';
+import type { DirectorySession } from '../fleet/FleetDirectory.js';
+import { openFleetReader, type FleetReader } from '../fleet/streamReader.js';
+import type { FollowSink, Follower } from '../fleet/StreamFollower.js';
 import type { StreamEntry } from '../fleet/streamEntries.js';
 import { parseRelayCursor, type RelayGap, type RelayReset, type RelaySessionInfo } from './protocol.js';
 import { PageSocket } from './pageSocket.js';

@@ -2,7 +2,8 @@
 // with resumable delivery, an Origin allow-list and a token), and the client pages read it with.
 /// <reference types="node" preserve="true" />
 
-export { createRelay, type Relay, type RelayOptions, type RelaySessionOptions, type RelayStats } from './server.js';
+export { createRelay, type Relay, type RelaySessionOptions, type RelayStats } from './server.js';
+export type { RelayOptions } from './relaySettings.js';
 export type { RelaySession, RelaySessionCounters } from './relaySession.js';
 export { RELAY_TOKEN_COOKIE, type RelayTokenCheck } from './access.js';
 export * from './client.js';

@@ -6,6 +6,7 @@ import type { ServerResponse } from 'node:http';
 import type { Observable, SchedulerLike, Subscription } from 'rxjs';
 import { InputError } from '../errors.js';
 import type { ServerEvent } from '../schema/events.js';
+import { checkSessionId } from '../schema/sessionId.js';
 import { isTerminalStatus, type SessionState } from '../schema/sessionState.js';
 import { errorSummary, wireEvent, type RelayEnd, type RelaySessionInfo } from './protocol.js';
 import { PageSocket } from './pageSocket.js';
@@ -65,14 +66,6 @@ interface Entry {
   readonly id: number;
   readonly frame: string;
 }
-
-const SESSION_ID = /^[A-Za-z0-9._~:-]{1,128}$/;
-
-/** Checks a session id: 1 to 128 characters of `A-Z a-z 0-9 . _ ~ : -` (it goes in a URL path, and in Redis keys). */
-export function checkSessionId(id: string): void {
-  if (!SESSION_ID.test(id)) throw new InputError('invalid_argument', `relay session id ${JSON.stringify(id.slice(0, 140))}: use 1 to 128 characters of A-Z a-z 0-9 . _ ~ : -`, { path: 'id' });
-}
-
 
 /** A page reading one session: a cursor into the history, written while its socket has room. */
 class Reader {

@@ -1,68 +1,19 @@
 // The relay: live sessions' raw events served to browsers over server-sent events, with
 // resumable delivery from a bounded history, an Origin allow-list, a token check, and a
 // bound on every input and on what each page may hold. The API key stays in this process.
+// This file holds the sessions and their routes; options are read in relaySettings.ts, the
+// door (paths, Origin, token, refusals) is requestGate.ts.
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { asyncScheduler, interval, timer, type SchedulerLike, type Subscription } from 'rxjs';
-import { InputError, RelayError, type SvcError } from '../errors.js';
-import { originDecision, requestToken, tokenAllowed, type RelayTokenCheck } from './access.js';
+import { interval, timer, type Subscription } from 'rxjs';
+import { InputError, RelayError } from '../errors.js';
+import { checkSessionId } from '../schema/sessionId.js';
 import type { FleetSource } from './fleetSource.js';
 import type { RelaySessionInfo } from './protocol.js';
-import { checkSessionId, createSessionHub, type RelaySession, type RelaySessionLimits, type SessionHub } from './relaySession.js';
-
-/** Options of {@link createRelay}. Every bound has a default; the token check does not. */
-export interface RelayOptions {
-  /**
-   * Who may read: a token, a list, a function `(token, sessionId) => boolean`, or `null` for
-   * no token (only behind another guard). Pages send it as `Authorization: Bearer T`, a
-   * `token` query parameter (EventSource cannot set headers) or the `svc_relay_token` cookie.
-   */
-  readonly token: RelayTokenCheck;
-  /**
-   * Origins allowed to read from a browser (`https://app.example.com`, exact scheme, host and
-   * port). A request with any other `Origin` is refused (403, no CORS headers). Requests
-   * without `Origin` (servers, curl, same-origin GETs) and the relay's own origin pass. Default none.
-   */
-  readonly origins?: readonly string[] | undefined;
-  /** Events kept per session for pages that join late or resume. Default 10 000. */
-  readonly historyEvents?: number | undefined;
-  /** Bytes of event messages kept per session. Default 16 MiB. */
-  readonly historyBytes?: number | undefined;
-  /** Bytes a page's socket may hold before the relay stops writing to it until it drains. Default 256 KiB. */
-  readonly maxClientBufferBytes?: number | undefined;
-  /** A page whose socket stays full this long is dropped (it may resume). Default 30 000 ms. */
-  readonly stallTimeoutMs?: number | undefined;
-  /** Event streams open at once, over all sessions; more get 503 `relay_busy`. Default 256. */
-  readonly maxStreams?: number | undefined;
-  /** Sessions held at once (live and ended); `addSession` past it throws `relay_busy`. Default 1000. */
-  readonly maxSessions?: number | undefined;
-  /** TCP connections `listen()` accepts at once. Default 1024. */
-  readonly maxConnections?: number | undefined;
-  /** A comment line on idle streams this often, so proxies keep them open. Default 15 000 ms. */
-  readonly heartbeatMs?: number | undefined;
-  /** How long an ended session stays listed and joinable. Default 600 000 ms (10 minutes). */
-  readonly keepEndedMs?: number | undefined;
-  /** The reconnection delay a page is told (`retry:`). Default 1000 ms. */
-  readonly retryMs?: number | undefined;
-  /** Time allowed to receive a request's headers. Default 10 000 ms. */
-  readonly headersTimeoutMs?: number | undefined;
-  /** Largest request head accepted (431 past it). Default 8 KiB. */
-  readonly maxHeaderBytes?: number | undefined;
-  /** Scheduler of the heartbeat, the stall and keep-ended timers (tests use virtual time). */
-  readonly scheduler?: SchedulerLike | undefined;
-  /**
-   * Serve every session published to this Redis (`redis://…`, see `publishSession` and
-   * docs/fleet.md) instead of sessions added here: the same interface, with SSE ids
-   * (`EPOCH:MS-SEQ`) that every relay of the fleet resumes from. One reader per relay process
-   * (two connections), whatever the number of pages. ioredis loads only with this option.
-   */
-  readonly from?: string | undefined;
-  /** The publishers' key prefix, with `from`. Default `svc-stream`. */
-  readonly prefix?: string | undefined;
-  /** With `from`: called once each time Redis becomes unreachable (the relay reconnects on its own; pages meanwhile get 503 and retry). */
-  readonly onRedisError?: ((error: SvcError) => void) | undefined;
-}
+import { createSessionHub, type RelaySession, type SessionHub } from './relaySession.js';
+import { relaySettings, type RelayOptions } from './relaySettings.js';
+import { gate, refuse, sendJson } from './requestGate.js';
 
 /** Options of {@link Relay.addSession}. */
 export interface RelaySessionOptions {
@@ -105,28 +56,6 @@ export interface Relay {
   close(): Promise<void>;
 }
 
-const DEFAULTS = {
-  historyEvents: 10_000,
-  historyBytes: 16 << 20,
-  maxClientBufferBytes: 256 << 10,
-  stallTimeoutMs: 30_000,
-  maxStreams: 256,
-  maxSessions: 1000,
-  maxConnections: 1024,
-  heartbeatMs: 15_000,
-  keepEndedMs: 600_000,
-  retryMs: 1000,
-  headersTimeoutMs: 10_000,
-  maxHeaderBytes: 8 << 10,
-} as const;
-
-function positive(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value <= 0) throw new InputError('invalid_argument', `relay option ${name} must be a positive number, got ${value}`, { path: name });
-  return value;
-}
-
-const EVENTS_PATH = /^\/sessions\/([^/]+)\/events$/;
 
 /**
  * A relay of live sessions' events to browser pages, over server-sent events.
@@ -147,33 +76,8 @@ export function createRelay(options: RelayOptions): Relay {
 
 /** A relay whose fleet side is `fleet`, opened by the caller (the fleet dashboard shares its reader). Internal. */
 export function relayOn(options: RelayOptions, fleetSource: Promise<FleetSource> | undefined): Relay {
-  if (options.token === undefined) throw new InputError('invalid_argument', 'relay option token is required: a token, a list, a function, or null for none', { path: 'token' });
-  const scheduler = options.scheduler ?? asyncScheduler;
-  const limits: RelaySessionLimits = {
-    historyEvents: positive('historyEvents', options.historyEvents, DEFAULTS.historyEvents),
-    historyBytes: positive('historyBytes', options.historyBytes, DEFAULTS.historyBytes),
-    maxClientBufferBytes: positive('maxClientBufferBytes', options.maxClientBufferBytes, DEFAULTS.maxClientBufferBytes),
-    stallTimeoutMs: positive('stallTimeoutMs', options.stallTimeoutMs, DEFAULTS.stallTimeoutMs),
-    scheduler,
-  };
-  const maxStreams = positive('maxStreams', options.maxStreams, DEFAULTS.maxStreams);
-  const maxSessions = positive('maxSessions', options.maxSessions, DEFAULTS.maxSessions);
-  const keepEndedMs = positive('keepEndedMs', options.keepEndedMs, DEFAULTS.keepEndedMs);
-  const retryMs = positive('retryMs', options.retryMs, DEFAULTS.retryMs);
-  const heartbeatMs = positive('heartbeatMs', options.heartbeatMs, DEFAULTS.heartbeatMs);
-  const origins = new Set<string>();
-  for (const o of options.origins ?? []) {
-    let origin: string | undefined;
-    try {
-      origin = new URL(o).origin;
-    } catch {
-      origin = undefined;
-    }
-    if (origin === undefined || origin === 'null' || origin !== o.replace(/\/$/, '').toLowerCase()) {
-      throw new InputError('invalid_argument', `relay origin ${JSON.stringify(o)} is not an origin (scheme://host[:port], nothing after)`, { path: 'origins' });
-    }
-    origins.add(origin);
-  }
+  const settings = relaySettings(options);
+  const { limits, scheduler, maxStreams, maxSessions, keepEndedMs, retryMs, heartbeatMs } = settings;
 
   const hubs = new Map<string, SessionHub>();
   const stats: RelayStats = { refusedOrigin: 0, refusedToken: 0, refusedBusy: 0, streams: 0 };
@@ -225,69 +129,20 @@ export function relayOn(options: RelayOptions, fleetSource: Promise<FleetSource>
     return hub;
   };
 
-  const corsHeaders = (origin: string | undefined): Record<string, string> =>
-    origin === undefined ? {} : { 'access-control-allow-origin': origin, 'access-control-allow-credentials': 'true', vary: 'Origin' };
-
-  const refuse = (res: ServerResponse, status: number, code: string, message: string, headers: Record<string, string> = {}): void => {
-    const body = JSON.stringify({ code, message });
-    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store', ...headers });
-    res.end(body);
-  };
-
   const handle = (req: IncomingMessage, res: ServerResponse): boolean => {
-    const url = new URL(req.url ?? '/', 'http://relay.invalid');
-    const path = url.pathname;
-    const events = EVENTS_PATH.exec(path);
-    if (path !== '/sessions' && !events) return false;
-    const origin = originDecision(req.headers, origins);
-    if (origin.kind === 'refused') {
-      stats.refusedOrigin++;
-      refuse(res, 403, 'relay_origin_refused', 'this origin may not read the relay');
-      return true;
-    }
-    const cors = corsHeaders(origin.kind === 'allowed' ? origin.origin : undefined);
-    if (req.method === 'OPTIONS') {
-      res.writeHead(204, {
-        ...cors,
-        'access-control-allow-methods': 'GET, OPTIONS',
-        'access-control-allow-headers': 'authorization, last-event-id, cache-control',
-        'access-control-max-age': '600',
-      });
-      res.end();
-      return true;
-    }
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      refuse(res, 405, 'invalid_request', 'GET only', { ...cors, allow: 'GET, OPTIONS' });
-      return true;
-    }
-    let sessionId: string | undefined;
-    try {
-      sessionId = events ? decodeURIComponent(events[1]!) : undefined;
-    } catch {
-      refuse(res, 400, 'invalid_argument', 'bad session id', cors);
-      return true;
-    }
-    if (!tokenAllowed(options.token, requestToken(req.headers, url.searchParams), sessionId)) {
-      stats.refusedToken++;
-      refuse(res, 401, 'relay_unauthorized', 'a valid relay token is required', { ...cors, 'www-authenticate': 'Bearer' });
-      return true;
-    }
+    const admitted = gate(req, res, settings.origins, options.token, stats);
+    if (admitted === undefined) return false;
+    if (admitted === 'answered') return true;
+    const { sessionId, cors, lastEventId: lastRaw } = admitted;
     if (sessionId === undefined) {
-      const list = (sessions: RelaySessionInfo[]): void => {
-        const body = JSON.stringify({ sessions });
-        res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store', ...cors });
-        res.end(req.method === 'HEAD' ? undefined : body);
-      };
       if (fleetReady) {
         fleetReady.then(
-          (f) => list(f.sessions()),
+          (f) => sendJson(res, 200, { sessions: f.sessions() }, cors, admitted.head),
           (err: unknown) => refuse(res, 503, 'redis_unavailable', `the relay cannot read Redis: ${(err as Error).message}`, cors),
         );
-      } else list([...hubs.values()].map((h) => h.info()));
+      } else sendJson(res, 200, { sessions: [...hubs.values()].map((h) => h.info()) }, cors, admitted.head);
       return true;
     }
-    const header = req.headers['last-event-id'];
-    const lastRaw = (Array.isArray(header) ? header[0] : header) ?? url.searchParams.get('lastEventId') ?? undefined;
     const openStream = (): void => {
       stats.streams++;
       responses.add(res);
@@ -345,10 +200,10 @@ export function relayOn(options: RelayOptions, fleetSource: Promise<FleetSource>
     if (server) throw new InputError('invalid_argument', 'the relay is already listening');
     // Without ioredis, or with a bad prefix, a relay from Redis fails here, before it listens.
     await fleetReady;
-    const s = createServer({ maxHeaderSize: positive('maxHeaderBytes', options.maxHeaderBytes, DEFAULTS.maxHeaderBytes), headersTimeout: positive('headersTimeoutMs', options.headersTimeoutMs, DEFAULTS.headersTimeoutMs), requestTimeout: 0 }, (req, res) => {
+    const s = createServer({ maxHeaderSize: settings.maxHeaderBytes, headersTimeout: settings.headersTimeoutMs, requestTimeout: 0 }, (req, res) => {
       if (!handle(req, res)) refuse(res, 404, 'not_found', 'not found');
     });
-    s.maxConnections = positive('maxConnections', options.maxConnections, DEFAULTS.maxConnections);
+    s.maxConnections = settings.maxConnections;
     server = s;
     await new Promise<void>((resolve, reject) => {
       s.once('error', reject);

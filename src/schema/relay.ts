@@ -1,6 +1,9 @@
-// The relay's wire as zod schemas: the messages of a session's event stream, its listing and
-// its refusals. The relay and its client both read them (src/relay/protocol.ts). Browser-safe.
+// The relay's wire: the messages of a session's event stream, its listing and its refusals as
+// zod schemas; the cursor an SSE id names; a failure's summary; an event's wire form. The relay,
+// its client and the fleet's publisher and reader all read them (the relay's view of them is
+// src/relay/protocol.ts). Browser-safe.
 import * as z from 'zod/mini';
+import type { ServerEvent } from './events.js';
 
 /* Every zod call is marked pure, as in schema/events.ts: a page that imports no parser carries none. */
 
@@ -88,3 +91,52 @@ export const RelayListingSchema = /* @__PURE__ */ z.looseObject({ sessions: /* @
 /** Validates a refusal's body (`{ code, message }`, with the HTTP status). */
 export const RelayRefusalSchema = /* @__PURE__ */ z.looseObject({ code: /* @__PURE__ */ z.string(), message: /* @__PURE__ */ z.string() });
 
+
+/**
+ * The failure's stable code and first line, as pages are told (an SvcError masks secrets in
+ * its message; anything else becomes code `error`). The one summary the relay, the dashboard,
+ * the fleet's publisher and the pages use.
+ */
+export function errorSummary(err: unknown): ErrorSummary {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  const code = typeof e?.code === 'string' ? e.code : 'error';
+  const message = typeof e?.message === 'string' ? e.message.split('\n')[0]! : String(err);
+  return { code, message };
+}
+
+/**
+ * Where a client is in a session, as an SSE id names it:
+ * - an in-process relay: the event's number, `"17"` (epoch `''`);
+ * - a fleet relay (Redis Streams): `"EPOCH:MS-SEQ"`, the stream's epoch and the entry's stream
+ *   id, whose `SEQ` is the entry's number in the session. Every relay of the fleet reads it.
+ */
+export interface RelayCursor {
+  readonly epoch: string;
+  /** The entry's number in the session (1, 2, 3 … within one epoch). */
+  readonly seq: number;
+  /** The Redis stream id (`MS-SEQ`), for a fleet cursor. */
+  readonly streamId?: string | undefined;
+}
+
+const FLEET_CURSOR = /^([A-Za-z0-9_-]{1,32}):(\d{1,16})-(\d{1,16})$/;
+
+/** Reads an SSE id of either relay; undefined when it is neither form. */
+export function parseRelayCursor(id: string): RelayCursor | undefined {
+  if (/^\d{1,15}$/.test(id)) return { epoch: '', seq: Number(id) };
+  const m = FLEET_CURSOR.exec(id);
+  if (!m) return undefined;
+  const seq = Number(m[3]);
+  if (!Number.isSafeInteger(seq) || !Number.isSafeInteger(Number(m[2]))) return undefined;
+  return { epoch: m[1]!, seq, streamId: `${m[2]}-${m[3]}` };
+}
+
+/** The SSE id of a fleet entry: `EPOCH:MS-SEQ` (read by {@link parseRelayCursor}). */
+export function fleetCursor(epoch: string, streamId: string): string {
+  return `${epoch}:${streamId}`;
+}
+
+/** The event as it was on the wire (an `event` message's data, a fleet entry's): an `unknown` event goes back to its own type and fields. */
+export function wireEvent(event: ServerEvent): Record<string, unknown> {
+  if (event.type === 'unknown') return { ...event.data, type: event.event_type };
+  return event as Record<string, unknown>;
+}

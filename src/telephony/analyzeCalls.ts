@@ -4,6 +4,7 @@ import { asyncScheduler, Observable } from 'rxjs';
 import type { AudioChunk } from '../audio/meta.js';
 import { InputError } from '../errors.js';
 import { operatorSubscriber } from '../internal/operate.js';
+import { positiveInteger } from '../internal/positiveOption.js';
 import type { AudioFormat } from '../schema/audio.js';
 import type { ConversationOptions } from '../session/conversation.js';
 import type { SessionStats } from '../session/stats.js';
@@ -11,7 +12,7 @@ import type { SessionStreams } from '../state/splitSession.js';
 import type { ConversationSnapshot } from '../state/snapshot.js';
 import { workerHandle, type CallWorker } from './callWorker.js';
 import { CallRun, type CallRunContext } from './callRun.js';
-import type { Publisher } from '../fleet/publisher.js';
+import type { Publisher } from '../publishing.js';
 import { localSlots, workerSlots } from './callSlots.js';
 
 /** Anything with an id and audio: a `CallLeg`, a `MediaStreamCall`, or your own. */
@@ -146,8 +147,7 @@ export interface AnalyzeCallsOptions<C extends AnalyzableCall = AnalyzableCall> 
  * ```
  */
 export function analyzeCalls<C extends AnalyzableCall>(calls$: Observable<C>, options: AnalyzeCallsOptions<C> = {}): Observable<CallAnalysis<C>> {
-  const max = options.maxConcurrent ?? 3;
-  if (!Number.isInteger(max) || max < 1) throw new InputError('invalid_argument', `maxConcurrent must be a positive integer, got ${max}`);
+  const max = positiveInteger('analyzeCalls', 'maxConcurrent', options.maxConcurrent, 3);
   const whenFull = options.whenFull ?? 'queue';
   const maxQueueMs = options.maxQueueMs ?? DEFAULT_MAX_QUEUE_MS;
   if (!(maxQueueMs >= 0)) throw new InputError('invalid_argument', `maxQueueMs must be 0 or more, got ${maxQueueMs}`);

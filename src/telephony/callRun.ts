@@ -10,8 +10,8 @@ import { initialConversationSnapshot, type ConversationSnapshot } from '../state
 import type { AnalyzableCall, AnalyzeCallsStats, CallAnalysis, CallOutcome, CallStatus } from './analyzeCalls.js';
 import type { CallSlots } from './callSlots.js';
 import { isSlotRefusal } from './callWorker.js';
-import type { Publisher } from '../fleet/publisher.js';
-import { sessionIdOf } from '../relay/protocol.js';
+import type { Publisher } from '../publishing.js';
+import { sessionIdOf } from '../schema/sessionId.js';
 
 /** What every call of one analyzeCalls subscription shares. */
 export interface CallRunContext {

@@ -1,12 +1,17 @@
 // Live calls on every core: a primary process forks N workers (node:cluster) that each run the
 // same pipeline (a source → analyzeCalls); the primary holds the bounds they share, adds up their
 // counters, restarts a worker that dies and ends that worker's calls with a typed outcome.
+// This file forks, restarts and reports; the bounds and slots are PrimaryBounds.ts's, the
+// counters' totals WorkerTotals.ts's, a worker's side of the protocol callWorker.ts's.
 import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { Observable, type Subscription } from 'rxjs';
-import { InputError, SvcError } from '../errors.js';
+import { SvcError } from '../errors.js';
+import { positiveInteger } from '../internal/positiveOption.js';
 import type { AnalyzableCall, CallAnalysis } from './analyzeCalls.js';
-import { WorkerHandle, type CallWorker, type PrimaryMessage, type SharedBound, type WorkerMessage } from './callWorker.js';
+import { WorkerHandle, type CallWorker, type PrimaryMessage, type WorkerMessage } from './callWorker.js';
+import { PrimaryBounds } from './PrimaryBounds.js';
+import { WorkerTotals } from './WorkerTotals.js';
 
 export type { CallWorker } from './callWorker.js';
 
@@ -65,9 +70,6 @@ export type CallWorkersEvent =
   | { readonly type: 'call-ended'; readonly index: number; readonly id: string; readonly status: string; readonly error?: { readonly code: string; readonly message: string } | undefined }
   | { readonly type: 'worker-exited'; readonly index: number; readonly pid: number; readonly code: number | null; readonly signal: string | null; readonly lostCalls: readonly string[]; readonly restarting: boolean };
 
-/** Levels (not counts): their totals are over the workers running now. */
-const LEVELS = new Set(['running', 'queued']);
-
 /** Whether this process is a worker that {@link callWorkers} started. */
 export function isCallWorker(): boolean {
   return cluster.isWorker && process.env[WORKER_ENV] !== undefined;
@@ -105,8 +107,7 @@ export function isCallWorker(): boolean {
  * ```
  */
 export function callWorkers<C extends AnalyzableCall>(options: CallWorkersOptions, work: (worker: CallWorker) => Observable<CallAnalysis<C>>): Observable<CallWorkersEvent> {
-  const n = options.workers ?? availableParallelism();
-  if (!Number.isInteger(n) || n < 1) throw new InputError('invalid_argument', `callWorkers: workers must be a positive integer, got ${n}`, { path: 'workers' });
+  const n = positiveInteger('callWorkers', 'workers', options.workers, availableParallelism());
   return isCallWorker() ? workerSide(work) : primarySide(n, options);
 }
 
@@ -141,14 +142,6 @@ function workerSide<C extends AnalyzableCall>(work: (worker: CallWorker) => Obse
   });
 }
 
-/** One bound the workers share: how many places are taken, by whom. */
-interface Bound {
-  taken: number;
-  limit: number;
-  full: boolean;
-  readonly byWorker: Map<number, number>;
-}
-
 /** The primary: fork, hold the bounds and slots, add up counters, restart and report. */
 function primarySide(n: number, options: CallWorkersOptions): Observable<CallWorkersEvent> {
   return new Observable<CallWorkersEvent>((subscriber) => {
@@ -159,113 +152,30 @@ function primarySide(n: number, options: CallWorkersOptions): Observable<CallWor
       args: [...(options.args ?? process.argv.slice(2))],
     });
     const slots = new Map<number, Worker>();
-    const bounds = new Map<SharedBound, Bound>();
-    /** Session slots: held per worker, and the FIFO of those waiting. */
-    let sessionLimit = Infinity;
-    let sessionsHeld = 0;
-    const sessionHolders = new Map<string, number>();
-    const sessionQueue: Array<{ key: string; index: number; worker: Worker; id: number }> = [];
+    const bounds = new PrimaryBounds((m) => {
+      for (const w of slots.values()) if (w.isConnected()) w.send(m);
+    });
+    const totals = new WorkerTotals(stats.totals);
     /** Calls running per worker (so the primary can end them if the worker dies). */
     const calls = new Map<number, Set<string>>();
-    /** The last counters of each worker process that ever ran (by cluster id: a restart is a new one), by name. */
-    const reported = new Map<number, Map<string, Record<string, number>>>();
-    /** The cluster ids of the worker processes running now. */
-    const running = new Set<number>();
     const alive = new Set<number>();
     /** Workers whose sources listen: one that exits before it ever did failed to start, and is not restarted. */
     const listened = new Set<number>();
     let stopping = false;
     const backoff = new Map<number, number>();
 
-    const bound = (b: SharedBound): Bound => {
-      let x = bounds.get(b);
-      if (!x) bounds.set(b, (x = { taken: 0, limit: Infinity, full: false, byWorker: new Map() }));
-      return x;
-    };
-    const broadcast = (m: PrimaryMessage): void => {
-      for (const w of slots.values()) if (w.isConnected()) w.send(m);
-    };
-    const checkRoom = (b: SharedBound, x: Bound): void => {
-      const full = x.taken >= x.limit;
-      if (full !== x.full) {
-        x.full = full;
-        broadcast({ t: 'svcw:room', bound: b, full });
-      }
-    };
-    const grantSessions = (): void => {
-      while (sessionsHeld < sessionLimit && sessionQueue.length > 0) {
-        const next = sessionQueue.shift()!;
-        if (!next.worker.isConnected()) continue;
-        sessionsHeld++;
-        sessionHolders.set(next.key, next.index);
-        next.worker.send({ t: 'svcw:granted', id: next.id, ok: true } satisfies PrimaryMessage);
-      }
-    };
-    const retotal = (): void => {
-      const totals: Record<string, Record<string, number>> = {};
-      for (const [id, byName] of reported) {
-        for (const [name, s] of byName) {
-          const t = (totals[name] ??= {});
-          for (const [k, v] of Object.entries(s)) {
-            if (LEVELS.has(k) && !running.has(id)) continue;
-            t[k] = k.startsWith('peak') ? Math.max(t[k] ?? 0, v) : (t[k] ?? 0) + v;
-          }
-        }
-      }
-      for (const k of Object.keys(stats.totals)) delete stats.totals[k];
-      Object.assign(stats.totals, totals);
-    };
-
     const onMessage = (index: number, worker: Worker, m: WorkerMessage): void => {
       switch (m.t) {
-        case 'svcw:take': {
-          const x = bound(m.bound);
-          x.limit = m.limit;
-          const ok = x.taken < x.limit;
-          if (ok) {
-            x.taken++;
-            x.byWorker.set(index, (x.byWorker.get(index) ?? 0) + 1);
-          }
-          worker.send({ t: 'svcw:took', id: m.id, ok } satisfies PrimaryMessage);
-          checkRoom(m.bound, x);
-          return;
-        }
-        case 'svcw:give': {
-          const x = bound(m.bound);
-          const mine = x.byWorker.get(index) ?? 0;
-          if (mine === 0) return;
-          x.byWorker.set(index, mine - 1);
-          x.taken--;
-          checkRoom(m.bound, x);
-          return;
-        }
-        case 'svcw:acquire': {
-          sessionLimit = m.limit;
-          const key = `${index}:${m.id}`;
-          if (sessionsHeld < sessionLimit && sessionQueue.length === 0) {
-            sessionsHeld++;
-            sessionHolders.set(key, index);
-            worker.send({ t: 'svcw:granted', id: m.id, ok: true } satisfies PrimaryMessage);
-          } else if (!m.wait) worker.send({ t: 'svcw:granted', id: m.id, ok: false } satisfies PrimaryMessage);
-          else sessionQueue.push({ key, index, worker, id: m.id });
-          return;
-        }
-        case 'svcw:withdraw': {
-          const key = `${index}:${m.id}`;
-          const i = sessionQueue.findIndex((q) => q.key === key);
-          if (i >= 0) sessionQueue.splice(i, 1);
-          else if (sessionHolders.delete(key)) {
-            sessionsHeld--;
-            grantSessions();
-          }
-          return;
-        }
+        case 'svcw:take':
+          return bounds.take(index, worker, m.bound, m.limit, m.id);
+        case 'svcw:give':
+          return bounds.give(index, m.bound);
+        case 'svcw:acquire':
+          return bounds.acquire(index, worker, m.id, m.limit, m.wait);
+        case 'svcw:withdraw':
+          return bounds.withdraw(index, m.id);
         case 'svcw:release':
-          if (sessionHolders.delete(`${index}:${m.id}`)) {
-            sessionsHeld--;
-            grantSessions();
-          }
-          return;
+          return bounds.release(index, m.id);
         case 'svcw:call':
           calls.get(index)?.add(m.id);
           stats.calls++;
@@ -276,13 +186,8 @@ function primarySide(n: number, options: CallWorkersOptions): Observable<CallWor
           stats.ended++;
           subscriber.next({ type: 'call-ended', index, id: m.id, status: m.status, ...(m.error ? { error: m.error } : {}) });
           return;
-        case 'svcw:stats': {
-          let byName = reported.get(worker.id);
-          if (!byName) reported.set(worker.id, (byName = new Map()));
-          byName.set(m.name, m.stats);
-          retotal();
-          return;
-        }
+        case 'svcw:stats':
+          return totals.report(worker.id, m.name, m.stats);
         case 'svcw:listening':
           listened.add(index);
           subscriber.next({ type: 'listening', index, port: m.port });
@@ -295,21 +200,9 @@ function primarySide(n: number, options: CallWorkersOptions): Observable<CallWor
       if (slots.get(index) !== worker) return;
       slots.delete(index);
       alive.delete(index);
-      running.delete(worker.id);
       stats.workers = alive.size;
-      for (const [b, x] of bounds) {
-        x.taken -= x.byWorker.get(index) ?? 0;
-        x.byWorker.delete(index);
-        checkRoom(b, x);
-      }
-      for (let i = sessionQueue.length - 1; i >= 0; i--) if (sessionQueue[i]!.index === index) sessionQueue.splice(i, 1);
-      for (const [key, holder] of [...sessionHolders]) {
-        if (holder !== index) continue;
-        sessionHolders.delete(key);
-        sessionsHeld--;
-      }
-      grantSessions();
-      retotal();
+      bounds.workerGone(index);
+      totals.exited(worker.id);
       const lost = [...(calls.get(index) ?? [])];
       calls.delete(index);
       // A worker that never came up (a port taken, a bad option) would fail again: the cluster fails instead.
@@ -346,10 +239,10 @@ function primarySide(n: number, options: CallWorkersOptions): Observable<CallWor
       });
       worker.once('online', () => {
         alive.add(index);
-        running.add(worker.id);
+        totals.started(worker.id);
         stats.workers = alive.size;
         // Tell the newcomer what is full now.
-        for (const [b, x] of bounds) if (x.full) worker.send({ t: 'svcw:room', bound: b, full: true } satisfies PrimaryMessage);
+        for (const m of bounds.fullNow()) worker.send(m);
         subscriber.next({ type: 'worker-started', index, pid: worker.process.pid!, restart: again });
         // A worker that stays up a minute is healthy again.
         setTimeout(() => {

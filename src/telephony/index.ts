@@ -21,7 +21,8 @@ export {
 } from './payloadTypes.js';
 export { OggOpusWriter } from './oggOpus.js';
 export type { StreamStats } from './playoutStream.js';
-export { rtpSource, createRtpSourceStats, type CallLeg, type RtpSourceOptions, type RtpSourceStats } from './rtpSource.js';
+export { rtpSource, type RtpSourceOptions } from './rtpSource.js';
+export { createRtpSourceStats, type CallLeg, type RtpSourceStats } from './RtpLegs.js';
 export {
   MEDIA_STREAM_PRESETS,
   TELNYX_PRESET,

@@ -1,66 +1,19 @@
-// RTP over UDP in, one call leg per SSRC out: headers read in place, RTCP and non-audio payload
-// types set aside and counted, each leg's packets through its own jitter buffer.
+// RTP over UDP in, one call leg per SSRC out: the socket (bind, worker ports, teardown), the
+// options' checks and the warnings. Each datagram's path to its leg is RtpLegs.ts's; the
+// sender check is allowedSources.ts's; each leg's packets go through its own jitter buffer.
 import dgram from 'node:dgram';
 import type { AddressInfo } from 'node:net';
 import { asyncScheduler, Observable, type SchedulerLike } from 'rxjs';
-import { runFfmpeg } from '../audio/ffmpegProcess.js';
-import { withAudioMeta, type AudioObservable } from '../audio/meta.js';
 import { AudioSourceError, InputError } from '../errors.js';
-import { bytesPerFrame, type AudioFormat } from '../schema/audio.js';
-import { PayloadTypeGuesser, resolvePayloadType, routeFormat, type PayloadTypeSpec, type RtpCodec } from './payloadTypes.js';
-import { DEFAULT_LIVE_FRAME_MS } from './liveAudio.js';
-import { PlayoutStream, type StreamStats } from './playoutStream.js';
-import { createRtpHeader, isRtcpDatagram, isRtpDatagram, parseRtpHeader } from './rtpHeader.js';
-import { SequenceExtender } from './rtpSequence.js';
-import { warnOnce } from './limitWarning.js';
+import { positiveInteger } from '../internal/positiveOption.js';
 import type { LimitWarning, PayloadTypeWarning, WarningHandler } from '../warnings.js';
+import { sourceFilter } from './allowedSources.js';
 import { workerHandle, type CallWorker } from './callWorker.js';
-
-/** One direction of one call: the packets of one SSRC. */
-export interface CallLeg {
-  /** `rtp-<ssrc in hex>`, unique while the source runs. */
-  readonly id: string;
-  readonly ssrc: number;
-  /** The payload type of the leg's first audio packet; packets of other audio types are dropped. */
-  readonly payloadType: number;
-  readonly codec: RtpCodec;
-  /** What `audio$` carries: mulaw/alaw/s16be as sent, s16le after ffmpeg, or `ogg` for Opus. */
-  readonly format: AudioFormat;
-  /** The leg's audio in play order, gaps filled (see `LiveAudio` for hot/kept semantics). */
-  readonly audio$: AudioObservable;
-  /** Live counters. */
-  readonly stats: StreamStats;
-  /** Where the packets come from. */
-  readonly remote: { readonly address: string; readonly port: number };
-}
-
-/** Counters of the socket, updated in place. */
-export interface RtpSourceStats {
-  /** Datagrams received. */
-  datagrams: number;
-  /** RTCP packets ignored (also counted on the leg whose SSRC sent them). */
-  rtcp: number;
-  /** Datagrams that are neither RTP nor RTCP, or fail to parse. */
-  malformed: number;
-  /** RTP packets of a payload type neither static nor in `payloadTypes`. */
-  unknownPayloadType: number;
-  /** DTMF / comfort-noise packets of an SSRC with no leg yet (a leg starts on audio). */
-  nonAudioBeforeLeg: number;
-  /** Legs started. */
-  legs: number;
-  /**
-   * Audio packets of a new SSRC dropped because `maxLegs` legs were running. Every such packet
-   * counts (the source keeps no list of refused SSRCs, so a flood of them costs no memory).
-   */
-  refusedLegs: number;
-  /** Datagrams dropped because their source address is not in `allowedSources`. */
-  disallowedSource: number;
-}
-
-/** Fresh {@link RtpSourceStats}, every counter at zero; pass it as `stats` and read it while the socket runs. */
-export function createRtpSourceStats(): RtpSourceStats {
-  return { datagrams: 0, rtcp: 0, malformed: 0, unknownPayloadType: 0, nonAudioBeforeLeg: 0, legs: 0, refusedLegs: 0, disallowedSource: 0 };
-}
+import { warnOnce } from './limitWarning.js';
+import { DEFAULT_LIVE_FRAME_MS } from './liveAudio.js';
+import { PayloadTypeGuesser } from './PayloadTypeGuesser.js';
+import { resolvePayloadType, type PayloadTypeSpec } from './payloadTypes.js';
+import { createRtpSourceStats, RtpLegs, type CallLeg, type RtpSourceStats } from './RtpLegs.js';
 
 /** Legs at once by default: each is a jitter buffer and, through `analyzeCalls`, a session. */
 export const DEFAULT_MAX_LEGS = 64;
@@ -138,58 +91,10 @@ export interface RtpSourceOptions {
   readonly reusePort?: boolean | undefined;
 }
 
-/** `::ffff:10.0.0.5` and `10.0.0.5` are one sender. */
-function plainAddress(address: string): string {
-  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address.toLowerCase();
-}
-
-function sourceFilter(allowed: RtpSourceOptions['allowedSources']): ((rinfo: dgram.RemoteInfo) => boolean) | undefined {
-  if (allowed === undefined) return undefined;
-  if (typeof allowed === 'function') {
-    return (rinfo) => {
-      try {
-        return allowed({ address: rinfo.address, port: rinfo.port }) === true;
-      } catch {
-        return false;
-      }
-    };
-  }
-  const set = new Set(allowed.map(plainAddress));
-  return (rinfo) => set.has(plainAddress(rinfo.address));
-}
-
-function legAudio(stream: PlayoutStream, codec: RtpCodec, options: RtpSourceOptions): AudioObservable {
-  const route = codec.route;
-  if (route.kind !== 'ffmpeg') return stream.live.audio$;
-  const decoded = runFfmpeg({
-    ...(options.ffmpegPath !== undefined ? { ffmpegPath: options.ffmpegPath } : {}),
-    inputArgs: route.inputArgs,
-    outputArgs: ['-f', route.format.audio_format, '-ar', String(route.format.sample_rate), '-ac', String(route.format.num_channels)],
-    input: { kind: 'observable', source: stream.live.audio$ },
-    flow: undefined,
-  });
-  return withAudioMeta(decoded, { format: route.format });
-}
-
-/** New SSRCs waiting at once for the primary's answer (across workers); more are refused. */
-const MAX_PENDING_LEGS = 256;
-/** Datagrams kept per SSRC while it waits (a round trip to the primary is well under a packet's 20 ms). */
-const MAX_PENDING_DATAGRAMS = 16;
-
 /** Whether this Node has dgram's `reusePort` (22.12 and later, 23.1 and later). */
 export function hasReusePort(version = process.versions.node): boolean {
   const [major = 0, minor = 0] = version.split('.').map(Number);
   return major > 23 || (major === 23 && minor >= 1) || (major === 22 && minor >= 12);
-}
-
-/** One running leg, as the datagram path finds it by SSRC. */
-interface Leg {
-  readonly stream: PlayoutStream;
-  readonly ext: SequenceExtender;
-  readonly payloadType: number;
-  readonly codec: RtpCodec;
-  /** Bytes per clock tick of a raw codec (its samples are its length over this); 0: ask the codec. */
-  readonly bytesPerTick: number;
 }
 
 /**
@@ -223,11 +128,10 @@ interface Leg {
  * ```
  */
 export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
-  let payloadTypes = options.payloadTypes ?? {};
+  const payloadTypes = options.payloadTypes ?? {};
   // Fail early on a bad map, not at the first packet.
   for (const pt of Object.keys(payloadTypes)) resolvePayloadType(Number(pt), payloadTypes);
-  const maxLegs = options.maxLegs ?? DEFAULT_MAX_LEGS;
-  if (!Number.isInteger(maxLegs) || maxLegs < 1) throw new InputError('invalid_argument', `rtpSource: maxLegs must be a positive integer, got ${maxLegs}`);
+  const maxLegs = positiveInteger('rtpSource', 'maxLegs', options.maxLegs, DEFAULT_MAX_LEGS);
   const allowed = sourceFilter(options.allowedSources);
   const frameMs = options.frameMs ?? DEFAULT_LIVE_FRAME_MS;
   if (!Number.isFinite(frameMs) || !(frameMs === 0 || frameMs >= 1)) throw new InputError('invalid_argument', `rtpSource: frameMs must be 0 (no grouping) or at least 1, got ${frameMs}`, { path: 'frameMs' });
@@ -241,9 +145,6 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
   return new Observable<CallLeg>((subscriber) => {
     const stats = options.stats ?? createRtpSourceStats();
     const scheduler = options.scheduler ?? asyncScheduler;
-    const legs = new Map<number, Leg>();
-    // Every datagram's header is read into this one object.
-    const header = createRtpHeader();
     const socket = options.socketFactory?.() ?? dgram.createSocket({ type: 'udp4', ...(reusePort ? { reusePort: true } : {}) } as dgram.SocketOptions);
     handle?.reportStats('rtpSource', stats);
     const warnRefused = warnOnce(
@@ -266,46 +167,11 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
       )();
       if (v.kind === 'unknown') stats.unknownPayloadType += v.dropped;
       if (v.kind !== 'mapped' || closed) return;
-      payloadTypes = { ...payloadTypes, [v.payloadType]: v.spec };
+      legs.payloadTypes = { ...legs.payloadTypes, [v.payloadType]: v.spec };
       for (const [held, from] of v.held) onMessage(held, from, true);
     });
     let closed = false;
-
-    const startLeg = (ssrc: number, codec: RtpCodec, rinfo: dgram.RemoteInfo) => {
-      const stream: PlayoutStream = new PlayoutStream(codec, {
-        scheduler,
-        ...(options.playoutDelayMs !== undefined ? { playoutDelayMs: options.playoutDelayMs } : {}),
-        ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
-        ...(options.maxHeldPackets !== undefined ? { maxHeldPackets: options.maxHeldPackets } : {}),
-        ...(frameMs > 0 ? { grouping: { frameMs, scheduler } } : {}),
-        // A new packet of this SSRC after the end is a new leg (a new call reusing the SSRC).
-        onEnd: () => {
-          if (legs.get(ssrc)?.stream !== stream) return;
-          legs.delete(ssrc);
-          handle?.give('legs');
-        },
-      });
-      const entry: Leg = {
-        stream,
-        ext: new SequenceExtender(),
-        payloadType: codec.payloadType,
-        codec,
-        bytesPerTick: codec.route.kind === 'raw' ? bytesPerFrame(codec.route.format) : 0,
-      };
-      legs.set(ssrc, entry);
-      stats.legs++;
-      subscriber.next({
-        id: `rtp-${ssrc.toString(16).padStart(8, '0')}`,
-        ssrc,
-        payloadType: codec.payloadType,
-        codec,
-        format: routeFormat(codec.route),
-        audio$: legAudio(stream, codec, options),
-        stats: stream.stats,
-        remote: { address: rinfo.address, port: rinfo.port },
-      });
-      return entry;
-    };
+    const legs = new RtpLegs({ settings: options, stats, scheduler, frameMs, maxLegs, handle, guesser, warnRefused, emit: (leg) => subscriber.next(leg) }, payloadTypes);
 
     // `replayed`: a datagram held while its payload type was being told, counted when it came.
     const onMessage = (msg: Buffer, rinfo: dgram.RemoteInfo, replayed = false): void => {
@@ -314,111 +180,13 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
         stats.disallowedSource++;
         return;
       }
-      take(msg, rinfo, replayed);
-    };
-
-    /** Across workers, a new SSRC waits for the primary's place under `maxLegs`; its datagrams meanwhile (copies). */
-    const pending = new Map<number, Buffer[]>();
-    const admit = (ssrc: number, msg: Buffer, rinfo: dgram.RemoteInfo): void => {
-      const waiting = pending.get(ssrc);
-      if (waiting) {
-        if (waiting.length < MAX_PENDING_DATAGRAMS) waiting.push(Buffer.from(msg));
-        else stats.refusedLegs++;
-        return;
-      }
-      if (handle!.isFull('legs') || pending.size >= MAX_PENDING_LEGS) {
-        stats.refusedLegs++;
-        warnRefused();
-        return;
-      }
-      pending.set(ssrc, [Buffer.from(msg)]);
-      void handle!.take('legs', maxLegs).then((ok) => {
-        const datagrams = pending.get(ssrc) ?? [];
-        pending.delete(ssrc);
-        if (closed) {
-          if (ok) handle!.give('legs');
-          return;
-        }
-        if (!ok) {
-          stats.refusedLegs += datagrams.length;
-          warnRefused();
-          return;
-        }
-        admitted.add(ssrc);
-        for (const d of datagrams) take(d, rinfo, true);
-        admitted.delete(ssrc);
-      });
-    };
-    /** SSRCs whose place the primary granted, while their first datagrams are taken. */
-    const admitted = new Set<number>();
-
-    /** One datagram past the source filter: RTCP counted, RTP to its leg (`replayed`: held a while, already told to `onDatagram`). */
-    const take = (msg: Buffer, rinfo: dgram.RemoteInfo, replayed = false): void => {
-      if (msg.length < 8) {
-        stats.malformed++;
-        options.onDatagram?.(msg, undefined);
-        return;
-      }
-      // RTCP first: a marker bit plus payload type 72-76 looks like RTP otherwise (RFC 5761).
-      if (isRtcpDatagram(msg)) {
-        stats.rtcp++;
-        const sender = msg.readUInt32BE(4);
-        options.onDatagram?.(msg, sender);
-        const leg = legs.get(sender);
-        if (leg) leg.stream.stats.rtcp++;
-        return;
-      }
-      if (!isRtpDatagram(msg) || parseRtpHeader(msg, header) === undefined) {
-        stats.malformed++;
-        options.onDatagram?.(msg, undefined);
-        return;
-      }
-      const ssrc = header.ssrc;
-      if (!replayed) options.onDatagram?.(msg, ssrc);
-      const pt = header.payloadType;
-      let leg = legs.get(ssrc);
-      // Nearly every packet is of its leg's own payload type, whose codec the leg keeps.
-      const codec = leg !== undefined && pt === leg.payloadType ? leg.codec : resolvePayloadType(pt, payloadTypes);
-      if (!codec && !leg) {
-        if (!guesser.observe(pt, ssrc, header.sequenceNumber, header.timestamp, msg.subarray(header.payloadStart, header.payloadEnd), [Buffer.from(msg), rinfo])) stats.unknownPayloadType++;
-        return;
-      }
-      if (!codec) stats.unknownPayloadType++;
-      if (!leg) {
-        if (codec!.kind !== 'audio') {
-          stats.nonAudioBeforeLeg++;
-          return;
-        }
-        if (handle !== undefined && !admitted.has(ssrc)) return admit(ssrc, msg, rinfo);
-        if (handle === undefined && legs.size >= maxLegs) {
-          stats.refusedLegs++;
-          warnRefused();
-          return;
-        }
-        leg = startLeg(ssrc, codec!, rinfo);
-      }
-      const seq = leg.ext.extend(header.sequenceNumber);
-      if (codec === leg.codec) {
-        // The payload stays in the socket's buffer: the stream copies it into the frame (or, held
-        // behind a gap, into a payload of its own) before this returns.
-        const start = header.payloadStart;
-        const end = header.payloadEnd;
-        const samples = leg.bytesPerTick > 0 ? Math.floor((end - start) / leg.bytesPerTick) : codec.samplesOf(msg.subarray(start, end));
-        leg.stream.pushPayload(seq, header.timestamp, msg, start, end, samples);
-        return;
-      }
-      const s = leg.stream.stats;
-      if (codec?.kind === 'dtmf') s.dtmf++;
-      else if (codec?.kind === 'cn') s.cn++;
-      else s.otherPayloadType++;
-      // Takes its sequence slot, plays nothing.
-      leg.stream.push({ seq, timestamp: header.timestamp, payload: undefined, samples: 0 });
+      legs.take(msg, rinfo, replayed);
     };
 
     socket.on('error', (err) => {
       if (closed) return;
       closed = true;
-      for (const l of legs.values()) l.stream.stop(err);
+      legs.stop(err);
       subscriber.error(new AudioSourceError('source_error', `RTP socket failed: ${err.message}`, { cause: err }));
     });
     const bind = (): void => {
@@ -440,8 +208,7 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
 
     return () => {
       closed = true;
-      for (const l of [...legs.values()]) l.stream.stop();
-      legs.clear();
+      legs.stop();
       guesser.stop();
       try {
         socket.close();

@@ -9,7 +9,7 @@ import { SessionError } from '../../src/errors.js';
 import { createPublisher } from '../../src/fleet/publisher.js';
 import { publishSession } from '../../src/fleet/publishSession.js';
 import { decodeEntry, fleetKeys } from '../../src/fleet/streamEntries.js';
-import type { PublishReport } from '../../src/fleet/publisher.js';
+import type { PublishReport } from '../../src/publishing.js';
 import type { ServerEvent } from '../../src/schema/events.js';
 import { startRedis, type RunningRedis } from './redisServer.js';
 

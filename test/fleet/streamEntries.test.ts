@@ -2,7 +2,7 @@
 // ids as numbers, entries and directory notes read from XRANGE's shape, and what is refused.
 import { describe, expect, it } from 'vitest';
 import { compareStreamIds, decodeDirectoryEntry, decodeEntry, fleetKeys, newEpoch, parseStreamId } from '../../src/fleet/streamEntries.js';
-import { parseRelayCursor } from '../../src/relay/protocol.js';
+import { parseRelayCursor } from '../../src/schema/relay.js';
 
 describe('stream entries', () => {
   it('keys: a session keeps its stream and epoch under one hash tag; the id comes back from the key', () => {

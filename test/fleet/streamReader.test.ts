@@ -2,8 +2,10 @@
 // (start, status, end, stale by its own clock), and one blocking read for every followed
 // stream, whatever the number of followers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPublisher, type Publisher } from '../../src/fleet/publisher.js';
-import { openFleetReader, type FleetReader, type FollowSink } from '../../src/fleet/streamReader.js';
+import { createPublisher } from '../../src/fleet/publisher.js';
+import type { Publisher } from '../../src/publishing.js';
+import { openFleetReader, type FleetReader } from '../../src/fleet/streamReader.js';
+import type { FollowSink } from '../../src/fleet/StreamFollower.js';
 import type { StreamEntry } from '../../src/fleet/streamEntries.js';
 import { startRedis, type RunningRedis } from './redisServer.js';
 

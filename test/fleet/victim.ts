@@ -2,7 +2,7 @@
 // takes three jobs and three shared slots and holds them. Prints "holding" once it does.
 // Usage: tsx test/fleet/victim.ts REDIS_URL QUEUE REDIS_DOWN_MS
 import { createServer } from 'node:http';
-import { runBatchWorker } from '../../src/fleet/batchQueue.js';
+import { runBatchWorker } from '../../src/fleet/batchWorker.js';
 import { printError } from '../../src/cli/command.js';
 
 const [url, name, redisDownMs] = process.argv.slice(2);

@@ -133,6 +133,17 @@ it('imports run one way: batch/ takes nothing from session/, no area takes the S
   expect(text('src/session/streamingSession.ts')).not.toMatch(/export type \{[^}]*SessionState/);
 });
 
+it('imports run one way between the live areas: telephony takes nothing from fleet/ or relay/, fleet/ nothing from relay/', () => {
+  // What they share sits below them: the session id rule (schema/sessionId.ts), the relay's
+  // wire (schema/relay.ts), the publishing seam (publishing.ts). The relay reads the fleet
+  // (relay/fleetSource.ts), the dashboard is built on the relay, the CLI wires them all.
+  const reaches = (dir: string, areas: RegExp) => importsUnder(dir).filter(([, t]) => areas.test(t));
+  expect(reaches('telephony', /^src\/(fleet|relay|dashboard|cli)\//)).toEqual([]);
+  expect(reaches('fleet', /^src\/(relay|dashboard|telephony|cli)\//)).toEqual([]);
+  expect(reaches('relay', /^src\/(dashboard|telephony|cli)\//)).toEqual([]);
+  for (const dir of ['session', 'audio', 'state', 'operators', 'batch', 'platform']) expect(reaches(dir, /^src\/(fleet|relay|dashboard|telephony|cli)\//)).toEqual([]);
+});
+
 /** Entries that deliberately repeat names of others: each may repeat only the entries listed. */
 const REPEATS: Readonly<Record<string, readonly string[]>> = {
   // The browser entry is made of barrels the others export: the events of the schema entry,

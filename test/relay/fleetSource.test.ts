@@ -5,7 +5,8 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerEvent } from '../../src/schema/events.js';
-import { createPublisher, type Publisher, type SessionPublisher } from '../../src/fleet/publisher.js';
+import { createPublisher } from '../../src/fleet/publisher.js';
+import type { Publisher, SessionPublisher } from '../../src/publishing.js';
 import { fleetKeys } from '../../src/fleet/streamEntries.js';
 import { listRelaySessions } from '../../src/relay/client.js';
 import { createRelay, type Relay } from '../../src/relay/server.js';

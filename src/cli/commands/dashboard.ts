@@ -15,7 +15,7 @@ import { aborted, defineCommand, type CliIo, type Command } from '../command.js'
 import { openEndpoint } from '../endpoint.js';
 import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
 import { commandPublisher, fromOption, PUBLISH_OPTION } from '../publishFlag.js';
-import { sessionIdOf } from '../../relay/protocol.js';
+import { sessionIdOf } from '../../schema/sessionId.js';
 import { reconnectLines, scenarioFor } from './analyze.js';
 
 const OPTIONS = {

@@ -65,6 +65,8 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     return values.help ? 0 : 2;
   }
   const fleet = await import('../../fleet/batchQueue.js');
+  const { QUEUE_MODELS } = await import('../../fleet/batchJobs.js');
+  const { runBatchWorker } = await import('../../fleet/batchWorker.js');
   const { resolveRedisUrl } = await import('../../fleet/redisLimiter.js');
   let url: string;
   const concurrency = values.concurrency;
@@ -79,8 +81,8 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   try {
     if (sub === 'add') {
       if (rest.length === 0) return usageError(io, 'queue add needs FILE...');
-      const model = (values.model ?? 'audio-event') as (typeof fleet.QUEUE_MODELS)[number];
-      if (!fleet.QUEUE_MODELS.includes(model)) return usageError(io, `--model must be one of ${fleet.QUEUE_MODELS.join(', ')}, got ${values.model}`);
+      const model = (values.model ?? 'audio-event') as (typeof QUEUE_MODELS)[number];
+      if (!QUEUE_MODELS.includes(model)) return usageError(io, `--model must be one of ${QUEUE_MODELS.join(', ')}, got ${values.model}`);
       const queue = await fleet.createBatchQueue(base);
       try {
         // Absolute paths, so a worker started elsewhere on a shared mount finds them.
@@ -113,7 +115,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       const endpoint = await openEndpoint({ baseUrl: values['base-url'], apiKey: values['api-key'] }, io);
       const tty = io.stderr.isTTY === true;
       try {
-        const summary = await fleet.runBatchWorker({
+        const summary = await runBatchWorker({
           ...base,
           baseUrl: endpoint.baseUrl,
           apiKey: endpoint.apiKey,

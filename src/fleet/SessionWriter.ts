@@ -1,0 +1,189 @@
+// One session's side of a publisher: its entries numbered 1, 2, 3 … in its epoch and queued
+// until stored, its statuses and end, a new epoch when its stream was lost, and the report it
+// settles with. The publisher that owns it writes the queue; what it asks of it is `WriterOwner`.
+import type { Observable, Subscription } from 'rxjs';
+import type { SvcError } from '../errors.js';
+import type { PublishReport, PublishStats, SessionPublisher } from '../publishing.js';
+import type { ServerEvent } from '../schema/events.js';
+import { wireEvent, type RelayEnd } from '../schema/relay.js';
+import type { SessionState } from '../schema/sessionState.js';
+import { newEpoch, type DirectoryKind, type EntryKind } from './streamEntries.js';
+
+/** Entries one script call appends at most. */
+const BATCH = 256;
+/** Statuses worth an entry: `paused` and `closing` come and go with flow control and the close handshake. */
+const PUBLISHED_STATUSES: ReadonlySet<string> = new Set(['connecting', 'streaming', 'finishing', 'reconnecting']);
+
+/** What a session writer asks of the publisher that owns it. */
+export interface WriterOwner {
+  /** The publisher's counters, summed over its sessions. */
+  readonly stats: PublishStats;
+  /** The clock of entry ids. */
+  now(): number;
+  /** Whether an event of `bytes` fits within the pending bounds. */
+  room(bytes: number): boolean;
+  /** The reason given for events dropped past the bounds. */
+  overflowError(): SvcError;
+  /** Entries and bytes pending grew (or, negative, shrank). */
+  held(entries: number, bytes: number): void;
+  /** A note for the directory. */
+  note(writer: SessionWriter, kind: DirectoryKind, info: Record<string, unknown>): void;
+  /** `writer` has entries to write. */
+  enqueued(writer: SessionWriter): void;
+  /** `writer` ended (its id may run again once it settles). */
+  ended(writer: SessionWriter): void;
+}
+
+/** An entry waiting to be stored. */
+export interface Entry {
+  ms: number;
+  seq: number;
+  readonly kind: EntryKind;
+  readonly data: string;
+}
+
+export function freshStats(): PublishStats {
+  return { entries: 0, published: 0, unpublished: 0, pending: 0, outages: 0, streamsLost: 0 };
+}
+
+export class SessionWriter implements SessionPublisher {
+  readonly stats = freshStats();
+  epoch = newEpoch();
+  readonly queue: Entry[] = [];
+  private seq = 0;
+  private lastMs = 0;
+  private lastStatus = '';
+  private ended = false;
+  gaveUp = false;
+  events = 0;
+  error: SvcError | undefined;
+  readonly settled: Promise<PublishReport>;
+  private resolveSettled!: (report: PublishReport) => void;
+  private done = false;
+
+  constructor(
+    private readonly owner: WriterOwner,
+    readonly id: string,
+    readonly title: string,
+    readonly startedAt: number,
+  ) {
+    this.settled = new Promise((resolve) => (this.resolveSettled = resolve));
+    this.push('start', JSON.stringify({ title, startedAt }));
+    this.owner.note(this, 'start', { title, startedAt, status: 'connecting', events: 0 });
+  }
+
+  get live(): boolean {
+    return !this.ended;
+  }
+
+  private push(kind: EntryKind, data: string): void {
+    if (this.gaveUp) {
+      this.count('entries', 1);
+      this.count('unpublished', 1);
+      this.checkSettled();
+      return;
+    }
+    const ms = (this.lastMs = Math.max(this.owner.now(), this.lastMs));
+    const seq = ++this.seq;
+    this.count('entries', 1);
+    // Only events are dropped past the bounds: the start, statuses and the end always wait.
+    if (kind === 'event' && !this.owner.room(data.length)) {
+      this.count('unpublished', 1);
+      this.error ??= this.owner.overflowError();
+      return;
+    }
+    this.queue.push({ ms, seq, kind, data });
+    this.owner.held(1, data.length);
+    this.count('pending', 1);
+    this.owner.enqueued(this);
+  }
+
+  count(field: keyof PublishStats, n: number): void {
+    this.stats[field] += n;
+    this.owner.stats[field] += n;
+  }
+
+  event(event: ServerEvent): void {
+    if (this.ended) return;
+    this.events++;
+    this.push('event', JSON.stringify(wireEvent(event)));
+  }
+
+  status(status: string): void {
+    if (this.ended || status === this.lastStatus) return;
+    this.lastStatus = status;
+    this.push('status', JSON.stringify({ status }));
+    this.owner.note(this, 'status', { status, events: this.events });
+  }
+
+  private following: Subscription | undefined;
+
+  follow(state$: Observable<SessionState>): void {
+    this.following?.unsubscribe();
+    if (this.ended) return;
+    this.following = state$.subscribe((next) => {
+      const status = next.status === 'paused' ? 'streaming' : next.status;
+      if (PUBLISHED_STATUSES.has(status)) this.status(status);
+    });
+  }
+
+  end(end: RelayEnd): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.following?.unsubscribe();
+    this.push('end', JSON.stringify(end));
+    this.owner.note(this, 'end', { status: end.status, events: this.events, ...(end.error ? { error: end.error } : {}) });
+    this.owner.ended(this);
+    this.checkSettled();
+  }
+
+  /** The stream was lost: a new epoch, numbered from 1 again, starting with a `start` that says so. */
+  restart(): void {
+    this.epoch = newEpoch();
+    this.count('streamsLost', 1);
+    const pending = this.queue.splice(0);
+    this.seq = 0;
+    const first = pending[0]?.ms ?? this.owner.now();
+    const start: Entry = { ms: first, seq: ++this.seq, kind: 'start', data: JSON.stringify({ title: this.title, startedAt: this.startedAt, restarted: true }) };
+    this.queue.push(start);
+    this.owner.held(1, start.data.length);
+    this.count('pending', 1);
+    for (const e of pending) {
+      e.seq = ++this.seq;
+      this.queue.push(e);
+    }
+    this.owner.enqueued(this);
+    this.owner.note(this, 'start', { title: this.title, startedAt: this.startedAt, status: this.lastStatus || 'streaming', events: this.events });
+  }
+
+  /** Entries stored (or found already stored): off the queue. */
+  acknowledge(n: number): void {
+    const taken = this.queue.splice(0, n);
+    this.owner.held(-taken.length, -taken.reduce((s, e) => s + e.data.length, 0));
+    this.count('pending', -taken.length);
+    this.count('published', taken.length);
+    if (this.queue.length > 0) this.owner.enqueued(this);
+    this.checkSettled();
+  }
+
+  /** Give up on every pending entry (and any later one), with `error` as the reason. */
+  abandon(error: SvcError): void {
+    const taken = this.queue.splice(0);
+    this.owner.held(-taken.length, -taken.reduce((s, e) => s + e.data.length, 0));
+    this.count('pending', -taken.length);
+    this.count('unpublished', taken.length);
+    this.error = error;
+    this.gaveUp = true;
+    this.checkSettled();
+  }
+
+  batch(): Entry[] {
+    return this.queue.slice(0, BATCH);
+  }
+
+  checkSettled(): void {
+    if (this.done || !this.ended || this.queue.length > 0) return;
+    this.done = true;
+    this.resolveSettled({ id: this.id, ...this.stats, ...(this.stats.unpublished > 0 && this.error ? { error: this.error } : {}) });
+  }
+}

@@ -1,0 +1,85 @@
+// The publishing seam: what a publisher of live sessions is (a session's start, events,
+// statuses and end, written where relays read them) and what it reports. An area that
+// publishes (telephony's analyzeCalls) names this seam; the fleet's Redis Streams publisher
+// (src/fleet/publisher.ts) implements it, and its ioredis types stay out of the others' declarations.
+import type { Observable } from 'rxjs';
+import type { SvcError } from './errors.js';
+import type { ServerEvent } from './schema/events.js';
+import type { RelayEnd } from './schema/relay.js';
+import type { SessionState } from './schema/sessionState.js';
+
+/** Counters of a publisher or of one of its sessions, updated in place. */
+export interface PublishStats {
+  /** Entries made (the start, each event, each status, the end). */
+  entries: number;
+  /** Entries Redis has stored (a retry that Redis already had counts once). */
+  published: number;
+  /** Entries that will never be stored: dropped while Redis was away past the bounds, still pending at `close()`, or refused (the id was taken by another publisher). */
+  unpublished: number;
+  /** Entries waiting for Redis now. */
+  pending: number;
+  /** Times Redis became unreachable. */
+  outages: number;
+  /** Times a stream was found gone (Redis restarted without persistence, or it expired) and a new epoch was started. */
+  streamsLost: number;
+}
+
+/** How publishing one session ended: counts and, when something was not published, why. */
+export interface PublishReport extends Readonly<PublishStats> {
+  readonly id: string;
+  /** Why entries were not published (the last reason), when `unpublished > 0`. */
+  readonly error?: SvcError | undefined;
+}
+
+/** One session being published: give it the session's events, status and end. */
+export interface SessionPublisher {
+  readonly id: string;
+  /** Append one event (never blocks: it is queued and written in the background). */
+  event(event: ServerEvent): void;
+  /** Append a status (`connecting`, `streaming`, `reconnecting`, `finishing` …) when it changed. */
+  status(status: string): void;
+  /**
+   * Follow a session's life cycle (its `stats.state$`) until the end: `connecting`,
+   * `streaming`, `reconnecting` and `finishing` become entries (`paused` reads `streaming`;
+   * the end comes from `end()`). A later call replaces the stream followed.
+   */
+  follow(state$: Observable<SessionState>): void;
+  /** Append the end (once; later calls do nothing). */
+  end(end: RelayEnd): void;
+  /** This session's counters. */
+  readonly stats: Readonly<PublishStats>;
+  /** Resolves after the end, once every entry was stored or given up. */
+  readonly settled: Promise<PublishReport>;
+}
+
+/** Options of {@link Publisher.publish}. */
+export interface PublishOptions {
+  /** The session's id in the fleet (1 to 128 of `A-Z a-z 0-9 . _ ~ : -`): the relays' `/sessions/ID/events`. */
+  readonly id: string;
+  /** Shown by pages (a file name, a call id). Default the id. */
+  readonly title?: string | undefined;
+  /** The session's life cycle, its `stats.state$` (give the session those stats): its statuses are published too. */
+  readonly state$?: Observable<SessionState> | undefined;
+  /** Called once, when every entry of the run was stored or given up: what was published and what was not, and why. */
+  readonly onReport?: ((report: PublishReport) => void) | undefined;
+}
+
+/** A connection that publishes sessions; see {@link createPublisher}. */
+export interface Publisher {
+  /**
+   * The session's events, unchanged, while each is published under `id` (as `publishSession`
+   * does, on this publisher's connection). Cold: each subscription is one run of the session.
+   */
+  publish(events$: Observable<ServerEvent>, options: PublishOptions): Observable<ServerEvent>;
+  /** Start publishing session `id` (its `start` entry): a new run of an id replaces the one Redis holds. Throws `invalid_argument` for a bad id or one this publisher runs now. */
+  session(id: string, options?: { readonly title?: string | undefined }): SessionPublisher;
+  /** Counters over every session. */
+  readonly stats: Readonly<PublishStats>;
+  /** The Redis it publishes to, without a password. */
+  readonly target: string;
+  /**
+   * Wait up to `closeTimeoutMs` for pending entries, count the rest unpublished (ending any
+   * live session `closed`), and close the connection it opened. Resolves with the totals.
+   */
+  close(): Promise<PublishStats>;
+}
