@@ -121,6 +121,13 @@ export class LiveAudio implements WheelTarget, LiveWriter {
     return () => this.detach(sink);
   }
 
+  /** The call ended: keep no hold on the sink's log (a finished call's leg may be kept long after), only its count. */
+  private letGo(sink: LiveSink): void {
+    const log = new ChunkLog({ blockBytes: this.blockBytes });
+    log.skip(sink.log.written);
+    this.log = log;
+  }
+
   private detach(sink: LiveSink): void {
     if (this.sink !== sink) return;
     this.sink = undefined;
@@ -226,6 +233,7 @@ export class LiveAudio implements WheelTarget, LiveWriter {
     this.wheel?.remove(this);
     const sink = this.sink;
     this.sink = undefined;
+    if (sink !== undefined) this.letGo(sink);
     sink?.completed();
     for (const s of [...this.subscribers]) s.complete();
     this.subscribers.clear();
@@ -237,6 +245,7 @@ export class LiveAudio implements WheelTarget, LiveWriter {
     this.wheel?.remove(this);
     const sink = this.sink;
     this.sink = undefined;
+    if (sink !== undefined) this.letGo(sink);
     sink?.failed(error);
     for (const s of [...this.subscribers]) s.error(error);
     this.subscribers.clear();
