@@ -1,7 +1,6 @@
 // One followed session's stream in a relay process: the bounded tail of its newest entries,
 // read first by XREVRANGE and then fed by the reader's blocking read, and the followers it
 // brings along. What it needs of the reader that owns it is the small `StreamHost` below.
-import type { Redis } from 'ioredis';
 import type { Subscription } from 'rxjs';
 import { decodeEntry, parseStreamId, type StreamEntry } from './streamEntries.js';
 
@@ -24,10 +23,20 @@ export interface TailFollower {
   restartFromStart(): void;
 }
 
+/**
+ * The commands a followed stream and its followers send (on the reader's command connection).
+ * Named here, not taken from ioredis, so the relay's declarations (which reach this file)
+ * compile without ioredis installed.
+ */
+export interface TailCommands {
+  xrevrange(key: string, end: string, start: string, countToken: 'COUNT', count: number): Promise<Array<[id: string, fields: string[]]>>;
+  xrange(key: string, start: string, end: string, countToken: 'COUNT', count: number): Promise<Array<[id: string, fields: string[]]>>;
+}
+
 /** What a followed stream and its followers ask of the reader that owns them. */
 export interface StreamHost {
   /** The shared command connection (never the blocking one). */
-  readonly cmd: Redis;
+  readonly cmd: TailCommands;
   readonly tailEntries: number;
   readonly tailBytes: number;
   readonly pageEntries: number;
