@@ -36,6 +36,9 @@ const DEFAULT_BLOCK_BYTES = 64 * 1024;
  *   one copy of them.
  * - `trim(pos)`: drops every segment that ends at or before `pos`, O(1) amortized per segment.
  *   The open block stays while it has room (its later bytes follow the trimmed ones).
+ * - `write(chunk)` then `commit(pos)`: a writer that groups bytes into frames (a live call's
+ *   packets) copies them in past {@link ChunkLog.end} as they come, and makes them readable a
+ *   frame at a time. Readers see nothing past `end`; `append` is a write and a commit of all.
  *
  * Bytes handed out are never written again: the log only appends after them, so a view may be
  * kept by whoever gets it. Not thread-safe, no I/O, no timers.
@@ -51,7 +54,10 @@ export class ChunkLog {
   private head = 0;
   /** Stream position where the first live segment starts. */
   private firstStart = 0;
+  /** Stream position after the last readable byte. */
   private endPos = 0;
+  /** Stream position after the last byte written (`endPos` or past it: see {@link ChunkLog.write}). */
+  private writtenPos = 0;
   /** The open block (the last segment) and how much of it is filled. */
   private block: Buffer | undefined;
   private blockUsed = 0;
@@ -73,9 +79,14 @@ export class ChunkLog {
     return this.head < this.bufs.length ? this.firstStart : this.endPos;
   }
 
-  /** Stream position after the last byte appended. */
+  /** Stream position after the last byte appended (or committed): readers read up to here. */
   get end(): number {
     return this.endPos;
+  }
+
+  /** Stream position after the last byte written, readable or not (at least {@link ChunkLog.end}). */
+  get written(): number {
+    return this.writtenPos;
   }
 
   /** Segments held (for tests and figures): fresh chunks, copied chunks and blocks. */
@@ -90,8 +101,40 @@ export class ChunkLog {
     if (fresh) {
       this.block = undefined;
       this.push(chunk, false, len);
-      return;
+    } else this.copyIn(chunk, len);
+    this.endPos = this.writtenPos;
+  }
+
+  /**
+   * Copy `chunk` in after {@link ChunkLog.written}, not readable yet: it becomes readable with
+   * {@link ChunkLog.commit}. Always a copy, into the open block.
+   */
+  write(chunk: Uint8Array): void {
+    const len = chunk.byteLength;
+    if (len > 0) this.copyIn(chunk, len);
+  }
+
+  /** Every byte before `pos` (at most {@link ChunkLog.written}) becomes readable; {@link ChunkLog.end} never moves back. */
+  commit(pos: number): void {
+    if (pos > this.writtenPos) throw new RangeError(`cannot commit up to ${pos}: only ${this.writtenPos} bytes were written`);
+    if (pos > this.endPos) this.endPos = pos;
+  }
+
+  /** A copy of the bytes written and not yet committed (for a writer that moves to another log). */
+  uncommitted(): Uint8Array {
+    const end = this.endPos;
+    const n = this.writtenPos - end;
+    if (n === 0) return new Uint8Array(0);
+    this.endPos = this.writtenPos;
+    try {
+      return new Uint8Array(this.slice(end, n));
+    } finally {
+      this.endPos = end;
     }
+  }
+
+  /** Copy `len` bytes of `chunk` into the open block (a new one as each fills), past `written`. */
+  private copyIn(chunk: Uint8Array, len: number): void {
     let off = 0;
     while (off < len) {
       let b = this.block;
@@ -105,14 +148,15 @@ export class ChunkLog {
       this.blockUsed += n;
       off += n;
       this.ends[this.ends.length - 1]! += n;
-      this.endPos += n;
+      this.writtenPos += n;
     }
   }
 
-  /** Move {@link ChunkLog.end} over `bytes` that are not kept (sent straight on); everything held is dropped first. */
+  /** Move {@link ChunkLog.end} over `bytes` that are not kept (sent straight on); everything held (and written) is dropped first. */
   skip(bytes: number): void {
     this.clear();
     this.endPos += bytes;
+    this.writtenPos = this.endPos;
     this.firstStart = this.endPos;
   }
 
@@ -139,7 +183,7 @@ export class ChunkLog {
     }
   }
 
-  /** Drop everything held ({@link ChunkLog.end} stays). */
+  /** Drop everything held, and what was written past the end ({@link ChunkLog.end} stays). */
   clear(): void {
     if (this.spare !== undefined) for (let k = this.head; k < this.bufs.length; k++) this.retire(k);
     this.bufs.length = 0;
@@ -150,6 +194,7 @@ export class ChunkLog {
     this.block = undefined;
     this.blockUsed = 0;
     this.firstStart = this.endPos;
+    this.writtenPos = this.endPos;
   }
 
   /**
@@ -158,14 +203,15 @@ export class ChunkLog {
    */
   frame(pos: number, max: number): Uint8Array {
     const k = this.slotOf(pos);
-    const r = this.ends[k]! - pos;
+    const r = Math.min(this.ends[k]!, this.endPos) - pos;
     if (r >= max) return this.view(k, pos, max);
     const last = this.bufs.length;
     if (k + 1 >= last || this.copied[k] || r * 8 >= max) return this.view(k, pos, r);
     let total = r;
     for (let j = k + 1; j < last && total < max; j++) {
       const len = this.ends[j]! - this.ends[j - 1]!;
-      if (this.copied[j] || len * 8 >= max) break;
+      // A fresh chunk is readable whole (appends commit); anything past `end` lies in a block.
+      if (this.copied[j] || len * 8 >= max || this.ends[j]! > this.endPos) break;
       total += len;
     }
     if (total === r) return this.view(k, pos, r);
@@ -188,11 +234,11 @@ export class ChunkLog {
   }
 
   private push(buf: Uint8Array, copied: boolean, len: number): void {
-    if (this.head === this.bufs.length) this.firstStart = this.endPos;
+    if (this.head === this.bufs.length) this.firstStart = this.writtenPos;
     this.bufs.push(buf);
     this.copied.push(copied);
-    this.endPos += len;
-    this.ends.push(this.endPos);
+    this.writtenPos += len;
+    this.ends.push(this.writtenPos);
   }
 
   private startOf(k: number): number {

@@ -4,6 +4,7 @@
 // pipeable operator built with RxJS's `operate` (tap, map, filter, take, share, …) keeps it.
 import { Observable, type Operator, type Subscriber, type TeardownLogic } from 'rxjs';
 import type { AudioFormat } from '../schema/audio.js';
+import type { ChunkLog } from './chunkLog.js';
 import type { FlowControl } from './flow.js';
 
 /** One chunk of audio bytes. Buffers are Uint8Arrays. */
@@ -99,4 +100,45 @@ export function withAudioMeta<T = AudioChunk>(source: Observable<T>, meta: Audio
 /** The metadata of an audio observable, if it has any. */
 export function audioMetaOf(source: Observable<unknown>): AudioSourceMeta | undefined {
   return (source as { [AUDIO_META]?: AudioSourceMeta })[AUDIO_META];
+}
+
+// ---- internal: a live source that writes straight into its consumer's log ----------------------
+// Not exported from the package: a live call leg (LiveAudio) registers here, and a session's
+// feed that is given that very observable (not one piped from it: an operator in between must
+// see the chunks) takes its audio this way instead of subscribing.
+
+/** Where a {@link LiveWriter} writes: a session's feed. */
+export interface LiveSink {
+  /** The log the writer copies its bytes into (past its end) and commits a frame at a time. */
+  readonly log: ChunkLog;
+  /** `n` more bytes were committed: a frame, up to the log's end. */
+  committed(n: number): void;
+  /** The source completed: the log's end is the audio's end. */
+  completed(): void;
+  /** The source failed. */
+  failed(error: unknown): void;
+}
+
+/** A source that can write into a {@link LiveSink} instead of emitting. */
+export interface LiveWriter {
+  /** The block size the sink's log should have (frames per block of the writer's frames). */
+  readonly blockBytes: number;
+  /**
+   * Write into `sink` from now on, when the writer can (nobody took its audio yet, and its log
+   * is empty: the positions of both logs are then the same); returns how to stop, or undefined
+   * when it cannot (then subscribe as usual).
+   */
+  attach(sink: LiveSink): (() => void) | undefined;
+}
+
+const liveWriters = new WeakMap<Observable<unknown>, LiveWriter>();
+
+/** Register `writer` for the observable `source` itself (not for what is piped from it). */
+export function setLiveWriter(source: Observable<unknown>, writer: LiveWriter): void {
+  liveWriters.set(source, writer);
+}
+
+/** The live writer of exactly this observable, if it has one. */
+export function liveWriterOf(source: Observable<unknown>): LiveWriter | undefined {
+  return liveWriters.get(source);
 }

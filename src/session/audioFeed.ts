@@ -1,11 +1,11 @@
 // One subscription to a stream's audio, held once: every chunk read is checked, counted once
 // (`bytesRead`) and appended to the stream's ChunkLog, which each session reads from its own
 // position. The source is paused through one FlowControl that follows every reason to pause it.
-import type { Observable, Subscription } from 'rxjs';
+import { Subscription, type Observable } from 'rxjs';
 import { connectFlow } from '../internal/audioSources.js';
 import { ChunkLog } from '../audio/chunkLog.js';
 import { FlowControl } from '../audio/flow.js';
-import { audioMetaOf, type AudioChunk, type AudioSourceMeta } from '../audio/meta.js';
+import { audioMetaOf, liveWriterOf, type AudioChunk, type AudioSourceMeta, type LiveSink, type LiveWriter } from '../audio/meta.js';
 import { InputError } from '../errors.js';
 import { AudioCheck, type AudioWarningOptions } from './audioCheck.js';
 import type { AudioFormat } from '../schema/audio.js';
@@ -48,7 +48,7 @@ export interface FeedOptions extends AudioWarningOptions {
  */
 export class AudioFeed {
   /** Its blocks are reused once trimmed: the log's only reader is the socket's sender, and ws copies each frame as it sends it. */
-  readonly log = new ChunkLog({ recycle: true });
+  readonly log: ChunkLog;
   /** The FlowControl the source follows (the caller's `flow`, or one of our own). */
   readonly gate: FlowControl;
   readonly meta: AudioSourceMeta | undefined;
@@ -61,6 +61,8 @@ export class AudioFeed {
   private reader: FeedReader | undefined;
   private subscription: Subscription | undefined;
   private readonly unfollowIdle: () => void;
+  /** A live source that writes into the log itself (a call leg given as it is: see {@link AudioFeed.start}). */
+  private readonly writer: LiveWriter | undefined;
   private stopped = false;
   /** Whether the source can be paused: a guess until subscribed, then what the subscription told. */
   pausable: boolean;
@@ -84,6 +86,8 @@ export class AudioFeed {
     this.keepSent = options.keepSent;
     this.fresh = this.meta?.freshBuffers === true;
     this.check = new AudioCheck(this.meta, options, stats);
+    this.writer = this.check.sniffing ? undefined : liveWriterOf(audio$);
+    this.log = new ChunkLog({ recycle: true, blockBytes: this.writer?.blockBytes });
     this.pausable = this.meta?.flow !== undefined || options.flow !== undefined;
     this.idle.pause();
     this.unfollowIdle = this.gate.follow(this.idle);
@@ -96,6 +100,7 @@ export class AudioFeed {
    */
   start(): void {
     this.check.begin();
+    if (this.writer !== undefined && this.startWriter(this.writer)) return;
     const { subscription, connected } = connectFlow(this.meta?.flow, this.gate, () =>
       this.audio$.subscribe({
         next: (chunk) => this.onChunk(chunk),
@@ -111,6 +116,31 @@ export class AudioFeed {
     this.subscription = subscription;
     if (this.stopped) subscription.unsubscribe();
     this.pausable = this.check.pausable(connected);
+  }
+
+  /**
+   * A live call leg given as it is writes its packets into the log and commits them a frame at
+   * a time (no emission, no second log): the reader is told per frame, as it is of a chunk.
+   * False when the leg cannot (its audio was subscribed already): then the feed subscribes.
+   */
+  private startWriter(writer: LiveWriter): boolean {
+    const sink: LiveSink = {
+      log: this.log,
+      committed: (n) => this.onCommitted(n),
+      completed: () => {
+        this.completed = true;
+        this.reader?.completed();
+      },
+      failed: (err) => {
+        if (!this.stopped) this.owner.failed(err);
+      },
+    };
+    const detach = writer.attach(sink);
+    if (detach === undefined) return false;
+    this.subscription = new Subscription(detach);
+    if (this.stopped) this.subscription.unsubscribe();
+    this.pausable = this.check.pausable(false);
+    return true;
   }
 
   /** Unsubscribe from the audio (for good); the log stays readable. */
@@ -164,6 +194,15 @@ export class AudioFeed {
     if (this.finished) return;
     this.drop(this.log.end - this.sentOnce - this.dropped);
     this.finished = true;
+  }
+
+  /** The writer committed `n` more bytes to the log (a frame): read, as a chunk is. */
+  private onCommitted(n: number): void {
+    // Counted even after a stop (the bytes are in the log: `finish` counts them dropped).
+    this.stats.bytesRead += n;
+    if (this.stopped) return;
+    this.owner.appended?.();
+    this.reader?.appended();
   }
 
   private onChunk(chunk: AudioChunk): void {

@@ -1,7 +1,7 @@
 // The audio of one live call: pushed by the network whether anyone listens or not, so it is
 // held from the start of the call until the first subscriber (a session may wait in a queue).
 import { Observable, type SchedulerLike, type Subscriber } from 'rxjs';
-import { withAudioMeta, type AudioChunk, type AudioObservable } from '../audio/meta.js';
+import { setLiveWriter, withAudioMeta, type AudioChunk, type AudioObservable, type LiveSink, type LiveWriter } from '../audio/meta.js';
 import { isRawFormat, msToBytes, type AudioFormat } from '../schema/audio.js';
 import { ChunkLog } from '../audio/chunkLog.js';
 import { TimerWheel, WHEEL_RESOLUTION_MS, type WheelTarget } from '../internal/timerWheel.js';
@@ -40,15 +40,26 @@ const FRAMES_PER_BLOCK = 16;
  *   an early one and the last.
  * - Every chunk it emits is a buffer nobody writes again (`freshBuffers`), so a session keeps it
  *   for a resume without a copy.
+ * - A session's feed given `audio$` itself, before anyone subscribed, takes the audio without
+ *   subscribing (a {@link LiveWriter}, internal): packets are then copied into the feed's log,
+ *   and each frame is committed there instead of emitted (no second log, no fresh block, no
+ *   emission per frame). A subscriber meanwhile gets each frame as a copy of its own.
  */
-export class LiveAudio implements WheelTarget {
+export class LiveAudio implements WheelTarget, LiveWriter {
   readonly audio$: AudioObservable;
   private kept: AudioChunk[] | undefined = [];
   private readonly subscribers = new Set<Subscriber<AudioChunk>>();
   private ended: { error?: unknown } | undefined;
   private readonly frameBytes: number;
-  /** The audio not yet delivered, with a grouping: delivered up to `sent`, trimmed there. */
-  private readonly log: ChunkLog | undefined;
+  /**
+   * With a grouping, the log packets are written into: its own (delivered up to `sent`, trimmed
+   * there), or the sink's (committed up to `sent`; the sink's readers trim it). Both hold the
+   * stream's positions from 0.
+   */
+  private log: ChunkLog | undefined;
+  /** The feed writing in place of an emission (see {@link LiveAudio.attach}). */
+  private sink: LiveSink | undefined;
+  readonly blockBytes: number;
   private sent = 0;
   /** Stream position where the frame being filled ends: its window's end, or the next window's after an early frame. */
   private cutAt: number;
@@ -64,7 +75,8 @@ export class LiveAudio implements WheelTarget {
     // Only raw audio is grouped by duration (not a container's pages).
     this.frameBytes = grouping && grouping.frameMs > 0 && isRawFormat(format) ? msToBytes(format, grouping.frameMs) : 0;
     this.wheel = this.frameBytes > 0 ? TimerWheel.of(grouping!.scheduler) : undefined;
-    this.log = this.frameBytes > 0 ? new ChunkLog({ blockBytes: Math.min(64 * 1024, this.frameBytes * FRAMES_PER_BLOCK) }) : undefined;
+    this.blockBytes = Math.min(64 * 1024, Math.max(1, this.frameBytes) * FRAMES_PER_BLOCK);
+    this.log = this.frameBytes > 0 ? new ChunkLog({ blockBytes: this.blockBytes }) : undefined;
     this.cutAt = this.frameBytes;
     const source = new Observable<AudioChunk>((subscriber) => {
       const kept = this.kept;
@@ -79,11 +91,50 @@ export class LiveAudio implements WheelTarget {
       return () => this.subscribers.delete(subscriber);
     });
     this.audio$ = withAudioMeta(source, { format, freshBuffers: true });
+    if (this.frameBytes > 0) setLiveWriter(this.audio$, this);
   }
 
   /** Bytes pushed or written so far. */
   get bytes(): number {
-    return this.log ? this.log.end : this.ungroupedBytes;
+    return this.log ? this.log.written : this.ungroupedBytes;
+  }
+
+  /**
+   * Write into `sink`'s log from now on (a session's feed), instead of emitting frames: only
+   * with a grouping, before anyone subscribed and before the end, into an empty log. What was
+   * kept (frames delivered to nobody yet, the frame being filled) moves there first, at the same
+   * positions. Returns the detach: the frame being filled moves back to a log of our own.
+   */
+  attach(sink: LiveSink): (() => void) | undefined {
+    const own = this.log;
+    const kept = this.kept;
+    const log = sink.log;
+    if (own === undefined || kept === undefined || this.ended || this.sink !== undefined || log.written !== 0) return undefined;
+    this.kept = undefined;
+    for (const c of kept) log.write(c);
+    own.commit(own.written);
+    if (own.written > this.sent) log.write(own.slice(this.sent, own.written - this.sent));
+    log.commit(this.sent);
+    this.log = log;
+    this.sink = sink;
+    if (this.sent > 0) sink.committed(this.sent);
+    return () => this.detach(sink);
+  }
+
+  /** The call ended: keep no hold on the sink's log (a finished call's leg may be kept long after), only its count. */
+  private letGo(sink: LiveSink): void {
+    const log = new ChunkLog({ blockBytes: this.blockBytes });
+    log.skip(sink.log.written);
+    this.log = log;
+  }
+
+  private detach(sink: LiveSink): void {
+    if (this.sink !== sink) return;
+    this.sink = undefined;
+    const log = new ChunkLog({ blockBytes: this.blockBytes });
+    log.skip(this.sent);
+    log.write(sink.log.uncommitted());
+    this.log = log;
   }
 
   /** A chunk of the caller's that it never writes again (a payload copy, silence): kept by reference. */
@@ -93,8 +144,10 @@ export class LiveAudio implements WheelTarget {
       this.ungroupedBytes += chunk.byteLength;
       return this.deliver(chunk);
     }
-    if (this.log.end === this.sent) this.began();
-    this.log.append(chunk, true);
+    const log = this.log;
+    if (log.written === this.sent) this.began();
+    if (this.sink === undefined) log.append(chunk, true);
+    else log.write(chunk);
     this.cut();
   }
 
@@ -111,11 +164,11 @@ export class LiveAudio implements WheelTarget {
       return this.deliver(copy);
     }
     const log = this.log;
-    if (log.end === this.sent) this.began();
+    if (log.written === this.sent) this.began();
     // A plain view (not Buffer#subarray, whose FastBuffer costs more than the copy it leads to).
-    log.append(new Uint8Array(src.buffer, src.byteOffset + start, end - start), false);
+    log.write(new Uint8Array(src.buffer, src.byteOffset + start, end - start));
     // Most packets do not complete their frame: nothing to cut.
-    if (log.end >= this.cutAt) this.cut();
+    if (log.written >= this.cutAt) this.cut();
   }
 
   /** The first bytes of a frame: its deadline goes on the wheel, one slot early so that it goes within frameMs. */
@@ -123,13 +176,12 @@ export class LiveAudio implements WheelTarget {
     this.wheel!.at(this.grouping!.scheduler.now() + this.grouping!.frameMs - WHEEL_RESOLUTION_MS, this, ++this.frameNo);
   }
 
-  /** Deliver every frame the log completes. */
+  /** Deliver every frame the log completes (the log is read again after each: a sink may detach meanwhile). */
   private cut(): void {
-    const log = this.log!;
-    while (log.end >= this.cutAt) {
+    while (this.log!.written >= this.cutAt) {
       this.deliverFrom(this.cutAt - this.sent);
       // More bytes past the frame: they begin the next one, with a deadline of their own.
-      if (log.end > this.sent) this.began();
+      if (this.log!.written > this.sent) this.began();
     }
   }
 
@@ -142,11 +194,21 @@ export class LiveAudio implements WheelTarget {
   private deliverFrom(n: number): void {
     const log = this.log!;
     const F = this.frameBytes;
-    const frame = log.slice(this.sent, n);
+    const from = this.sent;
     this.sent += n;
     this.cutAt = this.sent - (this.sent % F) + (this.sent % F === 0 ? F : 2 * F);
-    log.trim(this.sent);
-    this.deliver(frame);
+    log.commit(this.sent);
+    const sink = this.sink;
+    if (sink === undefined) {
+      const frame = log.slice(from, n);
+      log.trim(this.sent);
+      this.deliver(frame);
+      return;
+    }
+    // The sink's blocks are reused once its readers let go: a subscriber gets a copy of its own.
+    const copy = this.subscribers.size > 0 ? new Uint8Array(log.slice(from, n)) : undefined;
+    sink.committed(n);
+    if (copy !== undefined) for (const s of this.subscribers) s.next(copy);
   }
 
   /** The wheel: the frame begun as `frameNo` has waited its time; let what is held go. */
@@ -156,7 +218,7 @@ export class LiveAudio implements WheelTarget {
 
   private flush(): void {
     const log = this.log;
-    if (log !== undefined && log.end > this.sent) this.deliverFrom(log.end - this.sent);
+    if (log !== undefined && log.written > this.sent) this.deliverFrom(log.written - this.sent);
   }
 
   private deliver(chunk: AudioChunk): void {
@@ -169,6 +231,10 @@ export class LiveAudio implements WheelTarget {
     this.flush();
     this.ended = {};
     this.wheel?.remove(this);
+    const sink = this.sink;
+    this.sink = undefined;
+    if (sink !== undefined) this.letGo(sink);
+    sink?.completed();
     for (const s of [...this.subscribers]) s.complete();
     this.subscribers.clear();
   }
@@ -177,6 +243,10 @@ export class LiveAudio implements WheelTarget {
     if (this.ended) return;
     this.ended = { error };
     this.wheel?.remove(this);
+    const sink = this.sink;
+    this.sink = undefined;
+    if (sink !== undefined) this.letGo(sink);
+    sink?.failed(error);
     for (const s of [...this.subscribers]) s.error(error);
     this.subscribers.clear();
   }

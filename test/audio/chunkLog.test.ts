@@ -178,3 +178,51 @@ describe('ChunkLog (table)', () => {
     expect(Array.from(view)).toEqual(expected(0, 256));
   });
 });
+
+describe('ChunkLog write and commit (a writer that groups into frames)', () => {
+  it('readers see nothing past the end: written bytes become readable as they are committed, a frame at a time', () => {
+    const log = new ChunkLog({ blockBytes: 1000 });
+    for (let k = 0; k < 4; k++) log.write(bytes(160, k * 160));
+    expect(log.end).toBe(0);
+    expect(log.written).toBe(640);
+    expect(() => log.frame(0, 100)).toThrow(RangeError);
+    log.commit(480);
+    expect(log.end).toBe(480);
+    // A frame stops at the end, though its block holds more.
+    expect(Array.from(log.frame(0, 64 * 1024))).toEqual(expected(0, 480));
+    expect(() => log.slice(400, 100)).toThrow(RangeError);
+    // The end never moves back; nothing past what was written is committed.
+    log.commit(100);
+    expect(log.end).toBe(480);
+    expect(() => log.commit(641)).toThrow(RangeError);
+    // Across blocks, and an append after writes commits all of it.
+    for (let k = 4; k < 8; k++) log.write(bytes(160, k * 160));
+    log.commit(1120);
+    expect(Array.from(log.slice(480, 640))).toEqual(expected(480, 640));
+    log.append(bytes(40, 1280), false);
+    expect(log.end).toBe(1320);
+    expect(Array.from(log.slice(0, 1320))).toEqual(expected(0, 1320));
+  });
+
+  it('a trim never drops bytes written and not committed; uncommitted() copies them; skip and clear drop them', () => {
+    const log = new ChunkLog({ blockBytes: 320, recycle: true });
+    log.write(bytes(320));
+    log.write(bytes(200, 320));
+    log.commit(320);
+    log.trim(320);
+    expect(log.written).toBe(520);
+    const tail = log.uncommitted();
+    expect(Array.from(tail)).toEqual(expected(320, 200));
+    // A copy: what the log does with its blocks later does not reach it.
+    log.commit(520);
+    log.trim(520);
+    log.write(bytes(320, 520));
+    expect(Array.from(tail)).toEqual(expected(320, 200));
+    expect(log.uncommitted().byteLength).toBe(320);
+    log.skip(10);
+    expect([log.end, log.written, log.uncommitted().byteLength]).toEqual([530, 530, 0]);
+    log.write(bytes(30, 530));
+    log.clear();
+    expect([log.end, log.written]).toEqual([530, 530]);
+  });
+});

@@ -1,8 +1,11 @@
-import { VirtualTimeScheduler } from 'rxjs';
+import { map, VirtualTimeScheduler } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_LIVE_FRAME_MS, LiveAudio } from '../../src/telephony/liveAudio.js';
 import { PlayoutStream } from '../../src/telephony/playoutStream.js';
 import { TimerWheel } from '../../src/internal/timerWheel.js';
+import { FlowControl } from '../../src/audio/flow.js';
+import { AudioFeed, type FeedReader } from '../../src/session/audioFeed.js';
+import { accountOf, createSessionStats } from '../../src/session/stats.js';
 import { resolvePayloadType } from 'svc-stream/telephony';
 
 const MULAW = { audio_format: 'mulaw', sample_rate: 8000, num_channels: 1 } as const;
@@ -114,3 +117,110 @@ describe('frame grouping (frameMs) on virtual time', () => {
   });
 });
 
+
+/** A session's feed over `audio$`, its reader noting the log's end (and the time) each time it is told of bytes. */
+function feedOf(audio$: LiveAudio['audio$'], now: () => number, onAppended?: (feed: AudioFeed) => void) {
+  const stats = createSessionStats();
+  const told: Array<[at: number, end: number]> = [];
+  let completed = false;
+  const feed: AudioFeed = new AudioFeed(audio$, { keepSent: true }, stats, { failed: (err) => { throw err; } });
+  const reader: FeedReader = {
+    sendsAtOnce: () => false,
+    sendNow: () => undefined,
+    appended: () => {
+      told.push([now(), feed.log.end]);
+      onAppended?.(feed);
+    },
+    completed: () => (completed = true),
+  };
+  feed.attach(reader, new FlowControl());
+  return { feed, stats, told, done: () => completed };
+}
+
+describe('a live leg written straight into its session\'s log', () => {
+  /** Seven chunks every 20 ms (one frame and two chunks before the session starts at 130 ms), two more at 500 and 520, the end at 530. */
+  function run(consume: (live: LiveAudio, scheduler: VirtualTimeScheduler) => void): LiveAudio {
+    const scheduler = new VirtualTimeScheduler(undefined, 100_000);
+    const live = new LiveAudio(MULAW, { frameMs: 100, scheduler });
+    for (let k = 0; k < 7; k++) scheduler.schedule(() => live.push(new Uint8Array(160).fill(k + 1)), k * 20);
+    scheduler.schedule(() => consume(live, scheduler), 130);
+    scheduler.schedule(() => live.push(new Uint8Array(160).fill(8)), 500);
+    scheduler.schedule(() => live.push(new Uint8Array(160).fill(9)), 520);
+    scheduler.schedule(() => live.end(), 530);
+    scheduler.flush();
+    return live;
+  }
+
+  it('the feed is told of the same frames at the same times as a subscriber gets them, the kept audio first and the last partial frame at the end; every byte in place and counted read', () => {
+    const frames: Array<[at: number, bytes: number]> = [];
+    const all: number[] = [];
+    run((live, s) => live.audio$.subscribe((c) => (frames.push([s.now(), c.byteLength]), all.push(...c))));
+    let fed!: ReturnType<typeof feedOf>;
+    const live = run((live, s) => {
+      fed = feedOf(live.audio$, () => s.now());
+      fed.feed.start();
+    });
+    // Told per frame (the log's end at each), never per packet; the frames' ends are the subscriber's.
+    let end = 0;
+    expect(fed.told).toEqual(frames.map(([at, n]) => [at, (end += n)]));
+    expect(fed.told.length).toBe(3);
+    expect(fed.done()).toBe(true);
+    expect(Array.from(fed.feed.log.slice(0, fed.feed.log.end))).toEqual(all);
+    // In the feed's own block (one per 16 frames), not a segment per frame: no second log.
+    expect(fed.feed.log.segments).toBe(1);
+    expect(fed.stats.bytesRead).toBe(9 * 160);
+    expect(live.bytes).toBe(9 * 160);
+    fed.feed.stop();
+    fed.feed.finish();
+    // Nothing was sent: all of it is unsent, and dropped at the end.
+    expect(accountOf(fed.stats)).toEqual({ read: 1440, sent: 0, unsent: 1440 });
+    expect(fed.stats.bytesDropped).toBe(1440);
+  });
+
+  it('a subscriber beside the feed gets every chunk, as a copy of its own (the feed reuses its blocks); when the feed lets go mid-frame, the rest still comes', () => {
+    const scheduler = new VirtualTimeScheduler(undefined, 100_000);
+    const live = new LiveAudio(MULAW, { frameMs: 100, scheduler });
+    // The reader lets go of each frame at once: the log's blocks go back for reuse.
+    const fed = feedOf(live.audio$, () => scheduler.now(), (feed) => feed.log.trim(feed.log.end));
+    fed.feed.start();
+    const got: Uint8Array[] = [];
+    let completed = false;
+    live.audio$.subscribe({ next: (c) => got.push(c), complete: () => (completed = true) });
+    const chunk = (k: number): Uint8Array => Uint8Array.from({ length: 160 }, (_, i) => (k * 7 + i) & 0xff);
+    // 200 chunks (32 kB: the feed's blocks of 12.8 kB go round); the feed stops at 2,050 ms, mid-frame.
+    for (let k = 0; k < 200; k++) scheduler.schedule(() => live.push(chunk(k)), k * 20);
+    scheduler.schedule(() => fed.feed.stop(), 2050);
+    scheduler.schedule(() => live.end(), 4000);
+    scheduler.flush();
+    expect(completed).toBe(true);
+    const bytes = Buffer.concat(got);
+    expect(bytes.byteLength).toBe(200 * 160);
+    for (let k = 0; k < 200; k++) expect(Array.from(bytes.subarray(k * 160, (k + 1) * 160)), `chunk ${k}`).toEqual(Array.from(chunk(k)));
+    // The feed read the frames committed before it stopped (20 frames of 100 ms), and no more.
+    expect(fed.stats.bytesRead).toBe(20 * 800);
+    expect(fed.told.length).toBe(20);
+  });
+
+  it('an observable piped from the leg, or a leg already subscribed, is read by subscribing: every operator sees the chunks', () => {
+    const scheduler = new VirtualTimeScheduler(undefined, 100_000);
+    const piped = new LiveAudio(MULAW, { frameMs: 100, scheduler });
+    let seen = 0;
+    const fed = feedOf(piped.audio$.pipe(map((c) => ((seen += c.byteLength), c))), () => scheduler.now());
+    fed.feed.start();
+    const taken = new LiveAudio(MULAW, { frameMs: 100, scheduler });
+    const user: number[] = [];
+    taken.audio$.subscribe((c) => user.push(c.byteLength));
+    const fed2 = feedOf(taken.audio$, () => scheduler.now());
+    fed2.feed.start();
+    for (let k = 0; k < 10; k++) {
+      piped.push(new Uint8Array(160));
+      taken.push(new Uint8Array(160));
+    }
+    piped.end();
+    taken.end();
+    expect(seen).toBe(1600);
+    expect(fed.stats.bytesRead).toBe(1600);
+    expect(user).toEqual([800, 800]);
+    expect(fed2.stats.bytesRead).toBe(1600);
+  });
+});

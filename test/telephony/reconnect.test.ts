@@ -87,6 +87,13 @@ describe('analyzeCalls: a call survives a dropped session', () => {
     }
     expect(r.clips).toHaveLength(truth.clips.length);
     expect(r.outcome.snapshot.aggregates.audioDurationMs).toBe(truth.outcome.snapshot.aggregates.audioDurationMs);
+    // The audio account: every byte of the call read, sent once and never dropped; the resumed
+    // session was sent again what the dropped one had sent past the commit point (the replay).
+    const s = r.call.stats;
+    expect(s.bytesRead).toBe(truth.call.stats.bytesRead);
+    expect(s.bytesSent - s.bytesReplayed).toBe(s.bytesRead);
+    expect(s.bytesReplayed).toBeGreaterThan(0);
+    expect(s.bytesDropped).toBe(0);
   }, 30_000);
   }
 });
