@@ -2,7 +2,7 @@
 // which, what each entry's import graph may reach, and which way imports run between areas.
 // The API itself (every name, type and signature) is written down per entry in api/*.api.md
 // by scripts/api-report.mjs, which npm test runs: a change to it is a diff there.
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { expect, it } from 'vitest';
 
@@ -93,6 +93,35 @@ it('the Redis and BullMQ packages are never imported statically: a client that d
       const text = readFileSync(file, 'utf8');
       const bare = [...text.matchAll(/^\s*(?:import|export)\s+(?!type\s)[^;]*?from\s+'([^.'][^']*)'/gm)].map((m) => m[1]);
       expect({ file: file.replace(/^.*\/src\//, 'src/'), bare: bare.filter((b) => /^(ioredis|redis-semaphore|bullmq)(\/|$)/.test(b!)) }).toEqual({ file: file.replace(/^.*\/src\//, 'src/'), bare: [] });
+    }
+  }
+});
+
+it('the built declarations of every entry but the fleet name no optional package (a strict TypeScript user without ioredis compiles)', () => {
+  // dist/ is what `npm test` builds (tsc -p tsconfig.build.json) just before vitest runs; the
+  // consumer test (npm run test:package) checks the same on an installed tarball, more slowly.
+  const dist = fileURLToPath(new URL('../../dist/', import.meta.url));
+  expect(existsSync(dist), 'build first: npm run build').toBe(true);
+  for (const [spec, entry] of ENTRIES) {
+    if (spec === 'svc-stream/fleet') continue;
+    const start = entry.replace(/\/src\//, '/dist/').replace(/\.ts$/, '.d.ts');
+    const via = new Map<string, string | undefined>([[start, undefined]]);
+    const stack = [start];
+    while (stack.length > 0) {
+      const file = stack.pop()!;
+      for (const m of readFileSync(file, 'utf8').matchAll(/^\s*(?:import|export)\s[^;]*?from\s+'([^']+)'/gm)) {
+        const target = m[1]!;
+        if (/^(ioredis|redis-semaphore|bullmq)(\/|$)/.test(target)) {
+          const chain: string[] = [];
+          for (let f: string | undefined = file; f !== undefined; f = via.get(f)) chain.unshift(f.replace(/^.*\/dist\//, 'dist/'));
+          expect.fail(`${spec}: ${chain.join(' -> ')} imports ${target}`);
+        }
+        if (!target.startsWith('.')) continue;
+        const next = fileURLToPath(new URL(target.replace(/\.js$/, '.d.ts'), pathToFileURL(file)));
+        if (via.has(next)) continue;
+        via.set(next, file);
+        stack.push(next);
+      }
     }
   }
 });
