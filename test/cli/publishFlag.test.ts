@@ -2,33 +2,22 @@
 // redis-server and the embedded emulator: analyze publishes under --id, an RTP call under its
 // call id, `relay --from` serves both with fleet cursors, `dashboard --from` lists the fleet, and
 // a Redis that cannot be reached costs the call nothing but is said on stderr.
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeEntry, fleetKeys } from '../../src/fleet/streamEntries.js';
+import { describe, expect, it } from 'vitest';
 import { listRelaySessions, relayMessages, relaySessionUrl } from '../../src/relay/client.js';
 import { lastValueFrom, toArray } from 'rxjs';
-import { startRedis, type RunningRedis } from '../fleet/redisServer.js';
+import { useRedis } from '../fleet/redisFixture.js';
 import { sendRtpCall } from '../telephony/helpers.js';
 import { runCli } from './runCli.js';
 
-let redis: RunningRedis;
-let admin: Redis;
-beforeAll(async () => {
-  redis = await startRedis();
-  admin = new Redis(redis.url);
-});
-afterAll(async () => {
-  admin?.disconnect();
-  await redis?.stop();
-});
+const fixture = useRedis();
 
-const stored = async (id: string) => ((await admin.xrange(fleetKeys().stream(id), '-', '+')) as [string, string[]][]).map(([rid, f]) => decodeEntry(rid, f)!);
+const stored = (id: string) => fixture.stored(id);
 
 describe('--publish and --from', () => {
   it('analyze --publish --id: the session in Redis, its statuses and its end; a relay --from serves it with fleet cursors', async () => {
-    const r = await runCli(['analyze', 'samples/call.wav', '--json', '--config', 'samples/call.config.json', '--publish', redis.url, '--id', 'desk-1']);
+    const r = await runCli(['analyze', 'samples/call.wav', '--json', '--config', 'samples/call.config.json', '--publish', fixture.server.url, '--id', 'desk-1']);
     expect(r.code).toBe(0);
-    expect(r.stderr).toContain(`publishing to ${redis.url}`);
+    expect(r.stderr).toContain(`publishing to ${fixture.server.url}`);
     const events = r.stdout.trim().split('\n').slice(0, -1).map((l) => JSON.parse(l) as { type: string });
     const entries = await stored('desk-1');
     expect(entries[0]!.kind).toBe('start');
@@ -38,7 +27,7 @@ describe('--publish and --from', () => {
 
     const controller = new AbortController();
     let url: string | undefined;
-    const relay = runCli(['relay', '--from', redis.url, '--port', '0'], {
+    const relay = runCli(['relay', '--from', fixture.server.url, '--port', '0'], {
       env: { SVC_RELAY_TOKEN: 'tok' },
       signal: controller.signal,
       whileRunning: async (stdout) => {
@@ -60,7 +49,7 @@ describe('--publish and --from', () => {
 
   it('rtp --publish: each call under its call id', async () => {
     const r = await runCli(['rtp', '--port', '0', '--idle-timeout', '300', '--exit-after', '1', '--json'], {
-      env: { SVC_PUBLISH_URL: redis.url },
+      env: { SVC_PUBLISH_URL: fixture.server.url },
       whileRunning: async (_stdout, stderr) => {
         await expect.poll(() => /listening for RTP on [\d.]+:(\d+)/.exec(stderr())?.[1], { timeout: 20_000 }).toBeDefined();
         await sendRtpCall(Number(/listening for RTP on [\d.]+:(\d+)/.exec(stderr())![1]), 0xabc, 1, 2);
@@ -75,7 +64,7 @@ describe('--publish and --from', () => {
 
   it('dashboard --from: the supervisor page lists the fleet', async () => {
     const controller = new AbortController();
-    const r = await runCli(['dashboard', '--from', redis.url, '--no-open'], {
+    const r = await runCli(['dashboard', '--from', fixture.server.url, '--no-open'], {
       signal: controller.signal,
       whileRunning: async (stdout) => {
         await expect.poll(() => /svc-stream dashboard: (http:\S+)/.exec(stdout())?.[1], { timeout: 20_000 }).toBeDefined();
@@ -88,7 +77,7 @@ describe('--publish and --from', () => {
       },
     });
     expect(r.code).toBe(0);
-    expect((await runCli(['dashboard', 'samples/call.wav', '--from', redis.url])).code).toBe(2);
+    expect((await runCli(['dashboard', 'samples/call.wav', '--from', fixture.server.url])).code).toBe(2);
   }, 30_000);
 
   it('a Redis that cannot be reached: the call completes (exit 0) and stderr says what was not published', async () => {
@@ -97,6 +86,6 @@ describe('--publish and --from', () => {
     expect(r.stdout.trim().split('\n').at(-1)).toContain('"type":"state"');
     expect(r.stderr).toMatch(/svc-stream: publish: (\d+) of \1 entries of session call were not published \(redis_unavailable/);
     expect((await runCli(['analyze', 'samples/call.wav', '--publish', 'http://x'])).code).toBe(2);
-    expect((await runCli(['analyze', 'samples/call.wav', '--publish', redis.url, '--id', 'no spaces'])).code).toBe(2);
+    expect((await runCli(['analyze', 'samples/call.wav', '--publish', fixture.server.url, '--id', 'no spaces'])).code).toBe(2);
   }, 60_000);
 });

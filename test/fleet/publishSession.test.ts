@@ -1,32 +1,21 @@
 // publishSession against a real redis-server: the session's events pass through unchanged and
 // in step, its statuses come through the hook, and its end is `done`, `failed` (code and first
 // line) or `closed` (unsubscribed); a shared publisher stays open, an own one closes after.
-import { Redis } from 'ioredis';
 import { BehaviorSubject, lastValueFrom, NEVER, of, Subject, throwError, toArray } from 'rxjs';
 import type { SessionState } from '../../src/schema/sessionState.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SessionError } from '../../src/errors.js';
 import { createPublisher } from '../../src/fleet/publisher.js';
 import { publishSession } from '../../src/fleet/publishSession.js';
-import { decodeEntry, fleetKeys } from '../../src/fleet/streamEntries.js';
 import type { PublishReport } from '../../src/publishing.js';
 import type { ServerEvent } from '../../src/schema/events.js';
-import { startRedis, type RunningRedis } from './redisServer.js';
+import { useRedis } from './redisFixture.js';
 
-let redis: RunningRedis;
-let admin: Redis;
-beforeAll(async () => {
-  redis = await startRedis();
-  admin = new Redis(redis.url);
-});
-afterAll(async () => {
-  admin?.disconnect();
-  await redis?.stop();
-});
+const fixture = useRedis();
 
 let n = 0;
 const topics = (i: number): ServerEvent => ({ type: 'topics', topics: [`t${i}`] });
-const stored = async (prefix: string, id: string) => ((await admin.xrange(fleetKeys(prefix).stream(id), '-', '+')) as [string, string[]][]).map(([rid, f]) => decodeEntry(rid, f)!);
+const stored = (prefix: string, id: string) => fixture.stored(id, prefix);
 const reported = (): { reports: PublishReport[]; onReport: (r: PublishReport) => void } => {
   const reports: PublishReport[] = [];
   return { reports, onReport: (r) => reports.push(r) };
@@ -40,7 +29,7 @@ describe('publishSession', () => {
     const { reports, onReport } = reported();
     // The session's life cycle, as its stats.state$ gives it (replays the current state).
     const state$ = new BehaviorSubject<SessionState>({ status: 'connecting' });
-    const out = publishSession(source, { url: redis.url, prefix, id: 'p1', title: 'p1.wav', state$, onReport }).subscribe({
+    const out = publishSession(source, { url: fixture.server.url, prefix, id: 'p1', title: 'p1.wav', state$, onReport }).subscribe({
       next: (e) => seen.push(e.type === 'topics' ? e.topics[0]! : e.type),
     });
     state$.next({ status: 'streaming' });
@@ -60,7 +49,7 @@ describe('publishSession', () => {
 
   it('an error passes through, and the end says failed with its code and first line', async () => {
     const prefix = `s${n++}`;
-    const publisher = await createPublisher({ url: redis.url, prefix });
+    const publisher = await createPublisher({ url: fixture.server.url, prefix });
     const { reports, onReport } = reported();
     const err = new SessionError('connection_lost', 'the socket closed\nsecond line');
     await expect(lastValueFrom(publishSession(throwError(() => err), { publisher, id: 'p2', onReport }))).rejects.toBe(err);
@@ -74,7 +63,7 @@ describe('publishSession', () => {
   it('unsubscribing ends it closed', async () => {
     const prefix = `s${n++}`;
     const { reports, onReport } = reported();
-    const sub = publishSession(NEVER, { url: redis.url, prefix, id: 'p4', onReport }).subscribe();
+    const sub = publishSession(NEVER, { url: fixture.server.url, prefix, id: 'p4', onReport }).subscribe();
     sub.unsubscribe();
     await expect.poll(() => reports.length, { timeout: 10_000 }).toBe(1);
     expect(JSON.parse((await stored(prefix, 'p4')).at(-1)!.data)).toEqual({ status: 'closed' });

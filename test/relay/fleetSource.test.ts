@@ -2,34 +2,24 @@
 // listing, a page from the start, resume on another relay with Last-Event-ID (each entry once,
 // in order), resets (trimmed, replaced), a hole shown as a gap, a slow page cut off at its
 // bound that resumes, and one reader per relay whatever the number of pages.
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { ServerEvent } from '../../src/schema/events.js';
 import { createPublisher } from '../../src/fleet/publisher.js';
 import type { Publisher, SessionPublisher } from '../../src/publishing.js';
 import { fleetKeys } from '../../src/fleet/streamEntries.js';
 import { listRelaySessions } from '../../src/relay/client.js';
 import { createRelay, type Relay } from '../../src/relay/server.js';
-import { startRedis, type RunningRedis } from '../fleet/redisServer.js';
+import { useRedis } from '../fleet/redisFixture.js';
 import { openSse, type SseReader } from './sseReader.js';
 
-let redis: RunningRedis;
-let admin: Redis;
 const relays: Relay[] = [];
 const publishers: Publisher[] = [];
 const pages: SseReader[] = [];
-beforeAll(async () => {
-  redis = await startRedis(['--stream-node-max-entries', '4']);
-  admin = new Redis(redis.url);
-});
+const fixture = useRedis(['--stream-node-max-entries', '4']);
 afterEach(async () => {
   for (const p of pages.splice(0)) p.close();
   await Promise.allSettled(relays.splice(0).map((r) => r.close()));
   await Promise.allSettled(publishers.splice(0).map((p) => p.close()));
-});
-afterAll(async () => {
-  admin?.disconnect();
-  await redis?.stop();
 });
 
 let n = 0;
@@ -37,12 +27,12 @@ const topics = (i: number): ServerEvent => ({ type: 'topics', topics: [`t${i}`] 
 
 async function setup(options: { relays?: number; relayOptions?: Partial<Parameters<typeof createRelay>[0]>; publisher?: Parameters<typeof createPublisher>[0] } = {}) {
   const prefix = `r${n++}`;
-  const publisher = await createPublisher({ url: redis.url, prefix, closeTimeoutMs: 2000, ...options.publisher });
+  const publisher = await createPublisher({ url: fixture.server.url, prefix, closeTimeoutMs: 2000, ...options.publisher });
   publishers.push(publisher);
   const urls: string[] = [];
   const made: Relay[] = [];
   for (let i = 0; i < (options.relays ?? 1); i++) {
-    const relay = createRelay({ token: 'tok', from: redis.url, prefix, heartbeatMs: 60_000, ...options.relayOptions });
+    const relay = createRelay({ token: 'tok', from: fixture.server.url, prefix, heartbeatMs: 60_000, ...options.relayOptions });
     relays.push(relay);
     made.push(relay);
     urls.push((await relay.listen()).url);
@@ -137,8 +127,8 @@ describe('relay from Redis', () => {
 
   it('a new run of the session id: a page on the old run is reset (replaced) and follows the new one', async () => {
     const { prefix, urls } = await setup();
-    const one = await createPublisher({ url: redis.url, prefix });
-    const two = await createPublisher({ url: redis.url, prefix });
+    const one = await createPublisher({ url: fixture.server.url, prefix });
+    const two = await createPublisher({ url: fixture.server.url, prefix });
     publishers.push(one, two);
     const old = one.session('same');
     await publish(old, 0, 3);
@@ -163,11 +153,11 @@ describe('relay from Redis', () => {
     const s = publisher.session('holes');
     await publish(s, 0, 2);
     const key = fleetKeys(prefix).stream('holes');
-    const [topId, fields] = ((await admin.xrevrange(key, '+', '-', 'COUNT', 1)) as [string, string[]][])[0]!;
+    const [topId, fields] = ((await fixture.admin.xrevrange(key, '+', '-', 'COUNT', 1)) as [string, string[]][])[0]!;
     const epoch = fields[fields.indexOf('e') + 1]!;
     const [ms, seq] = topId!.split('-').map(Number) as [number, number];
     // Entries seq+1 … seq+3 never made it; seq+4 did.
-    await admin.xadd(key, `${ms + 1}-${seq + 4}`, 'e', epoch, 'k', 'event', 'd', JSON.stringify(topics(9)));
+    await fixture.admin.xadd(key, `${ms + 1}-${seq + 4}`, 'e', epoch, 'k', 'event', 'd', JSON.stringify(topics(9)));
     const p = await page(urls[0]!, 'holes');
     await p.waitFor((m) => m.some((x) => x.event === 'gap') && eventTopics({ messages: m } as SseReader).includes('t9'));
     const gap = p.messages.find((m) => m.event === 'gap')!;
@@ -201,7 +191,7 @@ describe('relay from Redis', () => {
     s.end({ status: 'done' });
     await Promise.all(many.map((p) => p.closed));
     for (const p of many) expect(eventTopics(p)).toEqual(Array.from({ length: 10 }, (_, i) => `t${i}`));
-    const clients = String(await admin.client('LIST')).split('\n').filter((l) => l.includes('name=svc-stream:relay'));
+    const clients = String(await fixture.admin.client('LIST')).split('\n').filter((l) => l.includes('name=svc-stream:relay'));
     expect(clients).toHaveLength(2);
     void prefix;
   });
