@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
 
 export const CHROMIUM = '/usr/bin/chromium';
 
@@ -43,6 +44,25 @@ export async function launchChromium(): Promise<LaunchedBrowser> {
     close: async () => {
       await context.close().catch(() => undefined);
       rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * One Chromium for the describe block this is called in: launched in beforeAll, closed in
+ * afterAll. Read `.context` inside the tests (it is set once beforeAll ran).
+ */
+export function useChromium(): { readonly context: BrowserContext } {
+  let launched: LaunchedBrowser | undefined;
+  beforeAll(async () => {
+    launched = await launchChromium();
+  }, 20_000);
+  afterAll(async () => {
+    await launched?.close();
+  });
+  return {
+    get context() {
+      return launched!.context;
     },
   };
 }

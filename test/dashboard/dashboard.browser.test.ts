@@ -6,13 +6,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { Observable, Subject } from 'rxjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SvcError, type ServerEvent } from 'svc-stream';
 import { dashboardCommand } from '../../src/cli/commands/dashboard.js';
 import type { CliIo } from '../../src/cli/command.js';
 import { startDashboard } from '../../src/dashboard/server.js';
 import { createSessionStats, stateStoreOf } from '../../src/session/stats.js';
-import { browserSkipReason, launchChromium, type LaunchedBrowser } from './browser.js';
+import { browserSkipReason, useChromium } from './browser.js';
 
 // Functions passed to page.evaluate run in the page; this project compiles without DOM
 // types (and the page's CSP forbids evaluating strings), so name the one global they use.
@@ -40,13 +40,7 @@ async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 10
 }
 
 describe.skipIf(skip !== undefined)('dashboard in Chromium', () => {
-  let chromium: LaunchedBrowser;
-  beforeAll(async () => {
-    chromium = await launchChromium();
-  }, 20_000);
-  afterAll(async () => {
-    await chromium?.close();
-  });
+  const chromium = useChromium();
 
   it('shows the sample call growing to done, survives a reload mid-session, and looks right', async () => {
     const stdout = capture();

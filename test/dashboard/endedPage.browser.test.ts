@@ -1,23 +1,17 @@
 // A dashboard page first loaded after its session ended, in headless Chromium: it shows the
 // session's title, and for a failed session the failure, not "No speech was detected".
 import { Observable } from 'rxjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SessionError, type ServerEvent } from 'svc-stream';
 import { startDashboard } from '../../src/dashboard/server.js';
-import { browserSkipReason, launchChromium, type LaunchedBrowser } from './browser.js';
+import { browserSkipReason, useChromium } from './browser.js';
 
 declare const document: any;
 
 const skip = browserSkipReason();
 
 describe.skipIf(skip !== undefined)('a dashboard page loaded after the session ended', () => {
-  let chromium: LaunchedBrowser;
-  beforeAll(async () => {
-    chromium = await launchChromium();
-  }, 20_000);
-  afterAll(async () => {
-    await chromium?.close();
-  });
+  const chromium = useChromium();
 
   /** A dashboard whose session has ended with `events$`, and a page first loaded then. */
   async function loadedAfterTheEnd(events$: Observable<ServerEvent>, title: string, check: (page: Awaited<ReturnType<typeof chromium.context.newPage>>) => Promise<void>): Promise<void> {
