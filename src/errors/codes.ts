@@ -75,8 +75,9 @@ export const ERROR_CODES = [
   'ffmpeg_failed',
   'source_error',
   'aborted',
-  // Telephony across worker processes (docs/telephony.md)
+  // Telephony across worker processes (docs/telephony.md), and a service's shutdown (docs/operations.md)
   'worker_exited',
+  'shutdown',
   // Orchestration jobs (§4.5)
   'job_failed',
   'job_unknown_state',
@@ -161,6 +162,8 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, ErrorCodeRule>> = {
   aborted: no,
   // A call whose worker process died: its next call, or an RTP leg's next packets, go to the restarted worker.
   worker_exited: later,
+  // A call ended by its service's shutdown (the drain deadline passed, a second signal): another instance can take the next one.
+  shutdown: later,
   // Orchestration jobs (§4.5)
   job_failed: no,
   job_unknown_state: no,

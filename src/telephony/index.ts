@@ -60,3 +60,14 @@ export {
   type CallOutcome,
   type CallStatus,
 } from './analyzeCalls.js';
+export {
+  ServiceLifecycle,
+  DEFAULT_DRAIN_TIMEOUT_MS,
+  type CallServer,
+  type CallServerHandle,
+  type Readiness,
+  type ServiceLifecycleOptions,
+} from '../service/lifecycle.js';
+export { serviceReducer, INITIAL_SERVICE_STATE, type ServiceEvent, type ServiceState, type ServiceStatus } from '../service/serviceState.js';
+export type { MetricSample, ServiceMetric } from '../service/metric.js';
+export { DIAGNOSTICS_CHANNELS } from '../service/channels.js';
