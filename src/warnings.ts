@@ -47,11 +47,15 @@ export interface AudioWarning {
  * `mediaStreamServer` give it to their `onWarning` the first time, and count every refusal.
  */
 export interface LimitWarning {
-  /** `max_legs`: an RTP leg refused by `maxLegs`; `max_connections`: a media-stream connection refused by `maxConnections`. */
-  readonly code: 'max_legs' | 'max_connections';
-  /** The option that raises the bound. */
-  readonly option: 'maxLegs' | 'maxConnections';
-  /** The bound in force. */
+  /**
+   * `max_legs`: an RTP leg refused by `maxLegs`; `max_connections`: a media-stream connection
+   * refused by `maxConnections`; `draining`: a new call refused because the service drains
+   * (`lifecycle`: it takes no new call while the calls in flight end).
+   */
+  readonly code: 'max_legs' | 'max_connections' | 'draining';
+  /** The option that raises the bound (`lifecycle` for `draining`: nothing to raise). */
+  readonly option: 'maxLegs' | 'maxConnections' | 'lifecycle';
+  /** The bound in force (0 for `draining`). */
   readonly limit: number;
   /** One line for a log: what was refused, the counter that keeps counting, the option to raise. */
   readonly message: string;

@@ -70,6 +70,7 @@ export const ERROR_CODES = [
   'file_not_found',
   'file_too_large',
   'invalid_argument',
+  'port_in_use',
   // Audio sources
   'ffmpeg_not_found',
   'ffmpeg_failed',
@@ -155,6 +156,7 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, ErrorCodeRule>> = {
   file_not_found: no,
   file_too_large: no,
   invalid_argument: no,
+  port_in_use: no,
   // Audio sources
   ffmpeg_not_found: no,
   ffmpeg_failed: no,

@@ -14,6 +14,10 @@ import { workerHandle, type CallWorker } from './callWorker.js';
 import { CallRun, type CallRunContext } from './callRun.js';
 import type { Publisher } from '../publishing.js';
 import { localSlots, workerSlots } from './callSlots.js';
+import { SessionError } from '../errors.js';
+import type { ServiceLifecycle } from '../service/lifecycle.js';
+import { callStartChannel } from '../service/channels.js';
+import { CallTally } from './callMetrics.js';
 
 /** Anything with an id and audio: a `CallLeg`, a `MediaStreamCall`, or your own. */
 export interface AnalyzableCall {
@@ -66,7 +70,10 @@ export interface AnalyzeCallsStats {
   running: number;
   peakRunning: number;
   done: number;
+  /** Calls that failed (`status: 'error'`), those ended by `shutdown` apart. */
   failed: number;
+  /** Calls ended by the service's shutdown: the drain deadline passed or a second signal came (`status: 'error'`, code `shutdown`). */
+  shutdown: number;
   /** Calls refused: at arrival (`whenFull: 'reject'`) or after waiting `maxQueueMs` (also in `queueTimeouts`). */
   rejected: number;
   /** Calls refused because they waited `maxQueueMs` for a slot. */
@@ -77,7 +84,7 @@ export interface AnalyzeCallsStats {
 
 /** Fresh {@link AnalyzeCallsStats}, every counter at zero; pass it as `stats` and read it while calls run. */
 export function createAnalyzeCallsStats(): AnalyzeCallsStats {
-  return { calls: 0, queued: 0, running: 0, peakRunning: 0, done: 0, failed: 0, rejected: 0, queueTimeouts: 0, peakQueuedMs: 0 };
+  return { calls: 0, queued: 0, running: 0, peakRunning: 0, done: 0, failed: 0, shutdown: 0, rejected: 0, queueTimeouts: 0, peakQueuedMs: 0 };
 }
 
 export interface AnalyzeCallsOptions<C extends AnalyzableCall = AnalyzableCall> extends ConversationOptions {
@@ -110,6 +117,16 @@ export interface AnalyzeCallsOptions<C extends AnalyzableCall = AnalyzableCall> 
    * (docs/fleet.md). Publishing never delays or fails a call.
    */
   readonly publish?: Publisher | undefined;
+  /**
+   * The service's life cycle (`ServiceLifecycle`): the calls attach to it as one `CallServer`.
+   * Draining, a call that still arrives is refused (`rejected`, code `shutdown`) while those in
+   * flight run on; forced (the deadline, a second signal), each call in flight ends at once,
+   * `status: 'error'` with a `shutdown` error carrying its audio account. `/readyz` is false
+   * while every slot is taken under `whenFull: 'reject'`. Its metrics are the calls' (started,
+   * active, queued, ended by outcome and code) and their sessions' (frames, bytes, reconnects,
+   * events by type). Under `callWorkers`, the worker's own life cycle is used by default.
+   */
+  readonly lifecycle?: ServiceLifecycle | undefined;
 }
 
 /**
@@ -153,20 +170,38 @@ export function analyzeCalls<C extends AnalyzableCall>(calls$: Observable<C>, op
   if (!(maxQueueMs >= 0)) throw new InputError('invalid_argument', `maxQueueMs must be 0 or more, got ${maxQueueMs}`);
   const scheduler = options.scheduler ?? asyncScheduler;
   const handle = workerHandle(options.worker);
-  const { maxConcurrent: _m, whenFull: _w, maxQueueMs: _q, sessionOptions, drainRejected, callStats, stats: _s, worker: _k, publish, ...shared } = options;
+  const { maxConcurrent: _m, whenFull: _w, maxQueueMs: _q, sessionOptions, drainRejected, callStats, stats: _s, worker: _k, publish, lifecycle: _l, ...shared } = options;
+  const lifecycle = options.lifecycle ?? handle?.lifecycle;
   return new Observable<CallAnalysis<C>>((subscriber) => {
     const stats = callStats ?? createAnalyzeCallsStats();
     handle?.reportStats('analyzeCalls', stats);
     // Across workers the primary holds the count, and says whether a call that may not wait gets a slot.
     const slots = handle ? workerSlots(handle, max, whenFull === 'queue') : localSlots(max);
-    const ctx: CallRunContext = { slots, max, whenFull, maxQueueMs, drainRejected: drainRejected !== false, scheduler, stats, publish };
     const runs = new Set<CallRun<C>>();
+    const tally = new CallTally(stats, runs);
+    const ctx: CallRunContext = { slots, max, whenFull, maxQueueMs, drainRejected: drainRejected !== false, scheduler, stats, publish, onEvent: tally.event, onEnded: tally.ended };
     let open = 0;
     let sourceDone = false;
+    let draining = false;
     let index = 0;
     const maybeComplete = (): void => {
       if (sourceDone && open === 0) subscriber.complete();
     };
+    const attached = lifecycle?.attach({
+      get inFlight() {
+        return open;
+      },
+      stopAccepting: () => {
+        draining = true;
+      },
+      endCalls: (error) => {
+        for (const r of [...runs]) r.shutdown(error);
+      },
+      get unready() {
+        return whenFull === 'reject' && slots.full() ? `every one of ${max} sessions runs (whenFull: 'reject')` : undefined;
+      },
+      metrics: () => tally.metrics(),
+    });
 
     const onCall = (call: C): void => {
       const i = index++;
@@ -176,9 +211,9 @@ export function analyzeCalls<C extends AnalyzableCall>(calls$: Observable<C>, op
       // Across workers, the primary hears of the call before anyone else does, so it can end
       // the call (worker_exited) if this process dies at any moment after.
       handle?.callStarted(call.id, {});
-      if (whenFull === 'reject' && slots.full()) {
+      if (draining || (whenFull === 'reject' && slots.full())) {
         subscriber.next(run.analysis);
-        const o = run.reject();
+        const o = run.reject(draining ? new SessionError('shutdown', `call ${call.id} refused: the service is draining (it takes no new call)`) : undefined);
         handle?.callEnded(call.id, o.status, o.error);
         return;
       }
@@ -190,9 +225,11 @@ export function analyzeCalls<C extends AnalyzableCall>(calls$: Observable<C>, op
         handle?.callEnded(call.id, o.status, o.error);
         runs.delete(run);
         open--;
+        attached?.changed();
         if (emitted) maybeComplete();
       });
       emitted = true;
+      if (callStartChannel.hasSubscribers && run.analysis.status !== 'rejected') callStartChannel.publish({ id: call.id, status: run.analysis.status });
       subscriber.next(run.analysis);
       maybeComplete();
     };
@@ -211,6 +248,8 @@ export function analyzeCalls<C extends AnalyzableCall>(calls$: Observable<C>, op
       source.unsubscribe();
       for (const r of [...runs]) r.stop();
       runs.clear();
+      open = 0;
+      attached?.detach();
     };
   });
 }

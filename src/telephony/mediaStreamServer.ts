@@ -1,6 +1,6 @@
 // A WebSocket server for the JSON media streams of cloud telephony providers: one call per
 // stream (per track, or both tracks as two channels), each an audio stream of G.711 at 8 kHz.
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { asyncScheduler, Observable, type SchedulerLike } from 'rxjs';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -13,6 +13,9 @@ import { checkUpgrade, type MediaStreamAuth, type MediaStreamRefusal } from './m
 import { MediaStreamConnection, type ConnectionContext, type DecodedPayload, type MediaStreamCall, type MediaTrack } from './mediaStreamConnection.js';
 import { MEDIA_STREAM_PRESETS, type MediaStreamPreset, type MediaStreamPresetName } from './mediaStreamPresets.js';
 import { workerHandle, type CallWorker } from './callWorker.js';
+import type { ServiceLifecycle } from '../service/lifecycle.js';
+import type { ServiceMetric } from '../service/metric.js';
+import { StreamTotals } from './streamTotals.js';
 
 export type { MediaStreamCall, MediaTrack } from './mediaStreamConnection.js';
 
@@ -32,11 +35,13 @@ export interface MediaStreamServerStats {
   overCapacity: number;
   /** Connections closed with 1009 for a message over `maxPayload`. */
   oversized: number;
+  /** Upgrade requests answered 503 (with `Retry-After`) because the service drains (`lifecycle`). */
+  refusedDraining: number;
 }
 
 /** Fresh {@link MediaStreamServerStats}, every counter at zero; pass it as `stats` and read it while the server runs. */
 export function createMediaStreamServerStats(): MediaStreamServerStats {
-  return { connections: 0, messages: 0, malformed: 0, ignored: 0, calls: 0, unauthorized: 0, overCapacity: 0, oversized: 0 };
+  return { connections: 0, messages: 0, malformed: 0, ignored: 0, calls: 0, unauthorized: 0, overCapacity: 0, oversized: 0, refusedDraining: 0 };
 }
 
 /** Largest message by default: real media messages are under 2 KB. */
@@ -45,6 +50,8 @@ export const DEFAULT_MEDIA_STREAM_MAX_PAYLOAD = 64 * 1024;
 export const DEFAULT_MEDIA_STREAM_MAX_CONNECTIONS = 100;
 /** Close code of a connection over `maxConnections` (RFC 6455 registry: Try Again Later). */
 export const MEDIA_STREAM_OVER_CAPACITY_CODE = 1013;
+/** Seconds a provider is told to wait (`Retry-After`) when the service drains. */
+const DRAINING_RETRY_AFTER_S = 5;
 
 /** Options of {@link mediaStreamServer}: listen address and path, provider preset, track mode, jitter and skew bounds, callbacks and counters. */
 export interface MediaStreamServerOptions {
@@ -112,6 +119,21 @@ export interface MediaStreamServerOptions {
    * `stats` add up in the primary.
    */
   readonly worker?: CallWorker | undefined;
+  /**
+   * The service's life cycle (`ServiceLifecycle`): the server attaches to it as a `CallServer`
+   * and makes it `ready` once it listens. Draining, an upgrade is answered HTTP 503 with
+   * `Retry-After: 5` before it becomes a WebSocket (counted in `stats.refusedDraining`, told
+   * once through `onWarning`, code `draining`), so the provider tries another instance, while
+   * the connections open go on; forced, each is closed with 1001 (going away). Its metrics:
+   * connections, messages, refusals by reason, and the tracks' packets and jitter.
+   * Under `callWorkers`, the worker's own life cycle is used by default.
+   */
+  readonly lifecycle?: ServiceLifecycle | undefined;
+  /**
+   * Plain HTTP requests (not upgrades), before the server's own answer (426): return true when
+   * you answered it (the operator's `/healthz`, `/readyz`, `/metrics` on the same port).
+   */
+  readonly onRequest?: ((req: IncomingMessage, res: ServerResponse) => boolean) | undefined;
 }
 
 /**
@@ -169,8 +191,16 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
       },
       options.onWarning,
     );
+    const warnDraining = warnOnce(
+      { code: 'draining', option: 'lifecycle', limit: 0, message: 'mediaStreamServer: a connection was refused (HTTP 503, Retry-After) because the service is draining (it takes no new call); further refusals are counted in stats.refusedDraining.' },
+      options.onWarning,
+    );
+    const lifecycle = options.lifecycle ?? handle?.lifecycle;
+    let accepting = true;
+    const totals = new StreamTotals();
     const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: options.maxPayload ?? DEFAULT_MEDIA_STREAM_MAX_PAYLOAD });
     const http = createServer((req, res) => {
+      if (options.onRequest?.(req, res)) return;
       res.writeHead(426, { 'content-type': 'text/plain', connection: 'close' });
       res.end('WebSocket upgrade required\n');
     });
@@ -181,14 +211,19 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
     });
     let open = 0;
     let closing = false;
-    const answer = (socket: Socket, status: string): void => {
-      socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+    const answer = (socket: Socket, status: string, headers = ''): void => {
+      socket.end(`HTTP/1.1 ${status}\r\n${headers}connection: close\r\ncontent-length: 0\r\n\r\n`);
       setTimeout(() => socket.destroy(), 1_000).unref();
     };
     http.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
       socket.on('error', () => undefined);
       const pathname = new URL(req.url ?? '/', 'http://bridge').pathname;
       if (options.path && pathname !== options.path) return answer(socket, '404 Not Found');
+      if (!accepting) {
+        stats.refusedDraining++;
+        warnDraining();
+        return answer(socket, '503 Service Unavailable', `retry-after: ${DRAINING_RETRY_AFTER_S}\r\n`);
+      }
       void (async () => {
         const refusal = options.authenticate ? await checkUpgrade(req, options.authenticate) : undefined;
         if (closing || socket.destroyed) return void socket.destroy();
@@ -249,20 +284,41 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
     };
     const onConnection = (ws: WebSocket): void => {
       stats.connections++;
-      const connection: MediaStreamConnection = new MediaStreamConnection(ws, context, () => connections.delete(connection));
+      const connection: MediaStreamConnection = new MediaStreamConnection(ws, context, () => {
+        for (const t of connection.trackStats()) totals.add(t);
+        connections.delete(connection);
+        attached?.changed();
+      });
       connections.add(connection);
     };
+    function* liveTracks(): Iterable<import('./playoutStream.js').StreamStats> {
+      for (const c of connections) yield* c.trackStats();
+    }
+    const attached = lifecycle?.attach({
+      get inFlight() {
+        return connections.size;
+      },
+      stopAccepting: () => {
+        accepting = false;
+      },
+      endCalls: () => {
+        for (const c of [...connections]) c.close(1001, 'going away: the service is shutting down');
+      },
+      metrics: () => mediaStreamMetrics(stats, connections.size, totals, liveTracks),
+    });
 
     http.on('error', (err) => subscriber.error(new AudioSourceError('source_error', `media-stream server failed: ${err.message}`, { cause: err })));
     // In a node:cluster worker the port is the primary's, shared round-robin by every worker.
     http.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
       const address = http.address() as AddressInfo;
       handle?.listening(address.port);
+      lifecycle?.ready();
       options.onListening?.(address);
     });
 
     return () => {
       closing = true;
+      attached?.detach();
       for (const c of [...connections]) c.end();
       for (const client of wss.clients) client.terminate();
       wss.close();
@@ -270,4 +326,28 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
       for (const s of sockets) s.destroy();
     };
   });
+}
+
+/** The families of one media-stream server: its connections and messages, what it refused and why, and its tracks' packets. */
+function mediaStreamMetrics(stats: MediaStreamServerStats, open: number, totals: StreamTotals, live: () => Iterable<import('./playoutStream.js').StreamStats>): ServiceMetric[] {
+  const one = (value: number) => [{ value }];
+  return [
+    { name: 'svc_stream_media_stream_connections_total', help: 'Provider connections accepted (WebSocket).', type: 'counter', samples: () => one(stats.connections) },
+    { name: 'svc_stream_media_stream_connections_active', help: 'Provider connections open now.', type: 'gauge', samples: () => one(open) },
+    { name: 'svc_stream_media_stream_messages_total', help: 'Messages received from the providers.', type: 'counter', samples: () => one(stats.messages) },
+    { name: 'svc_stream_media_stream_malformed_total', help: 'Messages that could not be used.', type: 'counter', samples: () => one(stats.malformed) },
+    {
+      name: 'svc_stream_media_stream_refused_total',
+      help: 'Connections refused, by reason: unauthorized (401), over_capacity (closed 1013), draining (503 while the service drains), oversized (closed 1009).',
+      type: 'counter',
+      labels: ['reason'],
+      samples: () => [
+        { labels: { reason: 'unauthorized' }, value: stats.unauthorized },
+        { labels: { reason: 'over_capacity' }, value: stats.overCapacity },
+        { labels: { reason: 'draining' }, value: stats.refusedDraining },
+        { labels: { reason: 'oversized' }, value: stats.oversized },
+      ],
+    },
+    ...totals.metrics('media-stream', live),
+  ];
 }

@@ -8,14 +8,15 @@ import { parsePayloadTypeArg, type PayloadTypeSpec } from '../../telephony/paylo
 import { createRtpSourceStats, type CallLeg } from '../../telephony/RtpLegs.js';
 import { hasReusePort, rtpSource } from '../../telephony/rtpSource.js';
 import type { CallAnalysis } from '../../telephony/analyzeCalls.js';
-import type { CallWorker } from '../../telephony/callWorkers.js';
 import { InputError } from '../../errors.js';
 import type { LimitWarning, PayloadTypeWarning } from '../../warnings.js';
 import { defineCommand, printError, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
-import { showCalls } from '../callView.js';
-import { inCallWorker, showCallsOnWorkers, workersSummary } from '../callWorkersView.js';
+import { inCallWorker, serveCalls, SERVICE_OPTIONS, type CallContext } from '../callService.js';
 import { embeddedSource, sourceNote, watchSource } from '../resultSource.js';
+import { LOG_FORMAT_OPTION } from '../log.js';
+import { checkTcpPort, checkUdpPorts, portError } from '../portCheck.js';
+import { checkFleetPackages } from '../optionalFlags.js';
 
 const OPTIONS = {
   port: option.integer('N', 'UDP port (default 5004; 0 picks a free one, printed on stderr)', { min: 0, max: 65535, fallback: 5004 }),
@@ -33,7 +34,9 @@ const OPTIONS = {
   'when-full': option.choice('P', ['queue', 'reject'], 'queue (default) or reject calls beyond --max-calls', 'queue'),
   workers: option.integer('N', 'worker processes sharing the calls (default 1): worker i listens on --port + i\n(or all on --port with --reuse-port); --max-legs and --max-calls hold across them', { min: 1, fallback: 1 }),
   'reuse-port': option.flag('with --workers, every worker on --port (SO_REUSEPORT; Node 22.12 or later)'),
-  'exit-after': option.integer('N', 'exit once N calls have ended', { min: 1 }),
+  'exit-after': option.integer('N', 'once N calls have ended take no new call, and exit when those running end', { min: 1 }),
+  ...SERVICE_OPTIONS,
+  ...LOG_FORMAT_OPTION,
   ...CONFIG_OPTION,
   ...scenarioOption("what the embedded emulator plays (`sample`: the shipped call's)"),
   ...BASE_URL_OPTION,
@@ -47,9 +50,15 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   const port = values.port;
   const exitAfter = values['exit-after'];
   const config = values.config ?? 'default';
-  const scenario = values.scenario ? await loadScenario(values.scenario) : undefined;
   if (values['reuse-port'] && !hasReusePort()) throw new InputError('invalid_argument', `--reuse-port needs Node 22.12 or later (this is ${process.versions.node}); without it each worker takes its own port, --port + i`, { path: 'reuse-port' });
   const onWorkers = values.workers > 1 || inCallWorker();
+  // Before anything starts (no emulator, no worker): the ports free, the flags' packages there.
+  if (!inCallWorker()) {
+    await checkUdpPorts('port', values.host, port, values['reuse-port'] ? 1 : values.workers);
+    await checkTcpPort('metrics-port', values['metrics-host'], values['metrics-port']);
+    await checkFleetPackages({ redis: values.redis, publish: values.publish }, io.env);
+  }
+  const scenario = values.scenario ? await loadScenario(values.scenario) : undefined;
 
   const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
   const fleet = await fleetLimits(values.redis, io.env);
@@ -67,11 +76,12 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   }, embedded);
   if (!json && onWorkers && !inCallWorker() && embedded !== undefined) out(sourceNote(embedded, values.scenario));
 
-  const calls = (worker?: CallWorker) =>
+  const calls = (ctx: CallContext) =>
     analyzeCalls(
       rtpSource({
-        ...(worker ? { worker } : {}),
+        ...(ctx.worker ? { worker: ctx.worker } : {}),
         ...(values['reuse-port'] ? { reusePort: true } : {}),
+        lifecycle: ctx.lifecycle,
         host: values.host,
         port,
         payloadTypes,
@@ -81,7 +91,8 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
         ...(values['max-legs'] !== undefined ? { maxLegs: values['max-legs'] } : {}),
         ...(values['frame-ms'] !== undefined ? { frameMs: values['frame-ms'] } : {}),
         onListening: (a) => io.stderr.write(`svc-stream: listening for RTP on ${a.address}:${a.port}\n`),
-        onWarning: (w) => io.stderr.write(`svc-stream: ${warningLine(w)}\n`),
+        // Once per process family: a worker hands it to the primary.
+        onWarning: (w) => ctx.warn('payloadType' in w ? `${w.code}:${w.payloadType}` : w.code, warningLine(w)),
       }),
       {
         apiKey: endpoint.apiKey,
@@ -93,7 +104,8 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
         limiter: fleet.limiter,
         publish: published.publisher,
         webSocketFactory: source.webSocketFactory,
-        ...(worker ? { worker } : {}),
+        lifecycle: ctx.lifecycle,
+        ...(ctx.worker ? { worker: ctx.worker } : {}),
       },
     );
   const view = (call: CallAnalysis<CallLeg>) => {
@@ -115,16 +127,31 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   };
 
   try {
-    if (onWorkers) {
-      return await showCallsOnWorkers(
-        io,
-        { workers: values.workers, exitAfter, json, endpoint, summary: (s) => workersSummary(s, 'rtpSource', ['datagrams', 'legs', 'refusedLegs', 'malformed']) },
-        calls,
-        view,
-      );
-    }
-    return await showCalls(io, exitAfter, () => calls(), view);
+    return await serveCalls(
+      io,
+      {
+        command: 'rtp',
+        workers: values.workers,
+        exitAfter,
+        drainTimeoutMs: values['drain-timeout'],
+        json,
+        endpoint,
+        metricsPort: values['metrics-port'],
+        metricsHost: values['metrics-host'],
+        ownHttpPort: false,
+        callStats,
+        sourceStats,
+        sourceName: 'rtpSource',
+        sourceSummary: (s) => ['datagrams', 'legs', 'refusedLegs', 'refusedDraining', 'malformed'].map((k) => `${k} ${s?.[k] ?? 0}`).join(', '),
+      },
+      calls,
+      view,
+    );
   } catch (err) {
+    // The socket could not be bound after all (taken since the check): the flag and the port.
+    const cause = (err as { cause?: NodeJS.ErrnoException }).cause;
+    if (cause?.code === 'EADDRINUSE') throw portError('port', port, cause, values.host);
+    if ((err as { code?: string }).code === 'port_in_use' || (err as { code?: string }).code === 'invalid_argument') throw err;
     printError(io, err);
     return 1;
   } finally {
@@ -152,7 +179,9 @@ PCMU (0), PCMA (8), G.722 (9), L16 (10, 11) are known; map dynamic payload types
 --payload-type. DTMF and comfort noise are dropped; RTCP on the same port is ignored.`,
     options: OPTIONS,
     footer: `Environment: SVC_API_KEY, SVC_BASE_URL. With neither set, an embedded emulator is started.
-Exit status: 0 after --exit-after calls (or Ctrl-C); 1 on failure to listen.`,
+Exit status: 0 when every call it took ended done (after --exit-after calls, or a signal: the
+first drains, a second ends the calls in flight); 1 when one did not (failed, ended shutdown,
+lost with a worker), or the socket failed; 2 for a usage mistake or a port in use.`,
     run,
   }),
 ];

@@ -1,0 +1,133 @@
+// The service's one registry (prom-client's): every attached server's figures, the life
+// cycle's state and the process's own, read at each scrape; with workers, summed with theirs
+// by prom-client's AggregatorRegistry. prom-client is an optional dependency, loaded here only.
+import { importOptional } from '../internal/optionalPackage.js';
+import type { ServiceLifecycle } from './lifecycle.js';
+import type { ServiceMetric } from './metric.js';
+
+/** One process's figures as prom-client's `registry.getMetricsAsJSON()` gives them (what workers send their primary). */
+export type MetricsJson = readonly MetricFamilyJson[];
+
+/** One family of {@link MetricsJson}, as far as the primary reads it. */
+export interface MetricFamilyJson {
+  readonly name: string;
+  readonly type: string;
+  readonly help: string;
+  readonly aggregator: string;
+  readonly values: readonly { readonly value: number; readonly labels: Readonly<Record<string, string | number>> }[];
+}
+
+/** The registry of one process: {@link createServiceRegistry}. */
+export interface ServiceRegistry {
+  /** This process's figures now. */
+  json(): Promise<MetricsJson>;
+  /** Prometheus' text format: this process's figures summed with `others` (its workers'), family by family. */
+  text(others?: readonly MetricsJson[]): Promise<string>;
+  /** The content type of {@link ServiceRegistry.text}. */
+  readonly contentType: string;
+  /** Forget every family. */
+  close(): void;
+}
+
+/** Options of {@link createServiceRegistry}. */
+export interface ServiceRegistryOptions {
+  /** Report the life cycle's state (`svc_stream_ready`, `svc_stream_service_state`): the primary's part, never a worker's. Default true. */
+  readonly serviceState?: boolean | undefined;
+  /** Families of the command beyond its servers' (a relay's pages, a publisher's backlog). */
+  readonly extra?: (() => readonly ServiceMetric[]) | undefined;
+  /** Families left out (a worker's calls, which its primary counts). */
+  readonly exclude?: readonly string[] | undefined;
+}
+
+type PromClient = typeof import('prom-client');
+type Family = import('prom-client').Counter<string> | import('prom-client').Gauge<string>;
+
+/** prom-client, or `missing_dependency` with the install line. */
+export function loadPromClient(): Promise<PromClient> {
+  return importOptional('prom-client', 'metrics (/metrics, --metrics-port)', ['prom-client'], async () => {
+    const mod = (await import('prom-client')) as PromClient & { default?: PromClient };
+    return mod.default ?? mod;
+  });
+}
+
+const STATES = ['starting', 'ready', 'draining', 'stopped'] as const;
+
+/**
+ * The registry of one process: the families of every server attached to `lifecycle` (read
+ * from their own state at each scrape, summed over the servers that report the same name), the
+ * life cycle's state, the command's `extra` families and prom-client's default process metrics
+ * (CPU, memory, handles, event-loop delay, GC). Rejects with `missing_dependency` when
+ * prom-client is not installed.
+ */
+export async function createServiceRegistry(lifecycle: ServiceLifecycle, options: ServiceRegistryOptions = {}): Promise<ServiceRegistry> {
+  const prom = await loadPromClient();
+  const registry = new prom.Registry();
+  prom.collectDefaultMetrics({ register: registry });
+  const families = new Map<string, Family>();
+  const state = options.serviceState !== false;
+
+  const family = (m: ServiceMetric): Family => {
+    let f = families.get(m.name);
+    if (f === undefined) {
+      const config = { name: m.name, help: m.help, labelNames: [...(m.labels ?? [])], registers: [registry] };
+      f = m.type === 'counter' ? new prom.Counter(config) : new prom.Gauge(config);
+      families.set(m.name, f);
+    }
+    return f;
+  };
+  /** Every family read now: reset, then each server's samples added (one name over several servers adds up). */
+  const update = (): void => {
+    const metrics: ServiceMetric[] = [];
+    for (const server of lifecycle.attached) if (server.metrics) metrics.push(...server.metrics());
+    if (options.extra) metrics.push(...options.extra());
+    if (state) {
+      const readiness = lifecycle.readiness;
+      const now = lifecycle.state.status;
+      metrics.push(
+        { name: 'svc_stream_ready', help: 'Whether the service takes new calls now (what /readyz answers): 1 or 0.', type: 'gauge', samples: () => [{ value: readiness.ready ? 1 : 0 }] },
+        {
+          name: 'svc_stream_service_state',
+          help: 'The life cycle: 1 for the state the service is in (starting, ready, draining, stopped), 0 for the others.',
+          type: 'gauge',
+          labels: ['state'],
+          samples: () => STATES.map((s) => ({ labels: { state: s }, value: s === now ? 1 : 0 })),
+        },
+      );
+    }
+    for (const f of families.values()) f.reset();
+    for (const m of metrics) {
+      if (options.exclude?.includes(m.name)) continue;
+      const f = family(m);
+      for (const sample of m.samples()) {
+        if (!(sample.value >= 0) && m.type === 'counter') continue;
+        if (sample.labels) (f as import('prom-client').Gauge<string>).inc(sample.labels, sample.value);
+        else (f as import('prom-client').Gauge<string>).inc(sample.value);
+      }
+    }
+  };
+
+  return {
+    contentType: registry.contentType,
+    async json() {
+      update();
+      return (await registry.getMetricsAsJSON()) as unknown as MetricsJson;
+    },
+    async text(others = []) {
+      update();
+      if (others.length === 0) return registry.metrics();
+      const own = await registry.getMetricsAsJSON();
+      return prom.AggregatorRegistry.aggregate([own, ...(others as unknown as (typeof own)[])]).metrics();
+    },
+    close() {
+      registry.clear();
+    },
+  };
+}
+
+/**
+ * What a dead worker's last report still counts for: its counters (what it did before it died
+ * stays done), not its gauges (a level of a process that is gone).
+ */
+export function countersOnly(json: MetricsJson): MetricsJson {
+  return json.filter((f) => f.type === 'counter');
+}
