@@ -5,10 +5,11 @@ import { InputError } from '../../errors.js';
 import { analyzeCalls, createAnalyzeCallsStats } from '../../telephony/analyzeCalls.js';
 import type { MediaStreamAuth } from '../../telephony/mediaStreamAuth.js';
 import { createMediaStreamServerStats, mediaStreamServer } from '../../telephony/mediaStreamServer.js';
-import { showCalls } from '../callView.js';
-import { inCallWorker, showCallsOnWorkers, workersSummary } from '../callWorkersView.js';
+import { inCallWorker, serveCalls, SERVICE_OPTIONS, type CallContext } from '../callService.js';
 import type { CallAnalysis } from '../../telephony/analyzeCalls.js';
-import type { CallWorker } from '../../telephony/callWorkers.js';
+import { LOG_FORMAT_OPTION } from '../log.js';
+import { checkTcpPort, portError } from '../portCheck.js';
+import { checkFleetPackages } from '../optionalFlags.js';
 import type { MediaStreamCall } from '../../telephony/mediaStreamServer.js';
 import { defineCommand, printError, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
@@ -34,7 +35,9 @@ const OPTIONS = {
   'frame-ms': option.integer('MS', "send each call's audio in frames of MS ms (default 100: a fifth of the sends\nof one per message, audio at most 100 ms later; 20 for the lowest latency)", { min: 0 }),
   'when-full': option.choice('P', ['queue', 'reject'], 'queue (default) or reject calls beyond --max-calls', 'queue'),
   workers: option.integer('N', 'worker processes sharing the calls (default 1), the connections dealt out\nround-robin; --max-connections and --max-calls hold across them', { min: 1, fallback: 1 }),
-  'exit-after': option.integer('N', 'exit once N calls have ended (--demo: default 1)', { min: 1 }),
+  'exit-after': option.integer('N', 'once N calls have ended take no new call, and exit when those running end\n(--demo: default 1)', { min: 1 }),
+  ...SERVICE_OPTIONS,
+  ...LOG_FORMAT_OPTION,
   demo: option.flag('play a provider: stream the sample call (8 kHz mu-law) as a Twilio\n(or, with --preset telnyx, Telnyx) media stream into the bridge'),
   speed: option.number('X', 'demo pace, times real time (default 1)', { min: 0.01, fallback: 1 }),
   seconds: option.number('N', 'demo length (default: the whole call, 38.5 s)', { min: 0.02, fallback: 38.6 }),
@@ -65,7 +68,14 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   const token = values.token ?? io.env['SVC_BRIDGE_TOKEN'] ?? (demo && !twilioAuthToken ? randomBytes(18).toString('base64url') : undefined);
   if (token === undefined && twilioAuthToken === undefined) {
     if (!LOOPBACK.has(host)) throw new InputError('invalid_argument', `listening on ${host} needs --token (or SVC_BRIDGE_TOKEN) or --twilio-auth-token (or TWILIO_AUTH_TOKEN): anyone who can reach it could stream calls into your account`, { path: 'token' });
-    io.stderr.write('svc-stream: warning: no --token or --twilio-auth-token: anyone who can reach this port can stream calls into your account\n');
+    // Once per process family: the primary says it, its workers do not.
+    if (!inCallWorker()) io.stderr.write('svc-stream: warning: no --token or --twilio-auth-token: anyone who can reach this port can stream calls into your account\n');
+  }
+  // Before anything starts (no emulator, no worker): the ports free, the flags' packages there.
+  if (!inCallWorker()) {
+    await checkTcpPort('port', host, port);
+    await checkTcpPort('metrics-port', values['metrics-host'], values['metrics-port']);
+    await checkFleetPackages({ redis: values.redis, publish: values.publish }, io.env);
   }
   const publicUrl = values['public-url'];
   const authenticate: MediaStreamAuth = {
@@ -91,10 +101,12 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   }, embedded);
   if (!json && onWorkers && !inCallWorker() && embedded !== undefined) out(sourceNote(embedded, scenarioPath));
 
-  const calls = (fail: (err: unknown) => void, worker?: CallWorker) =>
+  const calls = (ctx: CallContext) =>
     analyzeCalls(
       mediaStreamServer({
-        ...(worker ? { worker } : {}),
+        ...(ctx.worker ? { worker: ctx.worker } : {}),
+        lifecycle: ctx.lifecycle,
+        ...(ctx.onRequest ? { onRequest: ctx.onRequest } : {}),
         host,
         port,
         ...(values.path !== undefined ? { path: values.path } : {}),
@@ -105,7 +117,8 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
         onRefused: (reason, req) => io.stderr.write(`svc-stream: refused a connection from ${req.socket.remoteAddress ?? '?'}: ${reason}\n`),
         onMalformed: (reason) => io.stderr.write(`svc-stream: malformed message: ${reason}\n`),
         ...limits,
-        onWarning: (w) => io.stderr.write(`svc-stream: ${w.message.replace('Raise maxConnections', 'Raise --max-connections')}\n`),
+        // Once per process family: a worker hands it to the primary.
+        onWarning: (w) => ctx.warn(w.code, w.message.replace('Raise maxConnections', 'Raise --max-connections')),
         onListening: (a) => {
           const path = values.path ?? '/';
           io.stderr.write(`svc-stream: media streams on ws://${a.address}:${a.port}${path}\n`);
@@ -119,7 +132,7 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
             signedUrl: publicUrl ?? `wss://127.0.0.1:${a.port}${path}`,
             speed,
             seconds,
-          }).catch(fail);
+          }).catch(ctx.fail);
         },
       }),
       {
@@ -131,7 +144,8 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
         callStats,
         limiter: fleet.limiter,
         publish: published.publisher,
-        ...(worker ? { worker } : {}),
+        lifecycle: ctx.lifecycle,
+        ...(ctx.worker ? { worker: ctx.worker } : {}),
         webSocketFactory: source.webSocketFactory,
       },
     );
@@ -155,16 +169,31 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   };
 
   try {
-    if (onWorkers) {
-      return await showCallsOnWorkers(
-        io,
-        { workers: values.workers, exitAfter, json, endpoint, summary: (s) => workersSummary(s, 'mediaStreamServer', ['connections', 'messages', 'malformed', 'overCapacity']) },
-        (worker) => calls(() => undefined, worker),
-        view,
-      );
-    }
-    return await showCalls(io, exitAfter, (fail) => calls(fail), view);
+    return await serveCalls(
+      io,
+      {
+        command: 'media-stream',
+        workers: values.workers,
+        exitAfter,
+        drainTimeoutMs: values['drain-timeout'],
+        json,
+        endpoint,
+        metricsPort: values['metrics-port'],
+        metricsHost: values['metrics-host'],
+        ownHttpPort: true,
+        callStats,
+        sourceStats: serverStats,
+        sourceName: 'mediaStreamServer',
+        sourceSummary: (s) => ['connections', 'messages', 'malformed', 'overCapacity', 'refusedDraining'].map((k) => `${k} ${s?.[k] ?? 0}`).join(', '),
+      },
+      calls,
+      view,
+    );
   } catch (err) {
+    // The port was taken since the check: the flag and the port.
+    const cause = (err as { cause?: NodeJS.ErrnoException }).cause;
+    if (cause?.code === 'EADDRINUSE') throw portError('port', port, cause, host);
+    if ((err as { code?: string }).code === 'port_in_use' || (err as { code?: string }).code === 'invalid_argument') throw err;
     printError(io, err);
     return 1;
   } finally {
@@ -183,6 +212,8 @@ Streaming): point the provider's stream URL at it, and each call is analysed liv
 session, one line per result prefixed with the call's id (or NDJSON with --json).`,
   options: OPTIONS,
   footer: `Environment: SVC_API_KEY, SVC_BASE_URL, SVC_BRIDGE_TOKEN, TWILIO_AUTH_TOKEN.
-Exit status: 0 after --exit-after calls (or Ctrl-C); 1 when it cannot listen or the demo fails.`,
+Exit status: 0 when every call it took ended done (after --exit-after calls, or a signal: the
+first drains, a second ends the calls in flight); 1 when one did not (failed, ended shutdown,
+lost with a worker), or the demo failed; 2 for a usage mistake or a port in use.`,
   run,
 });
