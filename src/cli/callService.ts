@@ -4,11 +4,8 @@
 // line counting the calls by outcome and an exit status that says whether one was lost.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tap, type Observable, type Subscription } from 'rxjs';
-import { InputError } from '../errors.js';
-import { portError } from './portCheck.js';
-import { ServiceLifecycle } from '../service/lifecycle.js';
-import { createServiceRegistry, type ServiceRegistry } from '../service/metrics.js';
-import { opsAnswer, opsPath, opsRoute, startOpsServer, writeOpsAnswer, type OpsAnswer, type OpsPath, type OpsServer } from '../service/opsHttp.js';
+import type { CallServer, ServiceLifecycle } from '../service/lifecycle.js';
+import { opsAnswer, opsPath, writeOpsAnswer, type OpsAnswer, type OpsPath } from '../service/opsHttp.js';
 import type { AnalyzableCall, AnalyzeCallsStats, CallAnalysis } from '../telephony/analyzeCalls.js';
 import { workerHandle } from '../telephony/callWorker.js';
 import { ClusterMetrics } from '../telephony/clusterMetrics.js';
@@ -16,18 +13,13 @@ import { callWorkers, createCallWorkersStats, isCallWorker, type CallWorker, typ
 import { showCall, type CallViewOptions } from './callView.js';
 import type { CliIo } from './command.js';
 import type { ModelsEndpoint } from './endpoint.js';
-import { exitWithParent } from './exitWithParent.js';
-import { option } from './options.js';
+import { DRAIN_OPTION, METRICS_OPTIONS, startCommandService } from './service.js';
 
 /** The command's own script, which each worker runs again with the same arguments. */
 const BIN = new URL('../../bin/svc-stream.js', import.meta.url).pathname;
 
-/** The flags every call service takes: the drain, the operator's port, the exit. */
-export const SERVICE_OPTIONS = {
-  'drain-timeout': option.integer('MS', 'on SIGTERM (or a first Ctrl-C) stop taking calls and let those in flight end;\nafter MS (default 30000) end them `shutdown`; a second signal ends them at once', { min: 0, fallback: 30_000 }),
-  'metrics-port': option.integer('N', '/metrics, /healthz and /readyz on a port of their own (0: a free one, printed)', { min: 0, max: 65535 }),
-  'metrics-host': option.text('H', 'interface of --metrics-port (default 127.0.0.1)', '127.0.0.1'),
-} as const;
+/** The flags every call service takes: the drain, the operator's port. */
+export const SERVICE_OPTIONS = { ...DRAIN_OPTION, ...METRICS_OPTIONS } as const;
 
 /** What one process of the service is given to build its calls. */
 export interface CallContext {
@@ -63,6 +55,8 @@ export interface CallServiceOptions {
   readonly sourceName: string;
   /** In one process: the source's counters. */
   readonly sourceStats: object;
+  /** What the service cannot take calls without (a Redis): attached to the life cycle, unready while down. Closed at the end. */
+  readonly dependencies?: readonly (CallServer & { close(): Promise<void> })[] | undefined;
 }
 
 /** Whether this process is one of the workers a `--workers` command started. */
@@ -80,49 +74,17 @@ export async function serveCalls<C extends AnalyzableCall>(
 ): Promise<number> {
   if (isCallWorker()) return workerProcess(io, calls, view);
   const err = (line: string): void => void io.stderr.write(`svc-stream: ${line}\n`);
-  const lifecycle = new ServiceLifecycle({ drainTimeoutMs: options.drainTimeoutMs });
   const cluster = options.workers > 1 ? new ClusterMetrics() : undefined;
-  // /metrics needs prom-client (an optional dependency): asked for by flag, it must be there;
-  // on the command's own port, /metrics says what to install and the rest goes on.
-  let registry: ServiceRegistry | undefined;
-  let unavailable = '';
-  try {
-    registry = await createServiceRegistry(lifecycle);
-  } catch (e) {
-    if (options.metricsPort !== undefined) throw new InputError('invalid_argument', `--metrics-port: ${(e as Error).message}`, { path: 'metrics-port', cause: e });
-    unavailable = (e as Error).message;
-  }
-  const answer = (path: OpsPath): Promise<OpsAnswer> =>
-    opsAnswer(path, {
-      readiness: () => lifecycle.readiness,
-      metrics: async () => (registry ? { contentType: registry.contentType, text: await registry.text(cluster ? await cluster.collect() : []) } : { unavailable }),
-    });
-  let opsServer: OpsServer | undefined;
-  if (options.metricsPort !== undefined) {
-    opsServer = await startOpsServer(options.metricsHost, options.metricsPort, answer).catch((e: NodeJS.ErrnoException) => {
-      throw portError('metrics-port', options.metricsPort!, e);
-    });
-    err(`metrics on http://${options.metricsHost}:${opsServer.port}/metrics (/healthz, /readyz)`);
-  }
-  const onRequest = opsServer === undefined && options.ownHttpPort ? opsRoute(answer) : undefined;
-
-  // What moves the life cycle: the signals, the parent going away, --exit-after.
-  const parent = exitWithParent({ ...io, signal: undefined });
-  const onSignal = (): void => {
-    if (lifecycle.state.status === 'ready' || lifecycle.state.status === 'starting') err(`draining: no new calls; the calls in flight end within ${options.drainTimeoutMs} ms (a second signal ends them now)`);
-    lifecycle.drain('signal');
-  };
-  const onForce = (): void => {
-    err('ending the calls in flight now (second signal)');
-    lifecycle.force('signal');
-  };
-  const onParentGone = (): void => {
-    err(`${String(parent.signal.reason)}: draining`);
-    lifecycle.drain('parent-exited');
-  };
-  io.signal?.addEventListener('abort', onSignal, { once: true });
-  io.forceSignal?.addEventListener('abort', onForce, { once: true });
-  parent.signal.addEventListener('abort', onParentGone, { once: true });
+  const service = await startCommandService(io, {
+    drainTimeoutMs: options.drainTimeoutMs,
+    metricsPort: options.metricsPort,
+    metricsHost: options.metricsHost,
+    ownHttpPort: options.ownHttpPort,
+    dependencies: options.dependencies,
+    ...(cluster ? { workers: () => cluster.collect() } : {}),
+    drainLine: `draining: no new calls; the calls in flight end within ${options.drainTimeoutMs} ms (a second signal ends them now)`,
+  });
+  const { lifecycle, onRequest, answer } = service;
   let ended = 0;
   const callEnded = (): void => {
     ended++;
@@ -152,17 +114,12 @@ export async function serveCalls<C extends AnalyzableCall>(
     } else {
       sub = primary(io, options, lifecycle, cluster, workersStats, answer, callEnded, warn, calls, view).subscribe({ error: fail, complete: () => resolve() });
     }
-    if (io.signal?.aborted) onSignal();
   });
   try {
-    await Promise.race([lifecycle.whenStopped(), failed]);
+    await Promise.race([service.stopped, failed]);
   } finally {
     sub?.unsubscribe();
-    parent.dispose();
-    io.signal?.removeEventListener('abort', onSignal);
-    io.forceSignal?.removeEventListener('abort', onForce);
-    await opsServer?.close();
-    registry?.close();
+    await service.close();
   }
   if (failure !== undefined) throw failure;
   // The last line: the calls by outcome.

@@ -337,21 +337,31 @@ function primarySide(n: number, options: CallWorkersOptions): Observable<CallWor
       }, wait).unref();
     };
 
+    /** A worker that listens for the primary's messages: tell it what is full now, whether the service drains, and that its figures are wanted. */
+    const greet = (worker: Worker): void => {
+      for (const m of bounds.fullNow()) worker.send(m);
+      if (draining) worker.send({ t: 'svcw:drain', reason: 'primary' } satisfies PrimaryMessage);
+      options.metrics?.online(worker.id, worker);
+    };
+
     const start = (index: number, again: boolean): void => {
       const worker = cluster.fork({ ...options.env, [WORKER_ENV]: String(index), [WORKERS_ENV]: String(n) });
       slots.set(index, worker);
       calls.set(index, new Set());
+      let heard = false;
       worker.on('message', (m: unknown) => {
-        if (typeof (m as { t?: unknown })?.t === 'string' && (m as { t: string }).t.startsWith('svcw:')) onMessage(index, worker, m as WorkerMessage);
+        if (typeof (m as { t?: unknown })?.t !== 'string' || !(m as { t: string }).t.startsWith('svcw:')) return;
+        // Its first message says it listens for ours: only now can it be told anything.
+        if (!heard) {
+          heard = true;
+          greet(worker);
+        }
+        onMessage(index, worker, m as WorkerMessage);
       });
       worker.once('online', () => {
         alive.add(index);
         totals.started(worker.id);
-        options.metrics?.online(worker.id, worker);
         stats.workers = alive.size;
-        // Tell the newcomer what is full now, and whether the service drains already.
-        for (const m of bounds.fullNow()) worker.send(m);
-        if (draining) worker.send({ t: 'svcw:drain', reason: 'primary' } satisfies PrimaryMessage);
         subscriber.next({ type: 'worker-started', index, pid: worker.process.pid!, restart: again });
         // A worker that stays up a minute is healthy again.
         setTimeout(() => {

@@ -10,6 +10,7 @@ import type { CallAnalysis } from '../../telephony/analyzeCalls.js';
 import { LOG_FORMAT_OPTION } from '../log.js';
 import { checkTcpPort, portError } from '../portCheck.js';
 import { checkFleetPackages } from '../optionalFlags.js';
+import { watchRedis } from '../redisHealth.js';
 import type { MediaStreamCall } from '../../telephony/mediaStreamServer.js';
 import { defineCommand, printError, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
@@ -88,6 +89,9 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
 
   const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
   const fleet = await fleetLimits(values.redis, io.env);
+  // The shared limits' Redis: /readyz is false while it does not answer (the primary watches it).
+  const redisUrl = values.redis ?? io.env['SVC_REDIS_URL'];
+  const dependencies = redisUrl && !inCallWorker() ? [await watchRedis(redisUrl, '--redis')] : [];
   const published = await commandPublisher(values.publish, io);
   const serverStats = createMediaStreamServerStats();
   const callStats = createAnalyzeCallsStats();
@@ -183,6 +187,7 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
         ownHttpPort: true,
         callStats,
         sourceStats: serverStats,
+        dependencies,
         sourceName: 'mediaStreamServer',
         sourceSummary: (s) => ['connections', 'messages', 'malformed', 'overCapacity', 'refusedDraining'].map((k) => `${k} ${s?.[k] ?? 0}`).join(', '),
       },

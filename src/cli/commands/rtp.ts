@@ -17,6 +17,7 @@ import { embeddedSource, sourceNote, watchSource } from '../resultSource.js';
 import { LOG_FORMAT_OPTION } from '../log.js';
 import { checkTcpPort, checkUdpPorts, portError } from '../portCheck.js';
 import { checkFleetPackages } from '../optionalFlags.js';
+import { watchRedis } from '../redisHealth.js';
 
 const OPTIONS = {
   port: option.integer('N', 'UDP port (default 5004; 0 picks a free one, printed on stderr)', { min: 0, max: 65535, fallback: 5004 }),
@@ -62,6 +63,9 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
 
   const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
   const fleet = await fleetLimits(values.redis, io.env);
+  // The shared limits' Redis: /readyz is false while it does not answer (the primary watches it).
+  const redisUrl = values.redis ?? io.env['SVC_REDIS_URL'];
+  const dependencies = redisUrl && !inCallWorker() ? [await watchRedis(redisUrl, '--redis')] : [];
   const published = await commandPublisher(values.publish, io);
   const sourceStats = createRtpSourceStats();
   const callStats = createAnalyzeCallsStats();
@@ -141,6 +145,7 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
         ownHttpPort: false,
         callStats,
         sourceStats,
+        dependencies,
         sourceName: 'rtpSource',
         sourceSummary: (s) => ['datagrams', 'legs', 'refusedLegs', 'refusedDraining', 'malformed'].map((k) => `${k} ${s?.[k] ?? 0}`).join(', '),
       },
