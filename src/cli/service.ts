@@ -40,6 +40,8 @@ export interface CommandServiceOptions {
   readonly workers?: (() => Promise<MetricsJson[]>) | undefined;
   /** Said when the first signal drains (default: that nothing new is taken). */
   readonly drainLine?: string | undefined;
+  /** Follow the signals and the parent (default true; false for a command that watches them itself). */
+  readonly watch?: boolean | undefined;
 }
 
 /** A command's service: {@link startCommandService}. */
@@ -90,7 +92,8 @@ export async function startCommandService(io: CliIo, options: CommandServiceOpti
   const onRequest = opsServer === undefined && options.ownHttpPort ? opsRoute(answer) : undefined;
 
   // What moves the life cycle: the signals, and the parent going away (npx killed, a shell gone).
-  const parent = exitWithParent({ ...io, signal: undefined });
+  const watch = options.watch !== false;
+  const parent = exitWithParent({ ...io, signal: undefined }, watch ? {} : { watchParent: false });
   const onSignal = (): void => {
     const s = lifecycle.state.status;
     if ((s === 'ready' || s === 'starting') && drainTimeoutMs > 0) err(options.drainLine ?? `draining: nothing new is taken; what is in flight ends within ${drainTimeoutMs} ms (a second signal ends it now)`);
@@ -104,10 +107,12 @@ export async function startCommandService(io: CliIo, options: CommandServiceOpti
     err(`${String(parent.signal.reason)}: draining`);
     lifecycle.drain('parent-exited');
   };
-  io.signal?.addEventListener('abort', onSignal, { once: true });
-  io.forceSignal?.addEventListener('abort', onForce, { once: true });
-  parent.signal.addEventListener('abort', onParentGone, { once: true });
-  if (io.signal?.aborted) queueMicrotask(onSignal);
+  if (watch) {
+    io.signal?.addEventListener('abort', onSignal, { once: true });
+    io.forceSignal?.addEventListener('abort', onForce, { once: true });
+    parent.signal.addEventListener('abort', onParentGone, { once: true });
+    if (io.signal?.aborted) queueMicrotask(onSignal);
+  }
   return {
     lifecycle,
     onRequest,

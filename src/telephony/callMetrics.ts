@@ -4,6 +4,7 @@
 import type { ServerEventType } from '../schema/events.js';
 import { callEndChannel } from '../service/channels.js';
 import type { MetricSample, ServiceMetric } from '../service/metric.js';
+import type { CallServer } from '../service/lifecycle.js';
 import type { SessionStats } from '../session/stats.js';
 import type { AnalyzeCallsStats, CallOutcome } from './analyzeCalls.js';
 
@@ -61,7 +62,6 @@ export class CallTally {
   metrics(): readonly ServiceMetric[] {
     const s = this.stats;
     const one = (value: number): readonly MetricSample[] => [{ value }];
-    const session = (k: SessionFigure, scale = 1) => () => one(this.sessionTotals()[k] * scale);
     return [
       { name: 'svc_stream_calls_started_total', help: 'Calls accepted (each call, or track, analysed in its own session).', type: 'counter', samples: () => one(s.calls) },
       { name: 'svc_stream_calls_active', help: 'Calls whose session runs now.', type: 'gauge', samples: () => one(s.running) },
@@ -77,11 +77,7 @@ export class CallTally {
             return { labels: { outcome, code }, value };
           }),
       },
-      { name: 'svc_stream_session_frames_sent_total', help: 'Binary audio frames sent to the service, over every call.', type: 'counter', samples: session('framesSent') },
-      { name: 'svc_stream_session_audio_sent_bytes_total', help: 'Audio bytes flushed to the service (bytes sent again after a reconnect included).', type: 'counter', samples: session('bytesSent') },
-      { name: 'svc_stream_session_audio_dropped_bytes_total', help: 'Audio bytes read and never sent (cut by the replay and outage bounds, or left when a call failed).', type: 'counter', samples: session('bytesDropped') },
-      { name: 'svc_stream_session_reconnects_total', help: 'Sessions opened again after a retryable failure.', type: 'counter', samples: session('reconnects') },
-      { name: 'svc_stream_session_reconnecting_seconds_total', help: "Time spent reconnecting, as each session's stats count it.", type: 'counter', samples: session('reconnectingMs', 1 / 1000) },
+      ...sessionFamilies(() => this.sessionTotals()),
       {
         name: 'svc_stream_session_events_total',
         help: 'Server events received, by type.',
@@ -91,6 +87,23 @@ export class CallTally {
       },
     ];
   }
+}
+
+/** The families of sessions' counters (`read`: their totals now): frames and bytes sent, bytes dropped, reconnects and the time they took. */
+export function sessionFamilies(read: () => Readonly<Record<SessionFigure, number>>): ServiceMetric[] {
+  const family = (name: string, help: string, k: SessionFigure, scale = 1): ServiceMetric => ({ name, help, type: 'counter', samples: () => [{ value: read()[k] * scale }] });
+  return [
+    family('svc_stream_session_frames_sent_total', 'Binary audio frames sent to the service, over every session.', 'framesSent'),
+    family('svc_stream_session_audio_sent_bytes_total', 'Audio bytes flushed to the service (bytes sent again after a reconnect included).', 'bytesSent'),
+    family('svc_stream_session_audio_dropped_bytes_total', 'Audio bytes read and never sent (cut by the replay and outage bounds, or left when a session failed).', 'bytesDropped'),
+    family('svc_stream_session_reconnects_total', 'Sessions opened again after a retryable failure (the session stats\' `reconnects`).', 'reconnects'),
+    family('svc_stream_session_reconnecting_seconds_total', "Time spent reconnecting, as each session's stats count it (`reconnectingMs`).", 'reconnectingMs', 1 / 1000),
+  ];
+}
+
+/** One session (a command's own, not a call's) as a part of its service: its counters in the registry; nothing to drain. */
+export function sessionPart(stats: SessionStats): CallServer {
+  return { inFlight: 0, stopAccepting: () => undefined, endCalls: () => undefined, metrics: () => sessionFamilies(() => figuresOf(stats)) };
 }
 
 function figuresOf(s: SessionStats): Record<SessionFigure, number> {

@@ -11,6 +11,7 @@ import { LOG_FORMAT_OPTION } from '../log.js';
 import { checkTcpPort, portError } from '../portCheck.js';
 import { checkFleetPackages } from '../optionalFlags.js';
 import { watchRedis } from '../redisHealth.js';
+import { publisherPart } from '../publishMetrics.js';
 import type { MediaStreamCall } from '../../telephony/mediaStreamServer.js';
 import { defineCommand, printError, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
@@ -105,8 +106,10 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   }, embedded);
   if (!json && onWorkers && !inCallWorker() && embedded !== undefined) out(sourceNote(embedded, scenarioPath));
 
-  const calls = (ctx: CallContext) =>
-    analyzeCalls(
+  const calls = (ctx: CallContext) => {
+    // The publisher's figures are this process's (a worker's own publisher in its registry).
+    if (published.publisher) ctx.lifecycle.attach(publisherPart(published.publisher));
+    return analyzeCalls(
       mediaStreamServer({
         ...(ctx.worker ? { worker: ctx.worker } : {}),
         lifecycle: ctx.lifecycle,
@@ -153,6 +156,7 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
         webSocketFactory: source.webSocketFactory,
       },
     );
+  };
   const view = (call: CallAnalysis<MediaStreamCall>) => {
     const c = call.call;
     const channels = c.format.num_channels > 1 ? `/${c.format.num_channels}` : '';

@@ -18,6 +18,7 @@ import { LOG_FORMAT_OPTION } from '../log.js';
 import { checkTcpPort, checkUdpPorts, portError } from '../portCheck.js';
 import { checkFleetPackages } from '../optionalFlags.js';
 import { watchRedis } from '../redisHealth.js';
+import { publisherPart } from '../publishMetrics.js';
 
 const OPTIONS = {
   port: option.integer('N', 'UDP port (default 5004; 0 picks a free one, printed on stderr)', { min: 0, max: 65535, fallback: 5004 }),
@@ -80,8 +81,10 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   }, embedded);
   if (!json && onWorkers && !inCallWorker() && embedded !== undefined) out(sourceNote(embedded, values.scenario));
 
-  const calls = (ctx: CallContext) =>
-    analyzeCalls(
+  const calls = (ctx: CallContext) => {
+    // The publisher's figures are this process's (a worker's own publisher in its registry).
+    if (published.publisher) ctx.lifecycle.attach(publisherPart(published.publisher));
+    return analyzeCalls(
       rtpSource({
         ...(ctx.worker ? { worker: ctx.worker } : {}),
         ...(values['reuse-port'] ? { reusePort: true } : {}),
@@ -112,6 +115,7 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
         ...(ctx.worker ? { worker: ctx.worker } : {}),
       },
     );
+  };
   const view = (call: CallAnalysis<CallLeg>) => {
     const leg = call.call;
     const fmt = `${leg.codec.name}/${leg.codec.clockRate} as ${leg.format.audio_format}`;
