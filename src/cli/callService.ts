@@ -130,7 +130,7 @@ export async function serveCalls<C extends AnalyzableCall>(
   }
   const w = workersStats;
   err(
-    `${w.calls} call(s): ${w.done} done, ${w.failed} failed (${w.lost} lost with a worker), ${w.shutdown} shutdown, ${w.rejected} rejected; ${w.restarts} worker restart(s); ${options.sourceSummary(w.totals[options.sourceName])}`,
+    `${w.calls} call(s): ${w.done} done, ${w.failed} failed (${w.lost} lost with a worker), ${w.shutdown} shutdown, ${w.rejected} rejected; ${w.restarts} worker restart(s)${w.packetsLostWithWorker > 0 ? ` (${w.packetsLostWithWorker} packets lost with the workers)` : ''}; ${options.sourceSummary(w.totals[options.sourceName])}`,
   );
   return w.failed + w.shutdown > 0 ? 1 : 0;
 }

@@ -131,6 +131,8 @@ export class RtpLegs {
   private readonly pending = new Map<number, Buffer[]>();
   /** SSRCs whose place the primary granted, while their first datagrams are taken. */
   private readonly admitted = new Set<number>();
+  /** Legs started while their held datagrams are taken: their id and first sequence number, told to the primary after. */
+  private readonly marks = new Map<number, { readonly id: string; readonly firstSeq: number }>();
   private closed = false;
   /** False once the service drains: a new SSRC is refused (counted, told once); the legs running go on. */
   private accepting = true;
@@ -193,7 +195,7 @@ export class RtpLegs {
         this.ctx.warnRefused();
         return;
       }
-      leg = this.start(ssrc, codec!, rinfo);
+      leg = this.start(ssrc, codec!, rinfo, header.sequenceNumber);
     }
     const seq = leg.ext.extend(header.sequenceNumber);
     if (codec === leg.codec) {
@@ -213,7 +215,7 @@ export class RtpLegs {
     leg.stream.push({ seq, timestamp: header.timestamp, payload: undefined, samples: 0 });
   }
 
-  private start(ssrc: number, codec: RtpCodec, rinfo: dgram.RemoteInfo): Leg {
+  private start(ssrc: number, codec: RtpCodec, rinfo: dgram.RemoteInfo, firstSeq: number): Leg {
     const { settings, scheduler, frameMs, handle } = this.ctx;
     const stream: PlayoutStream = new PlayoutStream(codec, {
       scheduler,
@@ -239,8 +241,9 @@ export class RtpLegs {
     };
     this.legs.set(ssrc, leg);
     this.ctx.stats.legs++;
+    const id = `rtp-${ssrc.toString(16).padStart(8, '0')}`;
     this.ctx.emit({
-      id: `rtp-${ssrc.toString(16).padStart(8, '0')}`,
+      id,
       ssrc,
       payloadType: codec.payloadType,
       codec,
@@ -249,6 +252,7 @@ export class RtpLegs {
       stats: stream.stats,
       remote: { address: rinfo.address, port: rinfo.port },
     });
+    this.marks.set(ssrc, { id, firstSeq });
     return leg;
   }
 
@@ -284,6 +288,13 @@ export class RtpLegs {
       this.admitted.add(ssrc);
       for (const d of datagrams) this.take(d, rinfo, true);
       this.admitted.delete(ssrc);
+      // Where this leg's sequence numbers start and how far the counters already sent reach (every
+      // datagram held meanwhile was counted when it came): a leg that goes on after this worker
+      // dies tells the primary what fell between, by its numbers.
+      const mark = this.marks.get(ssrc);
+      const leg = this.legs.get(ssrc);
+      this.marks.delete(ssrc);
+      if (mark && leg) handle.markCall(mark.id, mark.firstSeq, () => (leg.ext.highestSeen ?? mark.firstSeq) & 0xffff);
     });
   }
 

@@ -35,14 +35,21 @@ export type WorkerMessage =
   | { readonly t: 'svcw:release'; readonly id: number }
   | { readonly t: 'svcw:call'; readonly id: string; readonly info: Readonly<Record<string, unknown>> }
   | { readonly t: 'svcw:call-end'; readonly id: string; readonly status: string; readonly error?: { readonly code: string; readonly message: string } | undefined }
-  | { readonly t: 'svcw:stats'; readonly name: string; readonly stats: Readonly<Record<string, number>> }
+  /**
+   * Every counter under its name (rtpSource, mediaStreamServer, analyzeCalls), and the highest
+   * sequence number of each numbered call as far as those counters count: one message, so a
+   * worker killed at any moment leaves a report whose parts agree.
+   */
+  | { readonly t: 'svcw:stats'; readonly stats: Readonly<Record<string, Readonly<Record<string, number>>>>; readonly seqs?: readonly (readonly [string, number])[] | undefined }
   | { readonly t: 'svcw:listening'; readonly port: number }
   /** The worker's registry (prom-client JSON): each second, at its end, and answering `svcw:metrics-req` `id`. */
   | { readonly t: 'svcw:metrics'; readonly id?: number | undefined; readonly json: MetricsJson }
   /** An operator's request that reached this worker (a shared port): the primary answers it. */
   | { readonly t: 'svcw:scrape'; readonly id: number; readonly path: OpsPath }
   /** A warning for the whole service, said once by the primary whichever worker saw it. */
-  | { readonly t: 'svcw:warn'; readonly code: string; readonly line: string };
+  | { readonly t: 'svcw:warn'; readonly code: string; readonly line: string }
+  /** Call `id`'s packets are numbered (RTP): its first sequence number (16 bits). */
+  | { readonly t: 'svcw:mark'; readonly id: string; readonly first: number; readonly seq: number };
 
 /** Messages from the primary. */
 export type PrimaryMessage =
@@ -96,6 +103,8 @@ export class WorkerHandle implements CallWorker {
   /** The worker's registry, made when the primary first wants metrics (prom-client loads only then). */
   private registry: Promise<ServiceRegistry | undefined> | undefined;
   private readonly scrapes = new Map<number, (answer: OpsAnswer) => void>();
+  /** The numbered calls open here: how far each has come (its highest sequence number now). */
+  private readonly marks = new Map<string, () => number>();
 
   constructor(
     readonly index: number,
@@ -163,6 +172,18 @@ export class WorkerHandle implements CallWorker {
       this.scrapes.set(id, resolve);
       this.send({ t: 'svcw:scrape', id, path });
     });
+  }
+
+  /**
+   * Call `id`'s packets carry sequence numbers (an RTP leg): tell the primary where they start,
+   * how far the counters it was last sent reach (`highest()` now: call it once every datagram
+   * counted so far is in the leg), and with each report how far they have come (16 bits). If this worker dies and
+   * the call goes on as a new leg on the restarted worker, the primary counts the numbers between
+   * as lost with the worker (`CallWorkersStats.packetsLostWithWorker`).
+   */
+  markCall(id: string, first: number, highest: () => number): void {
+    this.marks.set(id, highest);
+    this.send({ t: 'svcw:mark', id, first: first & 0xffff, seq: highest() & 0xffff });
   }
 
   /** A warning the primary says once for every worker (by `code`): one process family, one warning. */
@@ -247,6 +268,7 @@ export class WorkerHandle implements CallWorker {
   /** A call ended here, with its outcome. */
   callEnded(id: string, status: string, error?: unknown): void {
     if (!this.open.delete(id)) return;
+    this.marks.delete(id);
     // The counters first, so the primary's totals include this call when it hears of its end.
     this.flushStats();
     const e = error as { code?: unknown; message?: unknown } | undefined;
@@ -279,12 +301,17 @@ export class WorkerHandle implements CallWorker {
 
   /** Send every counter now (a call ended; the worker is stopping). */
   flushStats(): void {
+    const all: Record<string, Record<string, number>> = {};
     for (const [name, stats] of this.reported) {
       const numbers: Record<string, number> = {};
       for (const [k, v] of Object.entries(stats)) if (typeof v === 'number') numbers[k] = v;
-      this.send({ t: 'svcw:stats', name, stats: numbers });
+      all[name] = numbers;
     }
+    // Read in the same tick as the counters: what they count, these numbers reach.
+    const seqs = this.marks.size > 0 ? [...this.marks].map(([id, highest]) => [id, highest()] as const) : undefined;
+    this.send({ t: 'svcw:stats', stats: all, ...(seqs ? { seqs } : {}) });
   }
+
 
   /** Stop sending counters. */
   close(): void {

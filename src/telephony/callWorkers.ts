@@ -70,6 +70,15 @@ export interface CallWorkersStats {
   shutdown: number;
   rejected: number;
   /**
+   * Packets of calls that went on after their worker died (an RTP leg resumed on the restarted
+   * worker), told by their sequence numbers: those between the dead worker's last report and the
+   * new leg's first packet. The dead worker received some of them after its last report and the
+   * kernel dropped the rest while no worker listened; which of the two cannot be known. A call
+   * that does not go on leaves no number to tell its end by: its packets after the last report
+   * are not counted anywhere.
+   */
+  packetsLostWithWorker: number;
+  /**
    * The counters of each worker's sources and analyzeCalls, added up over the workers, by name:
    * `rtpSource` (RtpSourceStats), `mediaStreamServer` (MediaStreamServerStats), `analyzeCalls`
    * (AnalyzeCallsStats). Counts add up over every worker that ever ran; what is a level
@@ -80,7 +89,7 @@ export interface CallWorkersStats {
 
 /** Fresh {@link CallWorkersStats}, every counter at zero. */
 export function createCallWorkersStats(): CallWorkersStats {
-  return { workers: 0, restarts: 0, calls: 0, ended: 0, lost: 0, done: 0, failed: 0, shutdown: 0, rejected: 0, totals: {} };
+  return { workers: 0, restarts: 0, calls: 0, ended: 0, lost: 0, done: 0, failed: 0, shutdown: 0, rejected: 0, packetsLostWithWorker: 0, totals: {} };
 }
 
 /** What the cluster says, in the primary. */
@@ -196,6 +205,10 @@ function primarySide(n: number, options: CallWorkersOptions): Observable<CallWor
     let draining = false;
     /** Warning codes a worker said already. */
     const warned = new Set<string>();
+    /** Each worker's numbered calls: how far each had come at the worker's last report (16-bit sequence numbers). */
+    const marks = new Map<number, Map<string, number>>();
+    /** Numbered calls of dead workers, by id: the last number reported, until the call goes on as a new leg (bounded). */
+    const gone = new Map<string, number>();
     const backoff = new Map<number, number>();
     /** Ended calls by outcome and code (`outcome\0code`): the primary hears of every end, a dead worker's included. */
     const endings = new Map<string, number>();
@@ -236,6 +249,13 @@ function primarySide(n: number, options: CallWorkersOptions): Observable<CallWor
       metrics: () => [
         { name: 'svc_stream_workers', help: 'Worker processes running now.', type: 'gauge', samples: () => [{ value: stats.workers }] },
         { name: 'svc_stream_worker_restarts_total', help: 'Workers restarted after an exit.', type: 'counter', samples: () => [{ value: stats.restarts }] },
+        {
+          name: 'svc_stream_packets_lost_with_worker_total',
+          help: 'Packets of calls that went on after their worker died, between its last report and the new leg (received unreported, or dropped while no worker listened).',
+          type: 'counter',
+          labels: ['source'],
+          samples: () => [{ labels: { source: 'rtp' }, value: stats.packetsLostWithWorker }],
+        },
         { name: 'svc_stream_calls_started_total', help: 'Calls accepted (each call, or track, analysed in its own session).', type: 'counter', samples: () => [{ value: stats.calls }] },
         {
           name: 'svc_stream_calls_ended_total',
@@ -252,6 +272,9 @@ function primarySide(n: number, options: CallWorkersOptions): Observable<CallWor
     });
 
     const onMessage = (index: number, worker: Worker, m: WorkerMessage): void => {
+      // A message still in the pipe when its worker's exit was handled: its last report is the
+      // one that came before (counters and sequence numbers stay one moment's), and its calls are ended.
+      if (slots.get(index) !== worker) return;
       switch (m.t) {
         case 'svcw:take':
           return bounds.take(index, worker, m.bound, m.limit, m.id);
@@ -269,20 +292,39 @@ function primarySide(n: number, options: CallWorkersOptions): Observable<CallWor
           subscriber.next({ type: 'call', index, id: m.id, info: m.info });
           return;
         case 'svcw:call-end':
+          marks.get(index)?.delete(m.id);
           if (!calls.get(index)?.delete(m.id)) return;
           stats.ended++;
           ended(m.status, m.error);
           subscriber.next({ type: 'call-ended', index, id: m.id, status: m.status, ...(m.error ? { error: m.error } : {}) });
           attached?.changed();
           return;
-        case 'svcw:stats':
-          return totals.report(worker.id, m.name, m.stats);
+        case 'svcw:stats': {
+          totals.reportAll(worker.id, m.stats);
+          if (m.seqs) {
+            const mine = marksOf(index);
+            for (const [id, seq] of m.seqs) if (mine.has(id)) mine.set(id, seq);
+          }
+          return;
+        }
         case 'svcw:listening':
           listened.add(index);
           subscriber.next({ type: 'listening', index, port: m.port });
           return;
         case 'svcw:metrics':
           return options.metrics?.report(worker.id, m.json, m.id);
+        case 'svcw:mark': {
+          const before = gone.get(m.id);
+          gone.delete(m.id);
+          // The call goes on after its worker died: what fell between is lost with the worker.
+          if (before !== undefined) {
+            const gap = (m.first - before - 1) & 0xffff;
+            if (gap < 0x8000) stats.packetsLostWithWorker += gap;
+          }
+          // As far as the counters sent before (with the call's start) count.
+          marksOf(index).set(m.id, m.seq);
+          return;
+        }
         case 'svcw:warn':
           if (warned.has(m.code)) return;
           warned.add(m.code);
@@ -309,6 +351,12 @@ function primarySide(n: number, options: CallWorkersOptions): Observable<CallWor
       options.metrics?.exited(worker.id);
       const lost = [...(calls.get(index) ?? [])];
       calls.delete(index);
+      // Where its numbered calls were at its last report: a call that goes on elsewhere tells the rest.
+      for (const [id, seq] of marks.get(index) ?? []) {
+        gone.set(id, seq);
+        if (gone.size > 10_000) gone.delete(gone.keys().next().value!);
+      }
+      marks.delete(index);
       // A worker that never came up (a port taken, a bad option) would fail again: the cluster fails instead.
       if (!listened.has(index) && !stopping) {
         stopping = true;
@@ -335,6 +383,12 @@ function primarySide(n: number, options: CallWorkersOptions): Observable<CallWor
       setTimeout(() => {
         if (!stopping) start(index, true);
       }, wait).unref();
+    };
+
+    const marksOf = (index: number): Map<string, number> => {
+      let m = marks.get(index);
+      if (!m) marks.set(index, (m = new Map()));
+      return m;
     };
 
     /** A worker that listens for the primary's messages: tell it what is full now, whether the service drains, and that its figures are wanted. */
@@ -368,7 +422,16 @@ function primarySide(n: number, options: CallWorkersOptions): Observable<CallWor
           if (slots.get(index) === worker) backoff.delete(index);
         }, 60_000).unref();
       });
-      worker.once('exit', (code, signal) => onExit(index, worker, code, signal));
+      // Its exit is handled once every message it sent before dying is read (the IPC channel
+      // closed), so its last report is whole: the counters and sequence numbers of one moment.
+      worker.once('exit', (code, signal) => {
+        if (!worker.isConnected()) return onExit(index, worker, code, signal);
+        const t = setTimeout(() => onExit(index, worker, code, signal), 5_000);
+        worker.once('disconnect', () => {
+          clearTimeout(t);
+          onExit(index, worker, code, signal);
+        });
+      });
     };
     const stop = (): void => {
       for (const w of slots.values()) {
