@@ -3,7 +3,6 @@
 // registry; and the operator's endpoints (/healthz, /readyz, /metrics) on its own port or on
 // --metrics-port.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { InputError } from '../errors.js';
 import { ServiceLifecycle, type CallServer } from '../service/lifecycle.js';
 import type { ServiceMetric } from '../service/metric.js';
 import { createServiceRegistry, type MetricsJson, type ServiceRegistry } from '../service/metrics.js';
@@ -74,7 +73,8 @@ export async function startCommandService(io: CliIo, options: CommandServiceOpti
   try {
     registry = await createServiceRegistry(lifecycle, { extra: options.extra });
   } catch (e) {
-    if (options.metricsPort !== undefined) throw new InputError('invalid_argument', `--metrics-port: ${(e as Error).message}`, { path: 'metrics-port', cause: e });
+    // Asked for by flag, it must be there (the commands check it before they start anything).
+    if (options.metricsPort !== undefined) throw e;
     unavailable = (e as Error).message;
   }
   const answer = (path: OpsPath): Promise<OpsAnswer> =>

@@ -43,8 +43,8 @@ type PromClient = typeof import('prom-client');
 type Family = import('prom-client').Counter<string> | import('prom-client').Gauge<string>;
 
 /** prom-client, or `missing_dependency` with the install line. */
-export function loadPromClient(): Promise<PromClient> {
-  return importOptional('prom-client', 'metrics (/metrics, --metrics-port)', ['prom-client'], async () => {
+export function loadPromClient(feature = 'metrics (/metrics)'): Promise<PromClient> {
+  return importOptional('prom-client', feature, ['prom-client'], async () => {
     const mod = (await import('prom-client')) as PromClient & { default?: PromClient };
     return mod.default ?? mod;
   });

@@ -13,7 +13,7 @@ import { conversationSession } from '../../session/conversation.js';
 import { createSessionStats } from '../../session/stats.js';
 import { defineCommand, type CliIo, type Command } from '../command.js';
 import { LOG_FORMAT_OPTION } from '../log.js';
-import { checkFleetPackages } from '../optionalFlags.js';
+import { checkFleetPackages, checkMetricsPackage } from '../optionalFlags.js';
 import { checkTcpPort } from '../portCheck.js';
 import { publisherPart } from '../publishMetrics.js';
 import { watchRedis } from '../redisHealth.js';
@@ -53,6 +53,7 @@ async function runFleet(from: string, values: OptionValues<typeof OPTIONS>, io: 
   if (values['exit-when-done'] || values['start-now']) throw new InputError('invalid_argument', '--from shows the fleet until Ctrl-C: --exit-when-done and --start-now are for one FILE', { path: 'from' });
   await checkTcpPort('port', '127.0.0.1', values.port);
   await checkTcpPort('metrics-port', values['metrics-host'], values['metrics-port']);
+  await checkMetricsPackage(values['metrics-port']);
   await checkFleetPackages({ from }, io.env);
   const service = await startCommandService(io, { drainTimeoutMs: 0, metricsPort: values['metrics-port'], metricsHost: values['metrics-host'], ownHttpPort: true, dependencies: [await watchRedis(from, '--from')] });
   const { startFleetDashboard } = await import('../../dashboard/fleetServer.js');
@@ -87,6 +88,7 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
   await checkAudioInput(file, values, streamTranscodes(file, values, true));
   await checkTcpPort('port', '127.0.0.1', values.port);
   await checkTcpPort('metrics-port', values['metrics-host'], values['metrics-port']);
+  await checkMetricsPackage(values['metrics-port']);
   await checkFleetPackages({ redis: values.redis, publish: values.publish }, io.env);
   const { port, speed } = values;
   const config = values.config ?? (positionals[0] === undefined ? readConfig(packagedSample('call.config.json')) : undefined) ?? 'default';

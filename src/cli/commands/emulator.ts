@@ -11,6 +11,7 @@ import { checkInputFile, scenarioOption } from '../sharedOptions.js';
 import { exitWithParent } from '../exitWithParent.js';
 import { LOG_FORMAT_OPTION } from '../log.js';
 import { checkTcpPort } from '../portCheck.js';
+import { checkMetricsPackage } from '../optionalFlags.js';
 import { METRICS_OPTIONS, startCommandService } from '../service.js';
 import { OPS_PATHS } from '../../service/opsHttp.js';
 
@@ -53,6 +54,7 @@ async function run({ values, rest }: { readonly values: OptionValues<typeof OPTI
   // Before anything starts: the ports free.
   await checkTcpPort('port', values.host ?? '127.0.0.1', values.port);
   await checkTcpPort('metrics-port', values['metrics-host'], values['metrics-port']);
+  await checkMetricsPackage(values['metrics-port']);
   // Its figures and the operator's endpoints (on its own port, or --metrics-port); it watches its signals and parent itself.
   let running: Awaited<ReturnType<typeof startEmulator>> | undefined;
   const service = await startCommandService(io, {

@@ -9,7 +9,7 @@ import { inCallWorker, serveCalls, SERVICE_OPTIONS, type CallContext } from '../
 import type { CallAnalysis } from '../../telephony/analyzeCalls.js';
 import { LOG_FORMAT_OPTION } from '../log.js';
 import { checkTcpPort, portError } from '../portCheck.js';
-import { checkFleetPackages } from '../optionalFlags.js';
+import { checkFleetPackages, checkMetricsPackage } from '../optionalFlags.js';
 import { watchRedis } from '../redisHealth.js';
 import { publisherPart } from '../publishMetrics.js';
 import type { MediaStreamCall } from '../../telephony/mediaStreamServer.js';
@@ -70,14 +70,17 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   const token = values.token ?? io.env['SVC_BRIDGE_TOKEN'] ?? (demo && !twilioAuthToken ? randomBytes(18).toString('base64url') : undefined);
   if (token === undefined && twilioAuthToken === undefined) {
     if (!LOOPBACK.has(host)) throw new InputError('invalid_argument', `listening on ${host} needs --token (or SVC_BRIDGE_TOKEN) or --twilio-auth-token (or TWILIO_AUTH_TOKEN): anyone who can reach it could stream calls into your account`, { path: 'token' });
-    // Once per process family: the primary says it, its workers do not.
-    if (!inCallWorker()) io.stderr.write('svc-stream: warning: no --token or --twilio-auth-token: anyone who can reach this port can stream calls into your account\n');
   }
   // Before anything starts (no emulator, no worker): the ports free, the flags' packages there.
   if (!inCallWorker()) {
     await checkTcpPort('port', host, port);
     await checkTcpPort('metrics-port', values['metrics-host'], values['metrics-port']);
+    await checkMetricsPackage(values['metrics-port']);
     await checkFleetPackages({ redis: values.redis, publish: values.publish }, io.env);
+  }
+  // Once per process family: the primary says it, its workers do not.
+  if (token === undefined && twilioAuthToken === undefined && !inCallWorker()) {
+    io.stderr.write('svc-stream: warning: no --token or --twilio-auth-token: anyone who can reach this port can stream calls into your account\n');
   }
   const publicUrl = values['public-url'];
   const authenticate: MediaStreamAuth = {

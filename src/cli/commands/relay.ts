@@ -12,7 +12,7 @@ import { commandPublisher, fromOption, PUBLISH_OPTION } from '../publishFlag.js'
 import { conversationSession } from '../../session/conversation.js';
 import { defineCommand, type CliIo, type Command } from '../command.js';
 import { LOG_FORMAT_OPTION } from '../log.js';
-import { checkFleetPackages } from '../optionalFlags.js';
+import { checkFleetPackages, checkMetricsPackage } from '../optionalFlags.js';
 import { checkTcpPort } from '../portCheck.js';
 import { watchRedis } from '../redisHealth.js';
 import { DRAIN_OPTION, METRICS_OPTIONS, startCommandService } from '../service.js';
@@ -54,6 +54,7 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
   for (const file of positionals) await checkAudioInput(file, values, streamTranscodes(file, values, values.speed !== undefined));
   await checkTcpPort('port', values.host, values.port);
   await checkTcpPort('metrics-port', values['metrics-host'], values['metrics-port']);
+  await checkMetricsPackage(values['metrics-port']);
   await checkFleetPackages({ publish: values.publish, from }, io.env);
   const { port, speed, history } = values;
   const config = values.config ?? 'default';

@@ -16,7 +16,7 @@ import { inCallWorker, serveCalls, SERVICE_OPTIONS, type CallContext } from '../
 import { embeddedSource, sourceNote, watchSource } from '../resultSource.js';
 import { LOG_FORMAT_OPTION } from '../log.js';
 import { checkTcpPort, checkUdpPorts, portError } from '../portCheck.js';
-import { checkFleetPackages } from '../optionalFlags.js';
+import { checkFleetPackages, checkMetricsPackage } from '../optionalFlags.js';
 import { watchRedis } from '../redisHealth.js';
 import { publisherPart } from '../publishMetrics.js';
 
@@ -58,6 +58,7 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   if (!inCallWorker()) {
     await checkUdpPorts('port', values.host, port, values['reuse-port'] ? 1 : values.workers);
     await checkTcpPort('metrics-port', values['metrics-host'], values['metrics-port']);
+    await checkMetricsPackage(values['metrics-port']);
     await checkFleetPackages({ redis: values.redis, publish: values.publish }, io.env);
   }
   const scenario = values.scenario ? await loadScenario(values.scenario) : undefined;
