@@ -25,3 +25,35 @@ export interface ServiceMetric {
   readonly labels?: readonly string[] | undefined;
   samples(): readonly MetricSample[];
 }
+
+/** One process's figures as prom-client's `registry.getMetricsAsJSON()` gives them (what workers send their primary). */
+export type MetricsJson = readonly MetricFamilyJson[];
+
+/** One family of {@link MetricsJson}, as far as the primary reads it. */
+export interface MetricFamilyJson {
+  readonly name: string;
+  readonly type: string;
+  readonly help: string;
+  readonly aggregator: string;
+  readonly values: readonly { readonly value: number; readonly labels: Readonly<Record<string, string | number>> }[];
+}
+
+/** The registry of one process: {@link createServiceRegistry}. */
+export interface ServiceRegistry {
+  /** This process's figures now. */
+  json(): Promise<MetricsJson>;
+  /** Prometheus' text format: this process's figures summed with `others` (its workers'), family by family. */
+  text(others?: readonly MetricsJson[]): Promise<string>;
+  /** The content type of {@link ServiceRegistry.text}. */
+  readonly contentType: string;
+  /** Forget every family. */
+  close(): void;
+}
+
+/**
+ * What a dead worker's last report still counts for: its counters (what it did before it died
+ * stays done), not its gauges (a level of a process that is gone).
+ */
+export function countersOnly(json: MetricsJson): MetricsJson {
+  return json.filter((f) => f.type === 'counter');
+}

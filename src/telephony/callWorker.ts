@@ -4,7 +4,7 @@
 import { SessionError, SvcError } from '../errors.js';
 import type { ConcurrencyLimiter, LimiterLease } from '../limiter.js';
 import { ServiceLifecycle } from '../service/lifecycle.js';
-import type { MetricsJson, ServiceRegistry } from '../service/metrics.js';
+import type { MetricsJson, ServiceRegistry } from '../service/metric.js';
 import type { OpsAnswer, OpsPath } from '../service/opsHttp.js';
 
 /** The bounds the workers share, held by the primary. */

@@ -1,7 +1,7 @@
 // The primary's side of the workers' registries: each worker reports its figures (prom-client
 // JSON) each second and when asked; a scrape asks the live ones afresh and keeps what the dead
 // ones last reported (their counters), so a worker's figures survive it.
-import { countersOnly, type MetricsJson } from '../service/metrics.js';
+import { countersOnly, type MetricsJson } from '../service/metric.js';
 import type { Peer } from './PrimaryBounds.js';
 
 /** How long a scrape waits for a live worker's answer before it takes its last report, ms. */

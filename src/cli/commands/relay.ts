@@ -7,6 +7,7 @@ import { option, type OptionValues } from '../options.js';
 import { BASE_URL_OPTION, CONFIG_OPTION, loadScenario, scenarioOption } from '../sharedOptions.js';
 import { InputError } from '../../errors.js';
 import { createRelay } from '../../relay/server.js';
+import type { RelaySessionCounters } from '../../relay/relaySession.js';
 import { errorSummary, type RelayEnd } from '../../relay/protocol.js';
 import { commandPublisher, fromOption, PUBLISH_OPTION } from '../publishFlag.js';
 import { conversationSession } from '../../session/conversation.js';
@@ -171,7 +172,19 @@ function relayMetrics(relay: ReturnType<typeof createRelay>): ServiceMetric[] {
       ],
     },
     { name: 'svc_stream_relay_sessions', help: 'Sessions the relay serves now (live, or ended and kept).', type: 'gauge', samples: () => [{ value: relay.sessions().length }] },
+    // How far pages lag, as the relay knows it: a page that fell behind the history skips ahead (a gap), one whose socket stays full is cut off.
+    // Over the sessions held now (an ended session is forgotten after a while): levels, not counters.
+    { name: 'svc_stream_relay_page_gaps', help: 'Times a page lagged past the history kept and skipped ahead (a gap message), over the FILE sessions the relay holds now.', type: 'gauge', samples: () => [{ value: sum((c) => c.gaps) }] },
+    { name: 'svc_stream_relay_pages_dropped', help: 'Pages cut off because their socket stayed full (a page lagging for good), over the FILE sessions the relay holds now.', type: 'gauge', samples: () => [{ value: sum((c) => c.clientsDropped) }] },
   ];
+  function sum(read: (c: RelaySessionCounters) => number): number {
+    let n = 0;
+    for (const info of relay.sessions()) {
+      const counters = relay.session(info.id)?.counters;
+      if (counters) n += read(counters);
+    }
+    return n;
+  }
 }
 
 export const relayCommand: Command = defineCommand({
