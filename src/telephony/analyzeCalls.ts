@@ -21,6 +21,8 @@ export interface AnalyzableCall {
   readonly audio$: Observable<AudioChunk>;
   /** The audio's format, when `audio$` does not carry it. */
   readonly format?: AudioFormat | undefined;
+  /** Shown by pages where the session is published (`publish`): who is on the call. Default the id. */
+  readonly title?: string | undefined;
 }
 
 /** How long a call waits for a session slot by default before it is refused: {@link AnalyzeCallsOptions.maxQueueMs}. */

@@ -641,7 +641,7 @@ export class SipUserAgent {
     const stats = (streams: SipRtpStream[]) => ({
       streams: Object.fromEntries(streams.map((s) => {
         const i = d.streams.indexOf(s);
-        return [labelOf(i) ?? (i === 0 ? 'audio' : `audio${i + 1}`), Object.assign(s.stats, s.counters)];
+        return [labelOf(i) ?? (i === 0 ? 'audio' : `audio${i + 1}`), s.stats];
       })),
     });
     const make = (id: string, streams: SipRtpStream[], audio: CallAudio): SipCall => {

@@ -39,7 +39,8 @@ const header = createRtpHeader();
 /** One negotiated stream: its socket, its jitter buffer, the joins across SSRC changes and holds. */
 export class SipRtpStream {
   readonly playout: PlayoutStream;
-  readonly counters: SipStreamCounters = { datagrams: 0, malformed: 0, disallowedSource: 0, ssrcChanges: 0 };
+  /** The stream's counters, kept on the jitter buffer's own object (one live object per stream). */
+  readonly counters: StreamStats & SipStreamCounters;
   /** Scheduler time of the last datagram (or of the answer, before any). */
   lastArrival: number;
   /** The sender sends nothing now (hold, inactive): no RTP timeout. */
@@ -73,11 +74,12 @@ export class SipRtpStream {
       idleTimeoutMs: 0,
       ...(grouped && settings.frameMs > 0 ? { grouping: { frameMs: settings.frameMs, scheduler: settings.scheduler } } : {}),
     });
+    this.counters = Object.assign(this.playout.stats, { datagrams: 0, malformed: 0, disallowedSource: 0, ssrcChanges: 0 });
     socket.on('message', (msg: Buffer, rinfo: dgram.RemoteInfo) => this.take(msg, rinfo));
   }
 
-  get stats(): StreamStats {
-    return this.playout.stats;
+  get stats(): StreamStats & SipStreamCounters {
+    return this.counters;
   }
 
   /** The stream's audio as the session takes it (decoded by ffmpeg for G.722). */
