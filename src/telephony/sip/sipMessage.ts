@@ -176,10 +176,9 @@ export function parseSipMessage(bytes: Buffer, limits: SipLimits = DEFAULT_SIP_L
   const end = headEnd(bytes);
   if (end < 0) throw new SipParseError('bad_header', 'no blank line ends the head');
   const head = bytes.toString('utf8', 0, end - 4);
-  if (head.includes('\0')) throw new SipParseError('bad_header', 'a NUL byte in the head');
   const lines = head.split('\r\n');
   for (const l of lines) if (l.length > limits.maxLineLength) throw new SipParseError('line_too_long', `a line of ${l.length} bytes is over ${limits.maxLineLength}`);
-  const start = lines[0]!;
+  const startLine = readStartLine(lines[0]!);
   const headers = new SipHeaders();
   let current: [string, string] | undefined;
   const flush = (): void => {
@@ -206,27 +205,40 @@ export function parseSipMessage(bytes: Buffer, limits: SipLimits = DEFAULT_SIP_L
   flush();
 
   const common = readCommon(headers);
+  if (startLine.kind === 'response') {
+    const body = readBody(bytes, end, headers, stream);
+    return { ...startLine, headers, body, ...common };
+  }
+  const { method } = startLine;
+  // ACK and CANCEL carry their own method too (RFC 3261 §17.1.1.3, §9.1).
+  if (common.cseq.method !== method) throw new SipParseError('bad_cseq', `CSeq method ${common.cseq.method} is not the request's ${method}`);
+  const mf = headers.all('max-forwards');
+  if (mf.length > 1 || (mf[0] !== undefined && !(/^\d{1,10}$/.test(mf[0]) && Number(mf[0]) <= 255))) throw new SipParseError('bad_max_forwards', `bad Max-Forwards: ${clip(mf.join(', '))}`);
   const body = readBody(bytes, end, headers, stream);
+  return { ...startLine, headers, body, ...common };
+}
+
+type StartLine = { readonly kind: 'request'; readonly method: string; readonly uri: string } | { readonly kind: 'response'; readonly status: number; readonly reason: string };
+
+function readStartLine(start: string): StartLine {
   if (start.startsWith('SIP/')) {
     const m = /^SIP\/(\d+\.\d+) (\d{3}) (.*)$/.exec(start) ?? /^SIP\/(\d+\.\d+) (\d{3})$/.exec(start);
     if (!m) throw new SipParseError('bad_start_line', `bad status line: ${clip(start)}`);
     if (m[1] !== '2.0') throw new SipParseError('unsupported_version', `SIP/${m[1]} is not SIP/2.0`);
     const status = Number(m[2]);
     if (status < 100) throw new SipParseError('bad_start_line', `status ${status} is under 100`);
-    return { kind: 'response', status, reason: m[3] ?? '', headers, body, ...common };
+    return { kind: 'response', status, reason: m[3] ?? '' };
   }
   const parts = start.split(' ');
   if (parts.length !== 3) throw new SipParseError('bad_start_line', `a request line is three words apart by single spaces: ${clip(start)}`);
   const [method, uri, version] = parts as [string, string, string];
   if (!TOKEN.test(method)) throw new SipParseError('bad_start_line', `bad method: ${clip(method)}`);
   if (!/^[A-Za-z][A-Za-z0-9+.-]*:[^\s<>]+$/.test(uri)) throw new SipParseError('bad_start_line', `bad Request-URI: ${clip(uri)}`);
+  // A SIP Request-URI carries no headers (RFC 3261 §19.1.5): a `?` after the host part is refused.
+  if (/^sips?:/i.test(uri) && uri.slice(uri.lastIndexOf('@') + 1).includes('?')) throw new SipParseError('bad_start_line', `a Request-URI with headers: ${clip(uri)}`);
   if (!/^SIP\/\d+\.\d+$/.test(version)) throw new SipParseError('bad_start_line', `bad version: ${clip(version)}`);
   if (version !== 'SIP/2.0') throw new SipParseError('unsupported_version', `${version} is not SIP/2.0`);
-  // ACK and CANCEL carry their own method too (RFC 3261 §17.1.1.3, §9.1).
-  if (common.cseq.method !== method) throw new SipParseError('bad_cseq', `CSeq method ${common.cseq.method} is not the request's ${method}`);
-  const mf = headers.all('max-forwards');
-  if (mf.length > 1 || (mf[0] !== undefined && !(/^\d{1,3}$/.test(mf[0]) && Number(mf[0]) <= 255))) throw new SipParseError('bad_max_forwards', `bad Max-Forwards: ${clip(mf.join(', '))}`);
-  return { kind: 'request', method, uri, headers, body, ...common };
+  return { kind: 'request', method, uri };
 }
 
 function readCommon(headers: SipHeaders): Pick<SipMessageBase, 'callId' | 'cseq' | 'from' | 'to' | 'via'> {
@@ -244,7 +256,9 @@ function readCommon(headers: SipHeaders): Pick<SipMessageBase, 'callId' | 'cseq'
   const to = parseNameAddr(single('to'));
   const vias = headers.list('via');
   if (vias.length === 0) throw new SipParseError('missing_header', 'no Via header');
-  return { callId, cseq: { seq: Number(c[1]), method: c[2]! }, from, to, via: parseVia(vias[0]!) };
+  // Every Via is read (a bad one further down is a bad message, RFC 4475 §3.1.2.1), the topmost kept.
+  const parsed = vias.map(parseVia);
+  return { callId, cseq: { seq: Number(c[1]), method: c[2]! }, from, to, via: parsed[0]! };
 }
 
 function readBody(bytes: Buffer, headEndAt: number, headers: SipHeaders, stream: boolean): Buffer {
@@ -328,11 +342,13 @@ export function parseNameAddr(value: string): NameAddr {
   if (lt >= 0) {
     if (display === undefined) {
       const words = v.slice(0, lt).trim();
+      // An unquoted display name is tokens apart by white space (RFC 3261 §25.1): `Bell, Alexander` needs quotes.
+      if (words !== '' && !words.split(/\s+/).every((w) => TOKEN.test(w))) throw new SipParseError('bad_address', `an unquoted display name that is not tokens in ${clip(v)}`);
       display = words === '' ? undefined : words.replace(/\s+/g, ' ');
     } else if (v.slice(i, lt).trim() !== '') throw new SipParseError('bad_address', `text between the quoted name and < in ${clip(v)}`);
     const gt = v.indexOf('>', lt);
     if (gt < 0) throw new SipParseError('bad_address', `unbalanced < in ${clip(v)}`);
-    const uri = v.slice(lt + 1, gt).trim();
+    const uri = v.slice(lt + 1, gt);
     if (!/^[A-Za-z][A-Za-z0-9+.-]*:\S+$/.test(uri)) throw new SipParseError('bad_address', `bad URI in ${clip(v)}`);
     return { displayName: display, uri, params: parseParams(v.slice(gt + 1)) };
   }
