@@ -116,6 +116,8 @@ interface Dialog {
   streams: SipRtpStream[];
   /** Each stream's offer index, in `streams` order. */
   streamIndex: number[];
+  /** Each stream's direction in the first offer (a hold is measured against it). */
+  readonly initialDirections: readonly string[];
   audios: CallAudio[];
   metadata: BehaviorSubject<SipCallMetadata>;
   siprec: SiprecMetadata | undefined;
@@ -299,6 +301,7 @@ export class SipUserAgent {
   private newTx(req: SipRequest, peer: SipPeer): ServerTransaction {
     const tx: ServerTransaction = { key: this.txKey(req), request: req, peer, state: 'proceeding', last: undefined, timer: undefined, call: undefined };
     this.serverTx.set(tx.key, tx);
+    this.s.stats.transactions = this.serverTx.size;
     return tx;
   }
 
@@ -319,13 +322,13 @@ export class SipUserAgent {
     if (tx.request.method !== 'INVITE') {
       // Timer J: absorb retransmissions for 64·T1 over UDP.
       tx.state = 'completed';
-      tx.timer = sched.schedule(() => this.serverTx.delete(tx.key), reliable ? 0 : 64 * t1);
+      tx.timer = sched.schedule(() => this.forget(tx), reliable ? 0 : 64 * t1);
       return;
     }
     if (status < 300) {
       // RFC 6026's Accepted: the 2xx is the dialog's to retransmit; INVITE retransmissions get it again.
       tx.state = 'accepted';
-      tx.timer = sched.schedule(() => this.serverTx.delete(tx.key), 64 * t1);
+      tx.timer = sched.schedule(() => this.forget(tx), 64 * t1);
       return;
     }
     tx.state = 'completed';
@@ -336,13 +339,18 @@ export class SipUserAgent {
         if (tx.state !== 'completed') return;
         if (sched.now() >= deadline) {
           this.s.stats.ackTimeouts++;
-          this.serverTx.delete(tx.key);
+          this.forget(tx);
           return;
         }
         if (!reliable) this.transport.send(tx.peer, bytes);
         tx.timer = resend(Math.min(interval * 2, t2));
       }, Math.min(interval, Math.max(0, deadline - sched.now())));
     tx.timer = resend(reliable ? 64 * t1 : t1);
+  }
+
+  private forget(tx: ServerTransaction): void {
+    this.serverTx.delete(tx.key);
+    this.s.stats.transactions = this.serverTx.size;
   }
 
   /** A response in a transaction of its own that nothing else follows. */
@@ -355,7 +363,7 @@ export class SipUserAgent {
       // The ACK of a non-2xx final: Timer I, then gone.
       tx.state = 'confirmed';
       tx.timer?.unsubscribe();
-      tx.timer = this.s.scheduler.schedule(() => this.serverTx.delete(tx.key), tx.peer.transport === 'tcp' ? 0 : this.s.timers.t4);
+      tx.timer = this.s.scheduler.schedule(() => this.forget(tx), tx.peer.transport === 'tcp' ? 0 : this.s.timers.t4);
       return;
     }
     const d = this.dialogs.get(this.dialogKey(ack.callId, ack.to.params['tag']));
@@ -530,6 +538,7 @@ export class SipUserAgent {
       answerVersion: 1,
       streams,
       streamIndex: indexes,
+      initialDirections: indexes.map((index) => offer.audio.find((a) => a.index === index)!.direction),
       audios: [],
       metadata: new BehaviorSubject(this.metadataOf(req, offer, indexes, siprec, false)),
       siprec,
@@ -777,7 +786,11 @@ export class SipUserAgent {
         this.respond(tx, 488, [['Warning', `305 ${this.s.publicAddress} "the call's streams and codecs cannot change"`]]);
         return false;
       }
-      streams.forEach((o, i) => d.streams[i]!.setHeld(o!.direction === 'inactive' || o!.direction === 'recvonly', o!.payloadTypes));
+      // Held: nothing comes (inactive, or recvonly from the caller), or a two-way stream turned sendonly (RFC 3264 §8.4).
+      streams.forEach((o, i) => {
+        const first = d.initialDirections[i];
+        d.streams[i]!.setHeld(o!.direction === 'inactive' || o!.direction === 'recvonly' || (o!.direction === 'sendonly' && first === 'sendrecv'), o!.payloadTypes);
+      });
       held = d.streams.every((s) => s.held);
       d.offer = offer;
       d.answerVersion++;

@@ -42,6 +42,8 @@ export interface SipServerStats {
   answered: number;
   /** Calls now (answered or being answered, not ended): a level. */
   running: number;
+  /** Server transactions held now (each kept 32 s after its final response at most, RFC 3261's 64·T1): a level that a flood raises and time brings down. */
+  transactions: number;
   /** INVITEs refused because `maxCalls` calls were running (503 with Retry-After, or 486). */
   busy: number;
   /** INVITEs refused while draining (503 with Retry-After). */
@@ -101,6 +103,7 @@ export function createSipServerStats(): SipServerStats {
     invites: 0,
     answered: 0,
     running: 0,
+    transactions: 0,
     busy: 0,
     drainRefused: 0,
     notAcceptable: 0,
