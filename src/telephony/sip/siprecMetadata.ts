@@ -134,11 +134,11 @@ export function readXml(text: string, limits: XmlLimits = XML_LIMITS): XmlElemen
   const re = /<!--[\s\S]*?-->|<\?[\s\S]*?\?>|<!\[CDATA\[([\s\S]*?)\]\]>|<\/([A-Za-z_][\w.:-]*)\s*>|<([A-Za-z_][\w.:-]*)((?:\s+[A-Za-z_][\w.:-]*\s*=\s*(?:"[^"<]*"|'[^'<]*'))*)\s*(\/?)>|([^<]+)|(<)/g;
   let m: RegExpExecArray | null;
   while ((m = re.exec(text)) !== null) {
-    if (m[9] !== undefined) throw new SiprecError(`malformed XML near offset ${m.index}`);
+    if (m[7] !== undefined) throw new SiprecError(`malformed XML near offset ${m.index}`);
     const top = stack[stack.length - 1];
-    if (m[8] !== undefined) {
-      if (top) top.text += decodeText(m[8]);
-      else if (m[8].trim() !== '') throw new SiprecError('text outside the root element');
+    if (m[6] !== undefined) {
+      if (top) top.text += decodeText(m[6]);
+      else if (m[6].trim() !== '') throw new SiprecError('text outside the root element');
       continue;
     }
     if (m[1] !== undefined) {
