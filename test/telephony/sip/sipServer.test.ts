@@ -314,3 +314,65 @@ describe('sipServer: hostile input', () => {
     expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(64 * 1024 * 1024);
   });
 });
+
+describe('sipServer: media', () => {
+  it('G.722 when the offer has nothing else we take, decoded by ffmpeg to 16 kHz', async () => {
+    const { ffmpegRtp } = await import('../helpers.js');
+    const s = await start();
+    const peer = await s.peer();
+    const callP = s.nextCall();
+    const { rtpPort } = await call(peer, 'g1', sdpOffer({ payloads: '9 101', rtpmaps: ['a=rtpmap:9 G722/8000', 'a=rtpmap:101 telephone-event/8000'] }));
+    const c = await callP;
+    expect(c.codec.name).toBe('G722');
+    expect(c.format).toEqual({ audio_format: 's16le', sample_rate: 16000, num_channels: 1 });
+    const bytes = collectBytes(c.audio$, 20_000);
+    await ffmpegRtp(rtpPort, 1, ['-acodec', 'g722', '-ar', '16000', '-payload_type', '9']);
+    c.hangUp();
+    // 1 s at 16 kHz, 16-bit: ffmpeg's decoder may hold back a few samples at the end.
+    expect(Math.abs((await bytes).length - 32_000)).toBeLessThan(400);
+  }, 30_000);
+
+  it('an SSRC change mid-call joins the stream: one audio, no gap, counted', async () => {
+    const s = await start();
+    const peer = await s.peer();
+    const callP = s.nextCall();
+    const { toTag, rtpPort } = await call(peer, 's1');
+    const c = await callP;
+    const bytes = collectBytes(c.audio$);
+    await sendRtpCall(rtpPort, 0x1111, 0.5, 2);
+    await sendRtpCall(rtpPort, 0x2222, 0.5, 2, 4000);
+    peer.send(peer.build('BYE', { callId: 's1', cseq: 2, toTag }));
+    await peer.response(200, 'BYE');
+    expect((await bytes).length).toBe(8000);
+    expect(c.stats.streams['audio']).toMatchObject({ ssrcChanges: 1, received: 50, lost: 0, resyncs: 0 });
+  });
+});
+
+describe('sipServer: a service life cycle', () => {
+  it('draining answers new INVITEs (and OPTIONS) 503 with Retry-After while calls go on; endCalls sends BYE and fails their audio', async () => {
+    let server: import('../../../src/telephony/index.js').SipServerControl | undefined;
+    let changes = 0;
+    const lifecycle = { attach: (c: import('../../../src/telephony/index.js').SipServerControl) => ((server = c), { changed: () => void changes++, detach: () => undefined }) };
+    const s = await start({ lifecycle });
+    const peer = await s.peer();
+    const callP = s.nextCall();
+    await call(peer, 'lc1');
+    const c = await callP;
+    expect(server!.inFlight).toBe(1);
+    server!.stopAccepting();
+    peer.send(peer.build('INVITE', { callId: 'lc2', cseq: 1, body: sdpOffer() }));
+    expect((await peer.response(503)).headers.get('retry-after')).toBe('5');
+    peer.send(peer.build('OPTIONS', { callId: 'lc3', cseq: 1 }));
+    await peer.response(503, 'OPTIONS');
+    const failure = new Error('shutdown');
+    const audio = collectBytes(c.audio$).catch((e: unknown) => e);
+    server!.endCalls(failure);
+    const bye = await peer.request('BYE');
+    peer.answer(bye, 200);
+    expect(await audio).toBe(failure);
+    expect(await firstValueFrom(c.ended$)).toBe('shutdown');
+    expect(server!.inFlight).toBe(0);
+    expect(changes).toBeGreaterThan(0);
+    expect(s.stats).toMatchObject({ drainRefused: 2, localHangups: 1, running: 0 });
+  });
+});
