@@ -44,7 +44,6 @@ export type { LimitWarning, PayloadTypeWarning, WarningHandler } from '../warnin
 export {
   sipServer,
   createSipServerStats,
-  DEFAULT_SIP_TIMERS,
   type SipServerOptions,
   type SipServerStats,
   type SipTimers,

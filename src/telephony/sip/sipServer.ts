@@ -6,7 +6,6 @@ import { positiveInteger } from '../../internal/positiveOption.js';
 import type { LimitWarning, WarningHandler } from '../../warnings.js';
 import { workerHandle, type CallWorker } from '../callWorker.js';
 import { DEFAULT_LIVE_FRAME_MS } from '../liveAudio.js';
-import type { AllowedSources } from '../allowedSources.js';
 import type { SipDigestAuth } from './digestAuth.js';
 import type { SipCall } from './sipCall.js';
 import { DEFAULT_SIP_CODECS, type SipCodecName } from './sdpNegotiation.js';
@@ -186,7 +185,7 @@ export interface SipServerOptions {
   /** Ring (180) this long before answering, ms (default 0: answer at once). */
   readonly ringMs?: number | undefined;
   /** Take SIP and RTP only from these senders (addresses, or a predicate); others are dropped unanswered and counted. */
-  readonly allowedSources?: AllowedSources | undefined;
+  readonly allowedSources?: readonly string[] | ((remote: { readonly address: string; readonly port: number }) => boolean) | undefined;
   /** Digest authentication of INVITEs (and in-dialog requests are tied to their dialog). */
   readonly auth?: SipDigestAuth | undefined;
   /** SIPREC recording sessions (INVITEs with `multipart/mixed` SDP and rs-metadata). */
