@@ -86,7 +86,9 @@ async function rtpSender(port: number): Promise<void> {
       let finished = 0;
       for (let c = 0; c < CALLS; c++) {
         let k = next[c]!;
-        const begins = start + (c * 1000) / RATE;
+        // Call c starts c/rate s in, its packets on a phase of their own within the 20 ms (as
+        // calls that start at random times, and as SIPp's per-call streams, arrive): not all in one burst.
+        const begins = start + (c * 1000) / RATE + ((c * 7) % 20);
         const due = Math.min(packets, Math.max(0, Math.floor((now - begins) / 20) + 1));
         for (; k < due; k++) {
           const b = Buffer.allocUnsafe(172);
@@ -102,7 +104,7 @@ async function rtpSender(port: number): Promise<void> {
         if (k >= packets) finished++;
       }
       if (finished === CALLS) return resolve();
-      setTimeout(tick, 2);
+      setTimeout(tick, 1);
     };
     tick();
   });
@@ -179,8 +181,9 @@ async function main(): Promise<void> {
       const load = loadavg();
       const rep = await round(path, base, dir);
       results[path].push(rep);
-      const wrong = rep.durations.filter((d) => d !== SECONDS * 1000).length;
-      console.log(`  round ${r + 1} ${path}: user ${rep.userMs.toFixed(0)} ms, system ${rep.systemMs.toFixed(0)} ms, ${rep.done} done, ${rep.failed} failed, ${rep.lost} lost, ${wrong} not ${SECONDS} s, peak RSS ${rep.peakRssMb} MB (load ${load})`);
+      const wrong = rep.durations.filter((d) => d !== SECONDS * 1000);
+      const seen = [...new Set(wrong)].sort((a, b) => (a ?? 0) - (b ?? 0)).slice(0, 6).join(', ');
+      console.log(`  round ${r + 1} ${path}: user ${rep.userMs.toFixed(0)} ms, system ${rep.systemMs.toFixed(0)} ms, ${rep.done} done, ${rep.failed} failed, ${rep.lost} lost, ${wrong.length} not ${SECONDS} s${wrong.length ? ` (${seen} ms)` : ''}, peak RSS ${rep.peakRssMb} MB (load ${load})`);
     }
   }
   const sip = median(results.sip.map((x) => x.userMs));
