@@ -15,7 +15,7 @@ import { readOffer, SdpError, writeAnswer, type AnsweredStream, type ReadOffer, 
 import { readSiprecMetadata, senderOf, SiprecError, splitMultipart, type SiprecMetadata } from './siprecMetadata.js';
 import { RtpPorts, type PortRange } from './rtpPorts.js';
 import { SipTransport, type SipPeer } from './sipTransport.js';
-import type { SipServerControl, SipServerStats, SipTimers } from './sipServer.js';
+import { sipMetrics, type SipServerControl, type SipServerStats, type SipTimers } from './sipServer.js';
 
 /** A message or request the server refused, and why (each also counted in `stats`). */
 export interface SipRefusal {
@@ -187,6 +187,7 @@ export class SipUserAgent {
       endCalls: (error) => {
         for (const d of [...this.dialogs.values()]) this.endCall(d, 'shutdown', true, error);
       },
+      metrics: () => sipMetrics(s.stats),
     };
   }
 

@@ -144,7 +144,18 @@ export interface SipLifecycle {
   attach(server: SipServerControl): { changed(): void; detach(): void };
 }
 
-/** What a server attached to a life cycle offers it: calls in flight, stop accepting, end them. */
+/** One metric family, read at each scrape from the server's own counters (the shape a service's registry takes). */
+export interface SipMetric {
+  /** Prometheus name: `svc_stream_sip_…`, counters ending `_total`. */
+  readonly name: string;
+  readonly help: string;
+  readonly type: 'counter' | 'gauge';
+  /** Label names, from bounded sets (a reason, a method), never a call id. */
+  readonly labels?: readonly string[] | undefined;
+  samples(): ReadonlyArray<{ readonly labels?: Readonly<Record<string, string>> | undefined; readonly value: number }>;
+}
+
+/** What a server attached to a life cycle offers it: calls in flight, stop accepting, end them, its metrics. */
 export interface SipServerControl {
   /** Calls answered or being answered, not ended. */
   readonly inFlight: number;
@@ -152,6 +163,42 @@ export interface SipServerControl {
   stopAccepting(): void;
   /** End every call now: BYE, and its audio fails with `error` (a `shutdown` SvcError). */
   endCalls(error: Error): void;
+  /** The server's counters as metric families (invites, calls by end, refusals by reason, levels). */
+  metrics(): readonly SipMetric[];
+}
+
+/** The metric families of a server's counters. */
+export function sipMetrics(stats: Readonly<SipServerStats>): SipMetric[] {
+  const by = (label: string, pairs: ReadonlyArray<readonly [string, keyof SipServerStats]>) => () => pairs.map(([v, k]) => ({ labels: { [label]: v }, value: stats[k] }));
+  const one = (k: keyof SipServerStats) => () => [{ value: stats[k] }];
+  return [
+    { name: 'svc_stream_sip_messages_total', help: 'SIP messages received', type: 'counter', samples: one('messages') },
+    { name: 'svc_stream_sip_invites_total', help: 'new INVITEs', type: 'counter', samples: one('invites') },
+    { name: 'svc_stream_sip_calls_answered_total', help: 'calls answered 200', type: 'counter', samples: one('answered') },
+    {
+      name: 'svc_stream_sip_invites_refused_total',
+      help: 'INVITEs refused, by reason',
+      type: 'counter',
+      labels: ['reason'],
+      samples: by('reason', [['busy', 'busy'], ['draining', 'drainRefused'], ['not_acceptable', 'notAcceptable'], ['no_ports', 'noPorts'], ['unauthorized', 'unauthorized'], ['cancelled', 'cancelled']]),
+    },
+    {
+      name: 'svc_stream_sip_calls_ended_total',
+      help: 'calls ended, by how',
+      type: 'counter',
+      labels: ['reason'],
+      samples: by('reason', [['bye', 'byes'], ['rtp_timeout', 'rtpTimeouts'], ['ack_timeout', 'ackTimeouts'], ['local', 'localHangups']]),
+    },
+    {
+      name: 'svc_stream_sip_messages_refused_total',
+      help: 'messages dropped unread or unanswered, by reason',
+      type: 'counter',
+      labels: ['reason'],
+      samples: by('reason', [['too_large', 'tooLarge'], ['line_too_long', 'lineTooLong'], ['too_many_headers', 'tooManyHeaders'], ['bad_start_line', 'badStartLine'], ['unsupported_version', 'unsupportedVersion'], ['bad_header', 'badHeader'], ['missing_header', 'missingHeader'], ['bad_cseq', 'badCseq'], ['bad_max_forwards', 'badMaxForwards'], ['bad_content_length', 'badContentLength'], ['bad_via', 'badVia'], ['bad_address', 'badAddress'], ['disallowed_source', 'disallowedSource']]),
+    },
+    { name: 'svc_stream_sip_calls', help: 'calls answered or being answered now', type: 'gauge', samples: one('running') },
+    { name: 'svc_stream_sip_transactions', help: 'server transactions held now', type: 'gauge', samples: one('transactions') },
+  ];
 }
 
 /** SIPREC options. */

@@ -374,5 +374,10 @@ describe('sipServer: a service life cycle', () => {
     expect(server!.inFlight).toBe(0);
     expect(changes).toBeGreaterThan(0);
     expect(s.stats).toMatchObject({ drainRefused: 2, localHangups: 1, running: 0 });
+    const metrics = Object.fromEntries(server!.metrics().map((m) => [m.name, m.samples()]));
+    expect(metrics['svc_stream_sip_calls_answered_total']).toEqual([{ value: 1 }]);
+    expect(metrics['svc_stream_sip_invites_refused_total']).toContainEqual({ labels: { reason: 'draining' }, value: 2 });
+    expect(metrics['svc_stream_sip_calls_ended_total']).toContainEqual({ labels: { reason: 'local' }, value: 1 });
+    expect(metrics['svc_stream_sip_calls']).toEqual([{ value: 0 }]);
   });
 });
