@@ -35,16 +35,17 @@ function sip(args: readonly string[], env: Readonly<Record<string, string>> = {}
     buf = parts.pop()!;
     for (const p of parts) if (p.trim()) lines.push(JSON.parse(p) as Line);
   });
+  const ports: number[] = [];
   const port = new Promise<number>((resolve, reject) => {
     child.stderr!.on('data', (d: Buffer) => {
       err += d.toString();
-      const m = /SIP on 127\.0\.0\.1:(\d+)/.exec(err);
-      if (m) resolve(Number(m[1]));
+      for (const m of err.matchAll(/SIP on 127\.0\.0\.1:(\d+)/g)) if (!ports.includes(Number(m[1]))) ports.push(Number(m[1]));
+      if (ports.length > 0) resolve(ports[0]!);
     });
     child.on('exit', () => reject(new Error(`svc-stream sip exited before listening: ${err}`)));
   });
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  return { lines, port, exited, err: () => err };
+  return { lines, port, ports, exited, err: () => err };
 }
 
 describe('svc-stream sip with SIPp', () => {
@@ -79,6 +80,23 @@ describe('svc-stream sip with SIPp', () => {
       await standIn.close();
     }
   }, 120_000);
+
+  it('--workers 2: each worker answers on a port of its own, the primary adds up their counts', async () => {
+    const run = sip(['--workers', '2', '--rtp-ports', '45400-45599', '--exit-after', '2']);
+    await run.port;
+    for (let i = 0; i < 50 && run.ports.length < 2; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(run.ports).toHaveLength(2);
+    const audio = mulawFile(dir, 2);
+    const results = await Promise.all(run.ports.map((p) => runSipp('uac-rtp', p, { audio }, ['-m', '1', '-d', '2300'])));
+    expect(results.map((r) => r.code)).toEqual([0, 0]);
+    expect(await run.exited).toBe(0);
+    const ends = run.lines.filter((l) => l.type === 'call_end');
+    expect(ends.map((e) => [e['status'], e['duration_ms']])).toEqual([
+      ['done', 2000],
+      ['done', 2000],
+    ]);
+    expect(run.err()).toMatch(/invites 2, answered 2, busy 0/);
+  }, 60_000);
 
   it('a SIPREC recording session (RFC 7866) from SIPp: one stereo session with both participants named, its metadata update followed', async () => {
     const run = sip(['--rtp-ports', '45000-45099', '--exit-after', '1']);
