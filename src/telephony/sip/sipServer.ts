@@ -141,7 +141,13 @@ export const DEFAULT_SIP_TIMERS: SipTimers = { t1: 500, t2: 4000, t4: 5000 };
  * a {@link SipServerControl} and says when what is in flight changed.
  */
 export interface SipLifecycle {
-  attach(server: SipServerControl): { changed(): void; detach(): void };
+  /** Plug the server in; what comes back is how the server tells the life cycle of itself. */
+  attach(server: SipServerControl): {
+    /** What is in flight dropped: a drain may be over. */
+    changed(): void;
+    /** The server stopped: it no longer counts. */
+    detach(): void;
+  };
 }
 
 /** One metric family, read at each scrape from the server's own counters (the shape a service's registry takes). */
@@ -152,6 +158,7 @@ export interface SipMetric {
   readonly type: 'counter' | 'gauge';
   /** Label names, from bounded sets (a reason, a method), never a call id. */
   readonly labels?: readonly string[] | undefined;
+  /** The values now, read from the server's counters at each call. */
   samples(): ReadonlyArray<{ readonly labels?: Readonly<Record<string, string>> | undefined; readonly value: number }>;
 }
 
