@@ -170,6 +170,7 @@ export class SipUserAgent {
       {
         message: (bytes, peer) => this.onMessage(bytes, peer),
         refused: (err, peer) => this.refusedUnread(err, peer),
+        connected: () => void s.stats.tcpConnections++,
         overCapacity: (peer) => {
           s.stats.tcpRefused++;
           this.refused('tcp_over_capacity', `a TCP connection over maxConnections (${s.maxConnections})`, peer, undefined);

@@ -17,6 +17,8 @@ export interface SipTransportEvents {
   refused(error: SipParseError, peer: SipPeer): void;
   /** A TCP connection over `maxConnections`, closed at once. */
   overCapacity(peer: SipPeer): void;
+  /** A TCP connection taken. */
+  connected(peer: SipPeer): void;
 }
 
 export interface SipTransportOptions {
@@ -91,6 +93,7 @@ export class SipTransport {
       return;
     }
     this.connections.add(socket);
+    this.events.connected(peer);
     socket.once('close', () => this.connections.delete(socket));
     socket.setNoDelay(true);
     socket.setTimeout(this.options.idleMs, () => socket.destroy());

@@ -5,6 +5,7 @@ import { digestAuthorization } from '../../../src/telephony/sip/digestAuth.js';
 import { watchLoop } from '../../faults/loopStall.js';
 import { collectBytes, sendRtpCall } from '../helpers.js';
 import { answeredPort, ManualClock, SipPeer, sdpOffer } from './sipPeer.js';
+import { TORTURE } from '../fixtures/sip/rfc4475.js';
 
 const cleanup: Array<() => void> = [];
 afterEach(() => {
@@ -134,7 +135,7 @@ describe('sipServer: a call', () => {
     expect(bye.from.params['tag']).toBe(toTag);
     peer.answer(bye, 200);
     expect(await firstValueFrom(c.ended$)).toBe('hangup');
-    expect(s.stats).toMatchObject({ localHangups: 1, running: 0 });
+    expect(s.stats).toMatchObject({ localHangups: 1, running: 0, tcpConnections: 1 });
   });
 });
 
@@ -290,6 +291,22 @@ describe('sipServer: hostile input', () => {
     expect(s.stats).toMatchObject({ messages: 4, malformed: 3, tooLarge: 1, badHeader: 1, badStartLine: 1 });
     expect(s.refusals.map((r) => r.reason)).toEqual(['too_large', 'bad_header', 'bad_start_line']);
     expect(peer.received).toEqual([]);
+  });
+
+  it('every RFC 4475 torture message sent to it: the invalid ones counted by reason and unanswered, the valid ones answered, nothing held', async () => {
+    // No codec the torture INVITEs offer (PCMU, G.723): they are answered 488, no call is set up.
+    const s = await start({ codecs: ['L16'] });
+    const peer = await s.peer();
+    for (const t of TORTURE) peer.send(t.bytes);
+    peer.send(peer.build('OPTIONS', { callId: 'after-torture', cseq: 1 }));
+    await peer.next((m) => m.callId === 'after-torture');
+    const invalid = TORTURE.filter((t) => t.expect !== 'valid');
+    expect(s.stats.malformed).toBe(invalid.length);
+    expect(s.refusals.filter((r) => r.status === undefined).map((r) => r.reason)).toEqual(invalid.map((t) => t.expect));
+    const requests = TORTURE.filter((t) => t.expect === 'valid' && !t.bytes.toString('latin1').startsWith('SIP/2.0'));
+    expect(s.stats.messages).toBe(TORTURE.length + 1);
+    expect(s.stats.strayResponses).toBe(TORTURE.length - invalid.length - requests.length);
+    expect(s.stats).toMatchObject({ answered: 0, running: 0 });
   });
 
   it('a flood of 1,000 INVITEs at 1,000 a second: typed refusals and counts, no stall, and every transaction gone after 64·T1', async () => {
