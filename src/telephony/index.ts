@@ -56,7 +56,7 @@ export type { SipCall, SipCallEnd, SipCallMetadata, SipCallParticipant, SipCallS
 export type { SipRefusal } from './sip/SipUserAgent.js';
 export type { SipRefusalReason } from './sip/sipMessage.js';
 export type { SipDigestAuth, DigestAlgorithm, DigestRefusal } from './sip/digestAuth.js';
-export type { SipCodecName } from './sip/sdpNegotiation.js';
+export type { SipCodecName } from './sip/sipCodecs.js';
 export type { PortRange } from './sip/rtpPorts.js';
 export type { SipStreamCounters } from './sip/sipMedia.js';
 export {

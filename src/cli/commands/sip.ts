@@ -4,7 +4,7 @@ import { analyzeCalls, createAnalyzeCallsStats, type CallAnalysis } from '../../
 import type { CallWorker } from '../../telephony/callWorkers.js';
 import type { SipCall, SipCallMetadata } from '../../telephony/sip/sipCall.js';
 import { createSipServerStats, sipServer } from '../../telephony/sip/sipServer.js';
-import { DEFAULT_SIP_CODECS, type SipCodecName } from '../../telephony/sip/sdpNegotiation.js';
+import { DEFAULT_SIP_CODECS, type SipCodecName } from '../../telephony/sip/sipCodecs.js';
 import { showCalls } from '../callView.js';
 import { inCallWorker, showCallsOnWorkers, workersSummary } from '../callWorkersView.js';
 import { defineCommand, printError, type CliIo, type Command } from '../command.js';

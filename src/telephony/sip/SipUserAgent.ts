@@ -11,7 +11,8 @@ import { DigestVerifier, type DigestRefusal, type SipDigestAuth } from './digest
 import type { SipCall, SipCallEnd, SipCallMetadata, SipCallParticipant, SipParty } from './sipCall.js';
 import { monoAudio, stereoAudio, SipRtpStream, type CallAudio, type SipMediaSettings } from './sipMedia.js';
 import { parseNameAddr, parseSipMessage, SipParseError, uriHostPort, writeRequest, writeResponse, type HeaderList, type SipLimits, type SipRefusalReason, type SipRequest, type SipResponse } from './sipMessage.js';
-import { readOffer, SdpError, writeAnswer, type AnsweredStream, type ReadOffer, type SipCodecName } from './sdpNegotiation.js';
+import { readOffer, SdpError, writeAnswer, type AnsweredStream, type ReadOffer } from './sdpNegotiation.js';
+import type { SipCodecName } from './sipCodecs.js';
 import { readSiprecMetadata, senderOf, SiprecError, splitMultipart, type SiprecMetadata } from './siprecMetadata.js';
 import { RtpPorts, type PortRange } from './rtpPorts.js';
 import { SipTransport, type SipPeer } from './sipTransport.js';

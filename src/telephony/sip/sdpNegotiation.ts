@@ -1,14 +1,13 @@
 // SDP offer and answer (RFC 3264) for a server that only receives: each audio stream of an
 // offer gets the first codec of our preference the offer has, telephone-event is noted (its
-// packets are dropped and counted), everything else is refused with port 0. SDP through sdp-transform.
+// packets are dropped and counted), everything else is refused with port 0. SDP through
+// sdp-transform, whose types stay in this module (the package's declarations never name them).
 import { parse, write, type MediaDescription, type SessionDescription } from 'sdp-transform';
 import { resolvePayloadType, type PayloadTypeSpec, type RtpCodec } from '../payloadTypes.js';
+import { DEFAULT_SIP_CODECS, type SipCodecName } from './sipCodecs.js';
 
-/** Codecs the SIP server can take, in the order it prefers them by default. */
-export type SipCodecName = 'PCMU' | 'PCMA' | 'L16' | 'G722';
+export { DEFAULT_SIP_CODECS, type SipCodecName };
 
-/** Default preference: G.711 first (no decoder per call), then L16, then G.722 (decoded by ffmpeg, a process per stream). */
-export const DEFAULT_SIP_CODECS: readonly SipCodecName[] = ['PCMU', 'PCMA', 'L16', 'G722'];
 
 /** Which way media flows, from the offerer's side. */
 export type SdpDirection = 'sendrecv' | 'sendonly' | 'recvonly' | 'inactive';

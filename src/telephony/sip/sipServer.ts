@@ -8,7 +8,7 @@ import { workerHandle, type CallWorker } from '../callWorker.js';
 import { DEFAULT_LIVE_FRAME_MS } from '../liveAudio.js';
 import type { SipDigestAuth } from './digestAuth.js';
 import type { SipCall } from './sipCall.js';
-import { DEFAULT_SIP_CODECS, type SipCodecName } from './sdpNegotiation.js';
+import { DEFAULT_SIP_CODECS, type SipCodecName } from './sipCodecs.js';
 import { DEFAULT_RTP_PORTS, type PortRange } from './rtpPorts.js';
 import { DEFAULT_SIP_LIMITS } from './sipMessage.js';
 import { SipUserAgent, type SipRefusal } from './SipUserAgent.js';
