@@ -64,8 +64,6 @@ export interface FleetReader {
    * starts from the oldest entry kept with a `reset` first. Rejects when Redis does not answer.
    */
   follow(id: string, from: FollowStart | undefined, sink: FollowSink): Promise<FollowJoin>;
-  /** Whether session `id` has a stream in Redis now. Rejects when Redis is away. */
-  exists(id: string): Promise<boolean>;
   /** Whether Redis answers now. */
   readonly connected: boolean;
   /** The Redis it reads, without a password. */
@@ -203,10 +201,6 @@ class FleetReaderImpl implements FleetReader, StreamHost {
 
   owns(stream: FollowedStream): boolean {
     return this.feeds.get(stream.id) === stream;
-  }
-
-  async exists(id: string): Promise<boolean> {
-    return (await this.cmd.exists(this.keys.stream(id))) > 0;
   }
 
   wakeLoop(): void {
