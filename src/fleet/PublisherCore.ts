@@ -298,8 +298,9 @@ export class PublisherCore implements Publisher, WriterOwner {
     }
     this.outage = undefined;
     this.retryMs = 50;
-    this.wake();
-    if (this.writers.size === 0 && this.directory.length === 0) this.idle?.();
+    // More came meanwhile: write it. Nothing left: idle (no loop of empty flushes).
+    if (this.writers.size > 0 || this.directory.length > 0) this.wake();
+    else this.idle?.();
   }
 
   /**
