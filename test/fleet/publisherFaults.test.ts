@@ -72,6 +72,28 @@ describe('publisher under Redis faults', () => {
     expect(stalls.busiestMs, `the event loop stalled ${stalls.busiestMs.toFixed(0)} ms on a CPU (longest gap ${stalls.longestMs.toFixed(0)} ms)`).toBeLessThanOrEqual(STALL_LIMIT_MS);
   });
 
+  it('Redis paused, then back before the deadline: the publisher learns what was stored, and nothing is in doubt', async () => {
+    const pfx = prefix();
+    const p = await createPublisher({ url: fixture.server.url, prefix: pfx, closeTimeoutMs: 4000 });
+    opened.push(p);
+    const s = p.session('back');
+    for (let i = 0; i < 5; i++) s.event(topics(i));
+    await expect.poll(() => s.stats.pending).toBe(0);
+    fixture.server.child.kill('SIGSTOP');
+    const resumed = setTimeout(() => fixture.server.child.kill('SIGCONT'), 800);
+    try {
+      for (let i = 5; i < 300; i++) s.event(topics(i));
+      s.end({ status: 'done' });
+      await p.close();
+    } finally {
+      clearTimeout(resumed);
+      fixture.server.child.kill('SIGCONT');
+    }
+    const report = await s.settled;
+    expect(report).toMatchObject({ entries: 302, published: 302, notPublished: 0, unconfirmed: 0 });
+    expect((await fixture.stored('back', pfx)).map((e) => e.seq)).toEqual(Array.from({ length: 302 }, (_, i) => i + 1));
+  });
+
   it('publishSession on its own publisher with Redis paused: the report comes within the deadline', async () => {
     const pfx = prefix();
     const closeTimeoutMs = 1000;
@@ -150,6 +172,7 @@ describe('publisher under Redis faults', () => {
       const s = p.session('restarted');
       for (let i = 0; i < 5; i++) s.event(topics(i));
       await expect.poll(() => s.stats.pending).toBe(0);
+      const loop = watchLoop();
       await local.restart();
       for (let i = 5; i < 10; i++) s.event(topics(i));
       s.end({ status: 'done' });
@@ -157,6 +180,7 @@ describe('publisher under Redis faults', () => {
       expect(notices).toHaveLength(1);
       // 1 start, 10 events, 1 end, and the new epoch's start: 13 made, 13 stored (6 of them lost with the old Redis).
       expect(report).toMatchObject({ entries: 13, published: 13, streamsLost: 1, outages: 1 });
+      expect(loop.stop().busiestMs).toBeLessThanOrEqual(STALL_LIMIT_MS);
       expectIdentity(report);
       expectIdentity(await p.close());
     } finally {

@@ -58,6 +58,7 @@ const eventTopics = (p: SseReader): string[] => p.messages.filter((m) => m.event
 describe('relay from Redis: every cursor answered at once', () => {
   it('past the end of its stream (far future, a number it never had): a reset and the replay, on a live and an ended session, no slot held', async () => {
     const { publisher, relay, base } = await setup(fixture.server.url, { maxStreams: 1 });
+    const loop = watchLoop();
     const live = publisher.session('live');
     await publish(live, 0, 3);
     const ended = publisher.session('ended');
@@ -100,6 +101,7 @@ describe('relay from Redis: every cursor answered at once', () => {
     const next = await page(base, 'live');
     expect(next.status).toBe(200);
     expect(relay.stats.refusedBusy).toBe(0);
+    expect(loop.stop().busiestMs).toBeLessThanOrEqual(100);
   });
 
   it('a malformed cursor gets 400 before Redis is read, and holds nothing', async () => {
