@@ -62,9 +62,10 @@ it('baresip places a call with a wav file as its audio: one session, done with t
     expect(lines.find((l) => l['type'] === 'sip_end')).toMatchObject({ reason: 'bye' });
     const end = lines.find((l) => l['type'] === 'call_end')!;
     expect(end).toMatchObject({ status: 'done', stats: { lost: 0 } });
-    // The file is 3 s; a softphone's last packet may straddle its end.
+    // The file is 3 s; baresip sends a packet or a few past its end (the source's last, partial
+    // frame padded; its packetiser's timer running on until the hangup on a loaded machine).
     expect(end['duration_ms']).toBeGreaterThanOrEqual(3000);
-    expect(end['duration_ms']).toBeLessThanOrEqual(3040);
+    expect(end['duration_ms']).toBeLessThanOrEqual(3100);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
