@@ -44,8 +44,34 @@ export class SipTransport {
     private readonly events: SipTransportEvents,
   ) {}
 
-  /** Bind UDP, then TCP on the same port (port 0: UDP picks one, TCP follows). */
+  /**
+   * Bind UDP, then TCP on the same port. Port 0: UDP picks a free one and TCP follows; a TCP
+   * port someone else holds (a free UDP port says nothing of TCP's) makes it try another, a few times.
+   */
   async listen(): Promise<{ address: string; port: number }> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.bindBoth();
+      } catch (err) {
+        const retry = this.options.port === 0 && (err as NodeJS.ErrnoException).code === 'EADDRINUSE' && attempt < 8;
+        this.closeListeners();
+        if (!retry) throw err;
+      }
+    }
+  }
+
+  private closeListeners(): void {
+    try {
+      this.udp?.close();
+    } catch {
+      /* not bound */
+    }
+    this.tcp?.close();
+    this.udp = undefined;
+    this.tcp = undefined;
+  }
+
+  private async bindBoth(): Promise<{ address: string; port: number }> {
     const { host, transports } = this.options;
     let port = this.options.port;
     if (transports.includes('udp')) {
