@@ -1,26 +1,28 @@
 // A streaming session under a shared concurrency slot: the slot is taken before the socket
 // opens and given back when the session ends, whichever way it ends.
-import { defer, type Observable } from 'rxjs';
-import { underLimiter, type LimiterSource } from '../limiter.js';
+import { defer, from, switchMap, type Observable } from 'rxjs';
+import { underLimiter } from '../limiter.js';
 import { modelOfPath } from '../schema/endpoints.js';
-import { readModelsCredentials } from '../credentials.js';
+import { connectionKey, type SessionSettings } from './sessionSettings.js';
 
 /**
- * `session$` under a slot of `source` for its organization and model; `session$` itself when
- * there is no source or no endpoint to tell the organization by (the session then reports
- * the missing setting as it always does).
+ * The session `open(settings)` makes, under a slot of `settings.limiter` for its organization
+ * and model; the session itself when there is no limiter. A key function is asked once here,
+ * for the organization, and that answer is the first connection's key (the function is still
+ * asked once per connection).
  */
-export function underSessionSlot<T>(
-  source: LimiterSource | undefined,
-  path: string,
-  options: { readonly apiKey?: string | undefined; readonly baseUrl?: string | undefined },
-  session$: Observable<T>,
-): Observable<T> {
-  if (!source) return session$;
-  return defer(() => {
-    const { apiKey, baseUrl } = readModelsCredentials(options);
-    if (apiKey === undefined || baseUrl === undefined) return session$;
-    const model = modelOfPath(path) ?? path;
-    return underLimiter(source.limiterFor({ model, baseUrl, apiKey }), session$);
-  });
+export function underSessionSlot<T>(settings: SessionSettings, open: (settings: SessionSettings) => Observable<T>): Observable<T> {
+  const source = settings.limiter;
+  if (!source) return open(settings);
+  const model = modelOfPath(settings.path) ?? settings.path;
+  const slot = (apiKey: string, s: SessionSettings): Observable<T> => underLimiter(source.limiterFor({ model, baseUrl: settings.baseUrl, apiKey }), defer(() => open(s)));
+  const given = settings.apiKey;
+  if (typeof given === 'string') return slot(given, settings);
+  return defer(() => from(Promise.resolve(connectionKey(given)))).pipe(
+    switchMap((first) => {
+      let asked = false;
+      const firstThen = (): string | PromiseLike<string> => (asked ? given() : ((asked = true), first));
+      return slot(first, Object.freeze({ ...settings, apiKey: firstThen }));
+    }),
+  );
 }
