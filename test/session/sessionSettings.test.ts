@@ -68,8 +68,11 @@ describe('resolveSessionSettings', () => {
 
   it('an option in error fails the subscription and shows in the stats, before anything connects', async () => {
     const stats = createSessionStats();
+    async function* one(): AsyncGenerator<Uint8Array> {
+      yield new Uint8Array(640);
+    }
     const err = await new Promise<unknown>((resolve) =>
-      fromAsyncIterable([new Uint8Array(640)], { format: RAW })
+      fromAsyncIterable(one(), { format: RAW })
         .pipe(analyzeConversation({ apiKey: KEY, baseUrl: 'http://127.0.0.1:1', stats, reconnect: { maxAttempts: 1.5 } }))
         .subscribe({ error: resolve, complete: () => resolve(undefined) }),
     );
