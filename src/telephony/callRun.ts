@@ -7,7 +7,7 @@ import { conversationSession, type ConversationOptions } from '../session/conver
 import { createSessionStats } from '../session/stats.js';
 import { splitSession, type SessionStreams } from '../state/splitSession.js';
 import { initialConversationSnapshot, type ConversationSnapshot } from '../state/snapshot.js';
-import type { AnalyzableCall, AnalyzeCallsStats, CallAnalysis, CallOutcome, CallStatus } from './analyzeCalls.js';
+import type { AnalyzableCall, AnalyzeCallsStats, CallAnalysis, CallOutcome, CallStatus } from './callAnalysis.js';
 import type { CallSlots } from './callSlots.js';
 import { isSlotRefusal } from './callWorker.js';
 import type { Publisher } from '../publishing.js';

@@ -129,8 +129,7 @@ function countByType(list: readonly string[]): Map<string, number> {
 /** Wait (briefly) for sockets to finish closing, then expect nothing above `baseline`. */
 async function expectNothingLeft(baseline: Map<string, number>): Promise<void> {
   const extra = (): string[] => [...countByType(process.getActiveResourcesInfo())].filter(([t, n]) => n > (baseline.get(t) ?? 0)).map(([t, n]) => `${t} +${n - (baseline.get(t) ?? 0)}`);
-  for (let i = 0; i < 100 && extra().length > 0; i++) await new Promise((r) => setTimeout(r, 20));
-  expect(extra()).toEqual([]);
+  await expect.poll(extra, { timeout: 2_000 }).toEqual([]);
 }
 
 describe('an outage that does not heal, for every kind of pull source', () => {
@@ -157,7 +156,7 @@ describe('an outage that does not heal, for every kind of pull source', () => {
         // Killed once the client pushed back (the socket is full), as a crash under load.
         const sub = stats.state$.subscribe((s) => {
           if (s.status !== 'paused') return;
-          setTimeout(() => void emu.stop('SIGKILL'), 200);
+          void emu.stop('SIGKILL');
           queueMicrotask(() => sub.unsubscribe());
         });
       });
@@ -188,7 +187,7 @@ describe('an outage that does not heal, for every kind of pull source', () => {
       const r = await run(source(kind), proxy.baseUrl, plain.apiKey, (stats) => {
         const sub = stats.state$.subscribe((s) => {
           if (s.status !== 'streaming' && s.status !== 'paused') return;
-          setTimeout(() => proxy.setMode('blackhole'), 50);
+          proxy.setMode('blackhole');
           queueMicrotask(() => sub.unsubscribe());
         });
       });
