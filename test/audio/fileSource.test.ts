@@ -156,7 +156,7 @@ describe('fileSource', () => {
     /** A real ffmpeg behind a wrapper that logs each run's arguments, one line per process. */
     async function loggingFfmpeg(): Promise<{ path: string; runs: () => Promise<string[]> }> {
       const path = join(fx.dir, 'ffmpeg-logged.sh');
-      const log = join(fx.dir, `ffmpeg-runs-${Date.now()}-${Math.random().toString(36).slice(2)}.log`);
+      const log = join(fx.dir, `ffmpeg-runs-${process.pid}-${Math.random().toString(36).slice(2)}.log`);
       await writeFile(log, '');
       await writeFile(path, `#!/bin/sh\necho "$*" >> "$SVC_FFMPEG_LOG"\nexec ${SYSTEM_FFMPEG} "$@"\n`);
       await chmod(path, 0o755);
