@@ -31,7 +31,7 @@ export { SAMPLE_FILES, samplePath, type SampleFile } from './samples.js';
 export { analyzeConversation, type ConversationOptions } from './session/conversation.js';
 export { streamJson, type JsonFrame, type JsonEndpoint, type JsonStreamingOptions } from './session/jsonStreaming.js';
 export { recordSession, type RecordSessionOptions, type RecordedEvent } from './session/recordSession.js';
-export type { StreamingOptions, WebSocketFactory } from './session/streamingSession.js';
+export type { ApiKeyFunction, StreamingOptions, WebSocketFactory } from './session/streamingSession.js';
 export type { AudioWarningOptions } from './session/audioCheck.js';
 export type { SessionEvent } from './session/segments.js';
 export { DEFAULT_RECONNECT, type ReconnectOptions, type ReconnectPolicy } from './session/reconnect.js';
