@@ -73,7 +73,7 @@ export type { TranscriptEntry } from './state/clips.js';
 export type { ConversationSnapshot } from './state/snapshot.js';
 
 // Errors and warnings: one hierarchy with a stable code on each; one warning shape.
-export * from './publicErrors.js';
+export * from './errors/publicErrors.js';
 export type { SvcWarning, WarningCode, WarningHandler, EventWarning, AudioWarning, LimitWarning, PayloadTypeWarning } from './warnings.js';
 export type { ToleranceAction } from './schema/parseServerEvent.js';
 export { redactUrl } from './redact.js';

@@ -7,7 +7,7 @@ import { isRawFormat, type AudioFormat, type RawAudioFormat } from '../schema/au
 import type { FlowControl } from './flow.js';
 import { takeFlow } from '../internal/audioSources.js';
 import { FILE_FORMATS, RAW_FILE_EXTENSIONS, rawFormatHint } from './fileFormats.js';
-import { InputError } from '../errors.js';
+import { InputError } from '../errors/index.js';
 import type { FfmpegHeader, FfmpegSpawnInfo } from './ffmpegProcess.js';
 import { fromReadable } from './fromReadable.js';
 import { pace } from './pace.js';

@@ -2,7 +2,7 @@
 // as a source over a file or Node stream. Targets are validated against what the service accepts.
 import type { Readable } from 'node:stream';
 import { Observable, type OperatorFunction } from 'rxjs';
-import { AudioSourceError, InputError } from '../errors.js';
+import { AudioSourceError, InputError } from '../errors/index.js';
 import {
   MAX_CHANNELS,
   MIN_CHANNELS,

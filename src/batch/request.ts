@@ -2,7 +2,7 @@
 // per-model limit, stream the file from disk as multipart, classify failures, retry by cause.
 import { asyncScheduler, defer, from, Observable, switchMap, type SchedulerLike } from 'rxjs';
 import type { z } from 'zod';
-import { ApiError, InputError, SvcError } from '../errors.js';
+import { ApiError, InputError, SvcError } from '../errors/index.js';
 import { requestJson, type HttpRequest } from '../internal/http.js';
 import type { HttpLimits } from '../httpLimits.js';
 import { modelsCredentials } from '../credentials.js';

@@ -3,7 +3,7 @@
 // bounds while Redis is away, the alive notes, and the close. Options are read in publisher.ts.
 import type { Redis } from 'ioredis';
 import { timer, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
-import { InputError, SvcError } from '../errors.js';
+import { InputError, SvcError } from '../errors/index.js';
 import { callUser } from '../internal/userCallback.js';
 import type { PublishOptions, PublishStats, Publisher, SessionPublisher } from '../publishing.js';
 import type { ServerEvent } from '../schema/events.js';

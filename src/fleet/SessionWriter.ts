@@ -2,7 +2,7 @@
 // until stored, its statuses and end, a new epoch when its stream was lost, and the report it
 // settles with. The publisher that owns it writes the queue; what it asks of it is `WriterOwner`.
 import type { Observable, Subscription } from 'rxjs';
-import type { SvcError } from '../errors.js';
+import type { SvcError } from '../errors/index.js';
 import type { PublishReport, PublishStats, SessionPublisher } from '../publishing.js';
 import type { ServerEvent } from '../schema/events.js';
 import { wireEvent, type RelayEnd } from '../schema/relay.js';

@@ -4,7 +4,7 @@
 // wording of every transport failure are src/internal/httpExchange.ts's; `errorFromHttp` words
 // the service's refusals. See docs/security.md.
 import type { z } from 'zod';
-import { ContractError, errorFromHttp, InputError, type ApiError } from '../errors.js';
+import { ContractError, errorFromHttp, InputError, type ApiError } from '../errors/index.js';
 import { HTTP_DEFAULTS, type HttpLimits } from '../httpLimits.js';
 import { markEmulated } from '../resultSource.js';
 import { exchangeFetch, exchangeNode, failures, REDIRECTS, type HttpBody, type HttpRequest, type Limits } from './httpExchange.js';

@@ -7,7 +7,7 @@ import { request as httpsRequest } from 'node:https';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { asyncScheduler, type SchedulerLike, type Subscription } from 'rxjs';
-import { SvcError } from '../errors.js';
+import { SvcError } from '../errors/index.js';
 import { EMULATOR_HEADER } from '../schema/emulatorHeader.js';
 import type { HttpLimits } from '../httpLimits.js';
 

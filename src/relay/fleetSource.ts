@@ -3,7 +3,7 @@
 // events whose ids every relay of the fleet understands. Loaded only with `from`.
 import type { ServerResponse } from 'node:http';
 import type { SchedulerLike } from 'rxjs';
-import type { SvcError } from '../errors.js';
+import type { SvcError } from '../errors/index.js';
 import type { DirectorySession } from '../fleet/FleetDirectory.js';
 import { openFleetReader, type FleetReader } from '../fleet/streamReader.js';
 import type { FollowSink, Follower } from '../fleet/StreamFollower.js';

@@ -4,7 +4,7 @@
 // history it is skipped ahead with a `gap` message.
 import type { ServerResponse } from 'node:http';
 import type { Observable, SchedulerLike, Subscription } from 'rxjs';
-import { InputError } from '../errors.js';
+import { InputError } from '../errors/index.js';
 import type { ServerEvent } from '../schema/events.js';
 import { checkSessionId } from '../schema/sessionId.js';
 import { isTerminalStatus, type SessionState } from '../schema/sessionState.js';

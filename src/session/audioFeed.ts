@@ -6,7 +6,7 @@ import { connectFlow } from '../internal/audioSources.js';
 import { ChunkLog } from '../audio/chunkLog.js';
 import { FlowControl } from '../audio/flow.js';
 import { audioMetaOf, liveWriterOf, withAudioMeta, type AudioChunk, type AudioSourceMeta, type LiveSink, type LiveWriter } from '../audio/meta.js';
-import { InputError, type AudioAccount } from '../errors.js';
+import { InputError, type AudioAccount } from '../errors/index.js';
 import { AudioCheck, type AudioWarningOptions } from './audioCheck.js';
 import type { AudioFormat } from '../schema/audio.js';
 import { accountOf, type StatsCounters } from './stats.js';

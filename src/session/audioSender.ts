@@ -2,7 +2,7 @@
 // is its queue), the frames it cut from there and handed to the socket, and the pressure they
 // make. A frame is a view of the log wherever the bytes lie in one segment of it.
 import WebSocket from 'ws';
-import { SessionError } from '../errors.js';
+import { SessionError } from '../errors/index.js';
 import type { AudioFeed } from './audioFeed.js';
 import type { StatsCounters } from './stats.js';
 

@@ -4,7 +4,7 @@
 // (an RxJS scheduler underneath), not a timer per session.
 import type { SchedulerLike } from 'rxjs';
 import { TimerWheel, type WheelTarget } from '../internal/timerWheel.js';
-import { InputError } from '../errors.js';
+import { InputError } from '../errors/index.js';
 
 /**
  * The heartbeat of a streaming session: a WebSocket ping after `intervalMs` without inbound

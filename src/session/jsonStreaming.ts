@@ -3,7 +3,7 @@
 import { throwError, type Observable, type OperatorFunction } from 'rxjs';
 import { z } from 'zod';
 import type { AudioChunk } from '../audio/meta.js';
-import { InputError } from '../errors.js';
+import { InputError } from '../errors/index.js';
 import type { EventWarning } from '../warnings.js';
 import type { ToleranceOptions } from './stats.js';
 import { streamingSession, type Decoded, type StreamingOptions } from './streamingSession.js';

@@ -6,7 +6,7 @@ import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import WebSocket, { type ClientOptions } from 'ws';
 import type { FlowControl } from '../audio/flow.js';
 import { CREDENTIAL_ENV, modelsCredentials, readModelsCredentials } from '../credentials.js';
-import { InputError } from '../errors.js';
+import { InputError } from '../errors/index.js';
 import type { LimiterSource } from '../limiter.js';
 import type { AudioFormat } from '../schema/audio.js';
 import type { SessionState } from '../schema/sessionState.js';

@@ -6,7 +6,7 @@ import type { SessionState, SessionStatus } from '../schema/sessionState.js';
 import type { AudioWarning, EventWarning, WarningHandler } from '../warnings.js';
 import { StateStore } from './stateStore.js';
 import { callUser } from '../internal/userCallback.js';
-import type { AudioAccount } from '../errors.js';
+import type { AudioAccount } from '../errors/index.js';
 
 /** How a session treats out-of-contract values inside well-formed events (docs/tolerance.md). */
 export interface ToleranceOptions {

@@ -8,7 +8,7 @@ import WebSocket from 'ws';
 import type { IncomingMessage } from 'node:http';
 import type { AudioChunk } from '../audio/meta.js';
 import type { AudioWarningOptions } from './audioCheck.js';
-import { ContractError, SessionError, SvcError, type AudioAccount } from '../errors.js';
+import { ContractError, SessionError, SvcError, type AudioAccount } from '../errors/index.js';
 import { redact, redactUrl } from '../redact.js';
 import { rawDataText } from '../internal/wsData.js';
 import type { AudioFormat } from '../schema/audio.js';

@@ -1,7 +1,7 @@
 // One conversation-analysis session per incoming call, under a concurrency bound that either
 // queues or rejects calls beyond it; a call's failure is its own and never ends the others.
 import { asyncScheduler, Observable } from 'rxjs';
-import { InputError } from '../errors.js';
+import { InputError } from '../errors/index.js';
 import { operatorSubscriber } from '../internal/operate.js';
 import { positiveInteger } from '../internal/positiveOption.js';
 import type { ConversationOptions } from '../session/conversation.js';

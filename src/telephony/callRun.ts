@@ -1,7 +1,7 @@
 // One call under analyzeCalls: its session run under a slot (queued, running, or refused), its
 // status and how long it waited, its outcome, and the streams that never error.
 import { AsyncSubject, catchError, defer, EMPTY, Observable, timer, type SchedulerLike, type Subscription } from 'rxjs';
-import { SessionError } from '../errors.js';
+import { SessionError } from '../errors/index.js';
 import type { ServerEvent } from '../schema/events.js';
 import { conversationSession, type ConversationOptions } from '../session/conversation.js';
 import { createSessionStats } from '../session/stats.js';

@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { asyncScheduler, Observable, type SchedulerLike } from 'rxjs';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { AudioSourceError, InputError } from '../errors.js';
+import { AudioSourceError, InputError } from '../errors/index.js';
 import { callUser } from '../internal/userCallback.js';
 import { DEFAULT_LIVE_FRAME_MS } from './liveAudio.js';
 import { warnOnce } from './limitWarning.js';

@@ -4,7 +4,7 @@
 import dgram from 'node:dgram';
 import type { AddressInfo } from 'node:net';
 import { asyncScheduler, Observable, type SchedulerLike } from 'rxjs';
-import { AudioSourceError, InputError } from '../errors.js';
+import { AudioSourceError, InputError } from '../errors/index.js';
 import { positiveInteger } from '../internal/positiveOption.js';
 import type { LimitWarning, PayloadTypeWarning, WarningHandler } from '../warnings.js';
 import { sourceFilter } from './allowedSources.js';

@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import prism from 'prism-media';
 import { Subject } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AudioSourceError, InputError } from '../../src/errors.js';
+import { AudioSourceError, InputError } from '../../src/errors/index.js';
 import { FlowControl } from '../../src/audio/flow.js';
 import { audioMetaOf, fromAsyncIterable, fromReadable, transcode, transcodeSource, type FfmpegSpawnInfo } from 'svc-stream';
 import { transcodeTarget } from '../../src/audio/transcode.js';

@@ -16,7 +16,7 @@ import { Readable } from 'node:stream';
 import { share, type Observable } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyzeConversation, createSessionStats, DEFAULT_RECONNECT, fileSource, fromAsyncIterable, fromReadable, SessionError, type SessionStats, type SvcError } from 'svc-stream';
-import { ERROR_TABLE } from '../../src/errors.js';
+import { ERROR_TABLE } from '../../src/errors/index.js';
 import { spawnEmulator, type EmulatorProcess } from '../internal/emulatorProcess.js';
 import { startTcpProxy } from '../internal/tcpProxy.js';
 import { watchLoop, type LoopStalls } from './loopStall.js';

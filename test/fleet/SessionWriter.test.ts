@@ -3,7 +3,7 @@
 // that says so, and the report it settles with.
 import { Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { SvcError } from '../../src/errors.js';
+import { SvcError } from '../../src/errors/index.js';
 import { freshStats, SessionWriter, type WriterOwner } from '../../src/fleet/SessionWriter.js';
 import type { SessionState } from '../../src/schema/sessionState.js';
 
