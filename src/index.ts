@@ -79,6 +79,6 @@ export type { ToleranceAction } from './schema/parseServerEvent.js';
 export { redactUrl } from './redact.js';
 
 // Concurrency slots (in-process or fleet-wide) and the HTTP limits every area shares.
-export { Semaphore } from './Semaphore.js';
-export { underLimiter, type ConcurrencyLimiter, type LimiterLease, type LimiterSource, type LimiterTarget } from './limiter.js';
+export { Semaphore } from './concurrency/Semaphore.js';
+export { underLimiter, type ConcurrencyLimiter, type LimiterLease, type LimiterSource, type LimiterTarget } from './concurrency/limiter.js';
 export { HTTP_DEFAULTS, type HttpLimits } from './httpLimits.js';

@@ -10,7 +10,7 @@ import { BATCH_ENDPOINTS, type BatchEndpointName } from './endpoints.js';
 import { checkUploadFile, type CheckedFile } from './files.js';
 import { retryByCause, type RetryPolicy } from './retry.js';
 import { slotsFor } from './batchLimiter.js';
-import { underLimiter, type LimiterSource } from '../limiter.js';
+import { underLimiter, type LimiterSource } from '../concurrency/limiter.js';
 import { multipartBody } from './multipartBody.js';
 
 /**

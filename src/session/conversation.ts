@@ -12,7 +12,7 @@ import { resilientSession } from './resilientSession.js';
 import type { SessionEvent } from './segments.js';
 import { streamingSession, type Decoded, type StreamingOptions } from './streamingSession.js';
 import { CONVERSATION_STREAMING_PATH } from './url.js';
-import type { LimiterSource } from '../limiter.js';
+import type { LimiterSource } from '../concurrency/limiter.js';
 import { subscribeSession } from './sessionEntry.js';
 
 export interface ConversationOptions extends StreamingOptions, ToleranceOptions {

@@ -8,7 +8,7 @@ import type { EventWarning } from '../warnings.js';
 import type { ToleranceOptions } from './stats.js';
 import { streamingSession, type Decoded, type StreamingOptions } from './streamingSession.js';
 import { ENDPOINTS, type StreamingEndpointName } from '../schema/endpoints.js';
-import type { LimiterSource } from '../limiter.js';
+import type { LimiterSource } from '../concurrency/limiter.js';
 import { subscribeSession } from './sessionEntry.js';
 
 /** Any JSON object frame; `type` when present. */

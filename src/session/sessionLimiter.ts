@@ -1,7 +1,7 @@
 // A streaming session under a shared concurrency slot: the slot is taken before the socket
 // opens and given back when the session ends, whichever way it ends.
 import { defer, from, switchMap, type Observable } from 'rxjs';
-import { underLimiter } from '../limiter.js';
+import { underLimiter } from '../concurrency/limiter.js';
 import { modelOfPath } from '../schema/endpoints.js';
 import { connectionKey, type SessionSettings } from './sessionSettings.js';
 

@@ -7,7 +7,7 @@ import WebSocket, { type ClientOptions } from 'ws';
 import type { FlowControl } from '../audio/flow.js';
 import { CREDENTIAL_ENV, modelsCredentials, readModelsCredentials } from '../credentials.js';
 import { InputError } from '../errors/index.js';
-import type { LimiterSource } from '../limiter.js';
+import type { LimiterSource } from '../concurrency/limiter.js';
 import type { AudioFormat } from '../schema/audio.js';
 import type { SessionState } from '../schema/sessionState.js';
 import type { AudioWarning, EventWarning, WarningHandler } from '../warnings.js';

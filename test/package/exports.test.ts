@@ -149,7 +149,7 @@ function importsUnder(dir: string): Array<readonly [string, string]> {
 
 it('imports run one way: batch/ takes nothing from session/, no area takes the Semaphore or SessionState through another', () => {
   expect(importsUnder('batch').filter(([, t]) => t.startsWith('src/session/'))).toEqual([]);
-  // The shared pieces live at the root (src/Semaphore.ts, src/limiter.ts) and in schema/; the
+  // The shared pieces live at the root (src/concurrency/) and in schema/; the
   // fleet's batch queue is a queue of batch calls, and takes only those from batch/.
   for (const dir of ['session', 'telephony', 'relay', 'dashboard', 'state', 'operators', 'audio', 'schema', 'internal']) {
     expect(importsUnder(dir).filter(([, t]) => t.startsWith('src/batch/'))).toEqual([]);
