@@ -5,7 +5,7 @@ import { extname } from 'node:path';
 import { Observable, type SchedulerLike, type Subscription } from 'rxjs';
 import { isRawFormat, type AudioFormat, type RawAudioFormat } from '../schema/audio.js';
 import type { FlowControl } from './flow.js';
-import { takeFlow } from '../internal/audioSources.js';
+import { takeFlow } from './sourceFlow.js';
 import { FILE_FORMATS, RAW_FILE_EXTENSIONS, rawFormatHint } from './fileFormats.js';
 import { InputError } from '../errors/index.js';
 import type { FfmpegHeader, FfmpegSpawnInfo } from './ffmpegProcess.js';

@@ -4,7 +4,7 @@ import { asyncScheduler, Observable, type OperatorFunction, type SchedulerLike, 
 import { InputError } from '../errors/index.js';
 import { bytesPerSecond, bytesToMs, isRawFormat, type RawAudioFormat } from '../schema/audio.js';
 import { FlowControl } from './flow.js';
-import { connectFlow } from '../internal/audioSources.js';
+import { connectFlow } from './sourceFlow.js';
 import { audioMetaOf, withAudioMeta, type AudioChunk } from './meta.js';
 import { operatorSubscriber } from '../internal/operate.js';
 

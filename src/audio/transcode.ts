@@ -18,7 +18,7 @@ import {
   type SampleRate,
 } from '../schema/audio.js';
 import type { FlowControl } from './flow.js';
-import { takeFlow } from '../internal/audioSources.js';
+import { takeFlow } from './sourceFlow.js';
 import { runFfmpeg, type FfmpegInput, type FfmpegSpawnInfo, type RunFfmpegOptions } from './ffmpegProcess.js';
 import { audioMetaOf, withAudioMeta, type AudioChunk, type AudioObservable, type FlowSlot } from './meta.js';
 

@@ -5,7 +5,7 @@
 // carries only the zod it uses here, and none when it imports no schema (docs/browser.md).
 // Every export is public (the schema and browser entries export this module whole).
 import * as z from 'zod/mini';
-import { looseObject } from '../internal/looseObject.js';
+import { looseObject } from './looseObject.js';
 import { eventUnion } from './eventUnion.js';
 
 // Every zod call below is marked pure: esbuild does not read zod's own annotations through the

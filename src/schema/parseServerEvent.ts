@@ -6,7 +6,7 @@
 import * as z from 'zod/mini';
 import * as core from 'zod/v4/core';
 import en from 'zod/v4/locales/en.js';
-import { looseObject } from '../internal/looseObject.js';
+import { looseObject } from './looseObject.js';
 import type { EventWarning, ToleranceAction } from '../warnings.js';
 
 export type { ToleranceAction } from '../warnings.js';

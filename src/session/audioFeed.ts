@@ -2,7 +2,7 @@
 // (`bytesRead`) and appended to the stream's ChunkLog, which each session reads from its own
 // position. The source is paused through one FlowControl that follows every reason to pause it.
 import { Observable, Subscription } from 'rxjs';
-import { connectFlow } from '../internal/audioSources.js';
+import { connectFlow } from '../audio/sourceFlow.js';
 import { ChunkLog } from '../audio/chunkLog.js';
 import { FlowControl } from '../audio/flow.js';
 import { audioMetaOf, liveWriterOf, withAudioMeta, type AudioChunk, type AudioSourceMeta, type LiveSink, type LiveWriter } from '../audio/meta.js';

@@ -3,8 +3,8 @@
 // over async iterators.
 import type { Subscriber, Subscription } from 'rxjs';
 import { AudioSourceError, SvcError } from '../errors/index.js';
-import { FlowControl } from '../audio/flow.js';
-import type { AudioChunk, FlowSlot } from '../audio/meta.js';
+import { FlowControl } from './flow.js';
+import type { AudioChunk, FlowSlot } from './meta.js';
 
 /**
  * The gate of one source subscription: it follows the consumer's gate left in the slot (a
