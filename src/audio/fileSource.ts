@@ -4,7 +4,7 @@ import { createReadStream } from 'node:fs';
 import { extname } from 'node:path';
 import { Observable, type SchedulerLike, type Subscription } from 'rxjs';
 import { isRawFormat, type AudioFormat, type RawAudioFormat } from '../schema/audio.js';
-import type { FlowControl } from './flow.js';
+import type { FlowControl } from './FlowControl.js';
 import { takeFlow } from './sourceFlow.js';
 import { FILE_FORMATS, RAW_FILE_EXTENSIONS, rawFormatHint } from './fileFormats.js';
 import { InputError } from '../errors/index.js';

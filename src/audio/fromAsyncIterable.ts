@@ -3,7 +3,7 @@
 import { Observable } from 'rxjs';
 import { AudioSourceError } from '../errors/index.js';
 import type { AudioFormat } from '../schema/audio.js';
-import type { FlowControl } from './flow.js';
+import type { FlowControl } from './FlowControl.js';
 import { pullIterator, sourceError, takeFlow } from './sourceFlow.js';
 import { withAudioMeta, type AudioChunk, type AudioObservable, type FlowSlot } from './meta.js';
 

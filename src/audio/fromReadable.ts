@@ -4,7 +4,7 @@ import { finished, type Readable } from 'node:stream';
 import { Observable } from 'rxjs';
 import { AudioSourceError } from '../errors/index.js';
 import type { AudioFormat } from '../schema/audio.js';
-import type { FlowControl } from './flow.js';
+import type { FlowControl } from './FlowControl.js';
 import { asChunk, sourceError, takeFlow, YIELD_BYTES } from './sourceFlow.js';
 import { withAudioMeta, type AudioChunk, type AudioObservable, type FlowSlot } from './meta.js';
 

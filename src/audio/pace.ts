@@ -3,7 +3,7 @@
 import { asyncScheduler, Observable, type OperatorFunction, type SchedulerLike, type Subscription } from 'rxjs';
 import { InputError } from '../errors/index.js';
 import { bytesPerSecond, bytesToMs, isRawFormat, type RawAudioFormat } from '../schema/audio.js';
-import { FlowControl } from './flow.js';
+import { FlowControl } from './FlowControl.js';
 import { connectFlow } from './sourceFlow.js';
 import { audioMetaOf, withAudioMeta, type AudioChunk } from './meta.js';
 import { operatorSubscriber } from '../internal/operate.js';

@@ -3,7 +3,7 @@
 // over async iterators.
 import type { Subscriber, Subscription } from 'rxjs';
 import { AudioSourceError, SvcError } from '../errors/index.js';
-import { FlowControl } from './flow.js';
+import { FlowControl } from './FlowControl.js';
 import type { AudioChunk, FlowSlot } from './meta.js';
 
 /**

@@ -17,7 +17,7 @@ import {
   type RawFormat,
   type SampleRate,
 } from '../schema/audio.js';
-import type { FlowControl } from './flow.js';
+import type { FlowControl } from './FlowControl.js';
 import { takeFlow } from './sourceFlow.js';
 import { runFfmpeg, type FfmpegInput, type FfmpegSpawnInfo, type RunFfmpegOptions } from './ffmpegProcess.js';
 import { audioMetaOf, withAudioMeta, type AudioChunk, type AudioObservable, type FlowSlot } from './meta.js';

@@ -9,7 +9,7 @@ import { openFleetReader, type FleetReader } from '../fleet/streamReader.js';
 import type { FollowSink, Follower } from '../fleet/StreamFollower.js';
 import type { StreamEntry } from '../fleet/streamEntries.js';
 import { parseRelayCursor, type RelayGap, type RelayReset, type RelaySessionInfo } from './protocol.js';
-import { PageSocket } from './pageSocket.js';
+import { PageSocket } from './PageSocket.js';
 import { sseMessage } from './sse.js';
 
 /** What the relay's options say about serving a fleet. */

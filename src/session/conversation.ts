@@ -9,7 +9,7 @@ import { parseServerEvent } from '../schema/parseServerEvent.js';
 import type { ToleranceOptions } from './stats.js';
 import type { ReconnectOptions } from './reconnect.js';
 import { resilientSession } from './resilientSession.js';
-import type { SessionEvent } from './segments.js';
+import type { SessionEvent } from './SegmentClock.js';
 import { streamingSession, type Decoded, type StreamingOptions } from './streamingSession.js';
 import { CONVERSATION_STREAMING_PATH } from './url.js';
 import type { LimiterSource } from '../concurrency/limiter.js';

@@ -5,20 +5,20 @@
 // union; each phase holds what it owns (the segment, the uptime timer, the backoff), and the one
 // transition releases what the old phase held and the new one does not.
 import { filter, Observable, of, Subject, Subscription, switchAll, timer, type Subscriber } from 'rxjs';
-import { FlowControl } from '../audio/flow.js';
+import { FlowControl } from '../audio/FlowControl.js';
 import type { AudioChunk } from '../audio/meta.js';
 import { parseWavHeader } from '../audio/wavHeader.js';
 import { bytesPerFrame, bytesPerSecond, isRawFormat, type AudioFormat, type RawAudioFormat } from '../schema/audio.js';
 import type { SessionState } from '../schema/sessionState.js';
 import type { ServerEvent } from '../schema/events.js';
-import { AudioFeed } from './audioFeed.js';
+import { AudioFeed } from './AudioFeed.js';
 import { resumable } from './closeErrors.js';
 import type { ReconnectPolicy } from './reconnect.js';
 import { initialResilienceState, resilienceReducer, type ResilienceEvent, type ResilienceState } from './resilienceState.js';
-import { SegmentClock, type SessionEvent } from './segments.js';
+import { SegmentClock, type SessionEvent } from './SegmentClock.js';
 import type { SessionSettings } from './sessionSettings.js';
 import { countersOver, createSessionStats, foldConnection, stateStoreOf, type ConnectionFigures, type SessionStats, type StatsCounters } from './stats.js';
-import type { StateStore } from './stateStore.js';
+import type { StateStore } from './StateStore.js';
 import { settingsForFeed, streamingSession, type Decode } from './streamingSession.js';
 
 /**

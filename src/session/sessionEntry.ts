@@ -4,7 +4,7 @@ import { defer, finalize, throwError, type Observable } from 'rxjs';
 import { audioMetaOf, type AudioChunk } from '../audio/meta.js';
 import { resolveSessionSettings, type SessionEndpoint, type SessionOptionsRead, type SessionSettings } from './sessionSettings.js';
 import { createSessionStats, stateStoreOf, type SessionStats } from './stats.js';
-import { followState } from './stateStore.js';
+import { followState } from './StateStore.js';
 import { underSessionSlot } from './sessionLimiter.js';
 
 /**

@@ -4,7 +4,7 @@
 // An option in error is reported from here, before anything connects.
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import WebSocket, { type ClientOptions } from 'ws';
-import type { FlowControl } from '../audio/flow.js';
+import type { FlowControl } from '../audio/FlowControl.js';
 import { CREDENTIAL_ENV, modelsCredentials, readModelsCredentials } from '../credentials.js';
 import { InputError } from '../errors/index.js';
 import type { LimiterSource } from '../concurrency/limiter.js';

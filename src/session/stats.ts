@@ -4,7 +4,7 @@
 import type { Observable } from 'rxjs';
 import type { SessionState, SessionStatus } from '../schema/sessionState.js';
 import type { AudioWarning, EventWarning, WarningHandler } from '../warnings.js';
-import { StateStore } from './stateStore.js';
+import { StateStore } from './StateStore.js';
 import { callUser } from '../internal/userCallback.js';
 import type { AudioAccount } from '../errors/index.js';
 

@@ -6,7 +6,7 @@ import { operatorSubscriber } from '../internal/operate.js';
 import { positiveInteger } from '../internal/positiveOption.js';
 import type { ConversationOptions } from '../session/conversation.js';
 import { workerHandle, type CallWorker } from './callWorker.js';
-import { CallRun, type CallRunContext } from './callRun.js';
+import { CallRun, type CallRunContext } from './CallRun.js';
 import type { AnalyzableCall, AnalyzeCallsStats, CallAnalysis } from './callAnalysis.js';
 
 export type { AnalyzableCall, AnalyzeCallsStats, CallAnalysis, CallOutcome, CallStatus } from './callAnalysis.js';

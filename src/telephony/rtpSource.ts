@@ -10,7 +10,7 @@ import type { LimitWarning, PayloadTypeWarning, WarningHandler } from '../warnin
 import { sourceFilter } from './allowedSources.js';
 import { workerHandle, type CallWorker } from './callWorker.js';
 import { warnOnce } from './limitWarning.js';
-import { DEFAULT_LIVE_FRAME_MS } from './liveAudio.js';
+import { DEFAULT_LIVE_FRAME_MS } from './LiveAudio.js';
 import { PayloadTypeGuesser } from './PayloadTypeGuesser.js';
 import { resolvePayloadType, type PayloadTypeSpec } from './payloadTypes.js';
 import { createRtpSourceStats, RtpLegs, type CallLeg, type RtpSourceStats } from './RtpLegs.js';

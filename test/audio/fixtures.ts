@@ -112,7 +112,7 @@ export async function eventually(check: () => boolean | Promise<boolean>, ms = 5
 
 /** A subscription to a pull-capable source whose flow is paused once `pauseAfter` bytes were emitted. */
 export interface PausedRead {
-  readonly flow: import('../../src/audio/flow.js').FlowControl;
+  readonly flow: import('../../src/audio/FlowControl.js').FlowControl;
   readonly emitted: () => number;
   readonly done: () => boolean;
   readonly unsubscribe: () => void;
@@ -120,7 +120,7 @@ export interface PausedRead {
 
 /** Subscribe as a session does (flow control left in the slot first) and pause after `pauseAfter` bytes. */
 export async function readPausingAfter(source: import('svc-stream').AudioObservable, pauseAfter: number): Promise<PausedRead> {
-  const { FlowControl } = await import('../../src/audio/flow.js');
+  const { FlowControl } = await import('../../src/audio/FlowControl.js');
   const { audioMetaOf } = await import('svc-stream');
   const flow = new FlowControl();
   audioMetaOf(source)!.flow!.current = flow;

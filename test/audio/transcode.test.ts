@@ -6,7 +6,7 @@ import prism from 'prism-media';
 import { Subject } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AudioSourceError, InputError } from '../../src/errors/index.js';
-import { FlowControl } from '../../src/audio/flow.js';
+import { FlowControl } from '../../src/audio/FlowControl.js';
 import { audioMetaOf, fromAsyncIterable, fromReadable, transcode, transcodeSource, type FfmpegSpawnInfo } from 'svc-stream';
 import { transcodeTarget } from '../../src/audio/transcode.js';
 import { byteCount, collect, eventually, FIXTURE_SECONDS, makeFixtures, processGone, SYSTEM_FFMPEG, type Fixtures } from './fixtures.js';

@@ -12,7 +12,7 @@ import { startEmulator, type RunningEmulator, type ScenarioInput } from 'svc-str
 import type { SessionState } from '../../src/schema/sessionState.js';
 import { startTcpProxy } from '../internal/tcpProxy.js';
 import { spawnEmulator } from '../internal/emulatorProcess.js';
-import { SegmentClock } from '../../src/session/segments.js';
+import { SegmentClock } from '../../src/session/SegmentClock.js';
 
 const KEY = 'svc-emulator-dev-key';
 const RAW = { audio_format: 's16le', sample_rate: 16000, num_channels: 1 } as const;

@@ -5,7 +5,7 @@
 import type { AudioSourceMeta, AudioChunk } from '../audio/meta.js';
 import { sniffContainer, SNIFF_BYTES } from '../internal/sniffContainer.js';
 import type { AudioFormat } from '../schema/audio.js';
-import type { FlowControl } from '../audio/flow.js';
+import type { FlowControl } from '../audio/FlowControl.js';
 import type { StatsCounters } from './stats.js';
 import { callUser } from '../internal/userCallback.js';
 import type { AudioWarning, WarningHandler } from '../warnings.js';

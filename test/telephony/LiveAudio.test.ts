@@ -1,10 +1,10 @@
 import { map, VirtualTimeScheduler } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_LIVE_FRAME_MS, LiveAudio } from '../../src/telephony/liveAudio.js';
-import { PlayoutStream } from '../../src/telephony/playoutStream.js';
+import { DEFAULT_LIVE_FRAME_MS, LiveAudio } from '../../src/telephony/LiveAudio.js';
+import { PlayoutStream } from '../../src/telephony/PlayoutStream.js';
 import { TimerWheel } from '../../src/internal/timerWheel.js';
-import { FlowControl } from '../../src/audio/flow.js';
-import { AudioFeed, type FeedReader } from '../../src/session/audioFeed.js';
+import { FlowControl } from '../../src/audio/FlowControl.js';
+import { AudioFeed, type FeedReader } from '../../src/session/AudioFeed.js';
 import { accountOf, countersOf, createSessionStats } from '../../src/session/stats.js';
 import { resolvePayloadType } from 'svc-stream/telephony';
 

@@ -3,11 +3,11 @@
 // position. The source is paused through one FlowControl that follows every reason to pause it.
 import { Observable, Subscription } from 'rxjs';
 import { connectFlow } from '../audio/sourceFlow.js';
-import { ChunkLog } from '../audio/chunkLog.js';
-import { FlowControl } from '../audio/flow.js';
+import { ChunkLog } from '../audio/ChunkLog.js';
+import { FlowControl } from '../audio/FlowControl.js';
 import { audioMetaOf, liveWriterOf, withAudioMeta, type AudioChunk, type AudioSourceMeta, type LiveSink, type LiveWriter } from '../audio/meta.js';
 import { InputError, type AudioAccount } from '../errors/index.js';
-import { AudioCheck, type AudioWarningOptions } from './audioCheck.js';
+import { AudioCheck, type AudioWarningOptions } from './AudioCheck.js';
 import type { AudioFormat } from '../schema/audio.js';
 import { accountOf, type StatsCounters } from './stats.js';
 

@@ -3,7 +3,7 @@
 // make. A frame is a view of the log wherever the bytes lie in one segment of it.
 import WebSocket from 'ws';
 import { SessionError } from '../errors/index.js';
-import type { AudioFeed } from './audioFeed.js';
+import type { AudioFeed } from './AudioFeed.js';
 import type { StatsCounters } from './stats.js';
 
 /**
