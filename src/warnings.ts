@@ -1,4 +1,4 @@
-// The one warning shape, beside the one error hierarchy (src/errors.ts): something went on,
+// The one warning shape, beside the one error hierarchy (src/errors/index.ts): something went on,
 // but a user should know. Every warning has a stable `code` to switch on and a one-line
 // `message` for a log; each kind adds the fields that say what, where and what to do.
 

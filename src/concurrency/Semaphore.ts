@@ -1,4 +1,4 @@
-// A counting semaphore in one process: the in-process ConcurrencyLimiter (src/limiter.ts),
+// A counting semaphore in one process: the in-process ConcurrencyLimiter (src/concurrency/limiter.ts),
 // used by the batch calls (one per model, base URL and key) and by whoever needs a FIFO bound.
 import { Observable } from 'rxjs';
 import { InputError, SvcError } from '../errors/index.js';

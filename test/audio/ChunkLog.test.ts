@@ -1,4 +1,4 @@
-// The one chunk grouper (src/audio/chunkLog.ts), stepped through tables: appends (fresh or
+// The one chunk grouper (src/audio/ChunkLog.ts), stepped through tables: appends (fresh or
 // copied), reads by position (frames of up to N bytes, exact slices), trims; and what is
 // copied: a fresh chunk never on append, a copied chunk once, a block never again.
 import { describe, expect, it } from 'vitest';
