@@ -3,17 +3,15 @@
 import type { Observable, OperatorFunction } from 'rxjs';
 import type { AudioChunk } from '../audio/meta.js';
 import type { SessionConfig } from '../schema/config.js';
-import { configText } from '../schema/configText.js';
 import type { ServerEvent } from '../schema/events.js';
 import { parseServerEvent } from '../schema/parseServerEvent.js';
 import type { ToleranceOptions } from './stats.js';
 import type { ReconnectOptions } from './reconnect.js';
-import { resilientSession } from './resilientSession.js';
 import type { SessionEvent } from './SegmentClock.js';
-import { streamingSession, type Decoded, type StreamingOptions } from './streamingSession.js';
+import type { Decoded, StreamingOptions } from './streamingSession.js';
 import { CONVERSATION_STREAMING_PATH } from './url.js';
 import type { LimiterSource } from '../concurrency/limiter.js';
-import { subscribeSession } from './sessionEntry.js';
+import { subscribeSession, type EndpointDecoder } from './sessionEntry.js';
 
 export interface ConversationOptions extends StreamingOptions, ToleranceOptions {
   /** The analysis configuration: `'default'` (the default) or a BatchConfig, validated before connecting. */
@@ -102,9 +100,6 @@ export function analyzeConversation(options: ConversationOptions = {}): Operator
  * session's settings; every connection of the subscription, reconnects included, uses them.
  */
 export function conversationSession(audio$: Observable<AudioChunk>, options: ConversationOptions = {}): Observable<SessionEvent> {
-  const endpoint = () => ({ path: options.path ?? CONVERSATION_STREAMING_PATH, configFrame: configText(options.config) });
-  return subscribeSession(audio$, options, endpoint, (settings, stats) => {
-    const decode = (text: string): Decoded<ServerEvent> => decodeConversation(text, settings.strict);
-    return settings.reconnect === undefined ? streamingSession(audio$, decode, settings, stats) : resilientSession(audio$, decode, settings, stats);
-  });
+  const decoder: EndpointDecoder<SessionEvent> = { resumable: true, decode: decodeConversation };
+  return subscribeSession(audio$, options, { path: options.path ?? CONVERSATION_STREAMING_PATH, config: options.config }, decoder) as Observable<SessionEvent>;
 }

@@ -6,7 +6,7 @@ import type { AudioChunk } from '../audio/meta.js';
 import { InputError } from '../errors/index.js';
 import type { EventWarning } from '../warnings.js';
 import type { ToleranceOptions } from './stats.js';
-import { streamingSession, type Decoded, type StreamingOptions } from './streamingSession.js';
+import type { Decoded, StreamingOptions } from './streamingSession.js';
 import { ENDPOINTS, type StreamingEndpointName } from '../schema/endpoints.js';
 import type { LimiterSource } from '../concurrency/limiter.js';
 import { subscribeSession } from './sessionEntry.js';
@@ -92,10 +92,7 @@ export function streamJson(options: JsonStreamingOptions): OperatorFunction<Audi
     if (!JSON_ENDPOINTS.includes(options.endpoint)) {
       return throwError(() => new InputError('invalid_argument', `unknown streaming endpoint ${JSON.stringify(options.endpoint)}; one of ${JSON_ENDPOINTS.join(', ')}`, { path: 'endpoint' }));
     }
-    const endpoint = { path: ENDPOINTS[options.endpoint].path, configFrame: options.configFrame };
     // One session, never resumed: these endpoints' events carry no times to resume from.
-    return subscribeSession(audio$, options, () => endpoint, (settings, stats) =>
-      streamingSession(audio$, (text) => decodeJson(text, settings.strict), settings, stats),
-    );
+    return subscribeSession(audio$, options, { path: ENDPOINTS[options.endpoint].path, configFrame: options.configFrame }, { resumable: false, decode: decodeJson });
   };
 }

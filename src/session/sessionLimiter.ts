@@ -3,26 +3,18 @@
 import { defer, from, switchMap, type Observable } from 'rxjs';
 import { underLimiter } from '../concurrency/limiter.js';
 import { modelOfPath } from '../schema/endpoints.js';
-import { connectionKey, type SessionSettings } from './sessionSettings.js';
+import type { SessionSettings } from './sessionSettings.js';
 
 /**
- * The session `open(settings)` makes, under a slot of `settings.limiter` for its organization
- * and model; the session itself when there is no limiter. A key function is asked once here,
- * for the organization, and that answer is the first connection's key (the function is still
- * asked once per connection).
+ * `session$` under a slot of `settings.limiter` for its organization and model; `session$`
+ * itself when there is no limiter. With a key function, the slot is named by the key the first
+ * connection will use (asked once here; that connection gets the same answer).
  */
-export function underSessionSlot<T>(settings: SessionSettings, open: (settings: SessionSettings) => Observable<T>): Observable<T> {
+export function underSessionSlot<T>(settings: SessionSettings, session$: Observable<T>): Observable<T> {
   const source = settings.limiter;
-  if (!source) return open(settings);
+  if (!source) return session$;
   const model = modelOfPath(settings.path) ?? settings.path;
-  const slot = (apiKey: string, s: SessionSettings): Observable<T> => underLimiter(source.limiterFor({ model, baseUrl: settings.baseUrl, apiKey }), defer(() => open(s)));
-  const given = settings.apiKey;
-  if (typeof given === 'string') return slot(given, settings);
-  return defer(() => from(Promise.resolve(connectionKey(given)))).pipe(
-    switchMap((first) => {
-      let asked = false;
-      const firstThen = (): string | PromiseLike<string> => (asked ? given() : ((asked = true), first));
-      return slot(first, Object.freeze({ ...settings, apiKey: firstThen }));
-    }),
-  );
+  const key = settings.apiKey;
+  if (typeof key === 'string') return underLimiter(source.limiterFor({ model, baseUrl: settings.baseUrl, apiKey: key }), session$);
+  return defer(() => from(Promise.resolve(key.peek()))).pipe(switchMap((apiKey) => underLimiter(source.limiterFor({ model, baseUrl: settings.baseUrl, apiKey }), session$)));
 }

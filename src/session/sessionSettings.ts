@@ -5,7 +5,9 @@
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import WebSocket, { type ClientOptions } from 'ws';
 import type { FlowControl } from '../audio/FlowControl.js';
-import { CREDENTIAL_ENV, modelsCredentials, readModelsCredentials } from '../credentials.js';
+import { modelsCredentials, readModelsCredentials } from '../credentials.js';
+import type { SessionConfig } from '../schema/config.js';
+import { configText } from '../schema/configText.js';
 import { InputError } from '../errors/index.js';
 import type { LimiterSource } from '../concurrency/limiter.js';
 import type { AudioFormat } from '../schema/audio.js';
@@ -50,7 +52,10 @@ export interface SessionOptionsRead {
   readonly random?: (() => number) | undefined;
 }
 
-/** The endpoint a session speaks to: its path and its first text frame (already checked). */
+/** The endpoint a session speaks to, as its entry gives it: its path, and its config (checked here) or its first text frame. */
+export type EndpointOptions = { readonly path: string } & ({ readonly config: SessionConfig | undefined } | { readonly configFrame: string | undefined });
+
+/** The endpoint a session speaks to: its path and its first text frame (checked). */
 export interface SessionEndpoint {
   readonly path: string;
   readonly configFrame: string | undefined;
@@ -62,8 +67,8 @@ export interface SessionEndpoint {
  */
 export interface SessionSettings extends SessionEndpoint {
   readonly baseUrl: string;
-  /** The key, or the function asked before each connection. Never shown: URLs are redacted. */
-  readonly apiKey: string | ApiKeyFunction;
+  /** The key, or the user's function asked before each connection. Never shown: URLs are redacted. */
+  readonly apiKey: string | ConnectionKeys;
   /** The format of the stream (the option, else what the audio source carries). */
   readonly format: AudioFormat | undefined;
   /** The audio query parameters of `format`, checked. */
@@ -114,33 +119,44 @@ function positive(name: string, value: number | undefined, fallback: number): nu
 /**
  * The settings of one subscription: `options` and the environment (`SVC_API_KEY`,
  * `SVC_BASE_URL`) read now, once; `format` is the stream's (the option's, else the source's).
- * Throws the InputError of the first option in error (the base URL and key first, then the
- * audio parameters, the heartbeat and the reconnect policy, then the deadlines and limits).
+ * Throws the InputError of the first option in error (the audio parameters, the heartbeat, the
+ * reconnect policy, the deadlines and limits, then the base URL and key, then the config).
  */
 export function resolveSessionSettings(
   options: SessionOptionsRead,
-  endpoint: SessionEndpoint,
+  endpoint: EndpointOptions,
   sourceFormat: AudioFormat | undefined,
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): SessionSettings {
-  const { apiKey, baseUrl } = credentialsOf(options, env);
+  // The session's own options first, then what lower layers check (credentials, the config).
   const format = options.format ?? sourceFormat;
+  const query = Object.freeze(checkAudioParams(format));
+  const heartbeat = resolveHeartbeat(options.heartbeat);
+  const reconnect = resolveReconnect(options.reconnect);
+  const connectTimeoutMs = positive('connectTimeoutMs', options.connectTimeoutMs, SESSION_DEFAULTS.connectTimeoutMs);
+  const doneTimeoutMs = positive('doneTimeoutMs', options.doneTimeoutMs, SESSION_DEFAULTS.doneTimeoutMs);
+  const closeTimeoutMs = positive('closeTimeoutMs', options.closeTimeoutMs, SESSION_DEFAULTS.closeTimeoutMs);
+  const highWaterMark = positive('highWaterMark', options.highWaterMark, SESSION_DEFAULTS.highWaterMark);
+  const maxBufferedBytes = positive('maxBufferedBytes', options.maxBufferedBytes, SESSION_DEFAULTS.maxBufferedBytes);
+  const maxServerFrameBytes = positive('maxServerFrameBytes', options.maxServerFrameBytes, SESSION_DEFAULTS.maxServerFrameBytes);
+  const { apiKey, baseUrl } = credentialsOf(options, env);
+  const configFrame = 'config' in endpoint ? configText(endpoint.config) : endpoint.configFrame;
   const settings: SessionSettings = {
     path: endpoint.path,
-    configFrame: endpoint.configFrame,
+    configFrame,
     baseUrl,
     apiKey,
     format,
-    query: Object.freeze(checkAudioParams(format)),
-    heartbeat: resolveHeartbeat(options.heartbeat),
-    reconnect: resolveReconnect(options.reconnect),
-    connectTimeoutMs: positive('connectTimeoutMs', options.connectTimeoutMs, SESSION_DEFAULTS.connectTimeoutMs),
-    doneTimeoutMs: positive('doneTimeoutMs', options.doneTimeoutMs, SESSION_DEFAULTS.doneTimeoutMs),
-    closeTimeoutMs: positive('closeTimeoutMs', options.closeTimeoutMs, SESSION_DEFAULTS.closeTimeoutMs),
+    query,
+    heartbeat,
+    reconnect,
+    connectTimeoutMs,
+    doneTimeoutMs,
+    closeTimeoutMs,
     shutTimeoutMs: SESSION_DEFAULTS.shutTimeoutMs,
-    highWaterMark: positive('highWaterMark', options.highWaterMark, SESSION_DEFAULTS.highWaterMark),
-    maxBufferedBytes: positive('maxBufferedBytes', options.maxBufferedBytes, SESSION_DEFAULTS.maxBufferedBytes),
-    maxServerFrameBytes: positive('maxServerFrameBytes', options.maxServerFrameBytes, SESSION_DEFAULTS.maxServerFrameBytes),
+    highWaterMark,
+    maxBufferedBytes,
+    maxServerFrameBytes,
     scheduler: options.scheduler ?? asyncScheduler,
     random: options.random ?? Math.random,
     webSocketFactory: options.webSocketFactory ?? newWebSocket,
@@ -155,11 +171,11 @@ export function resolveSessionSettings(
 }
 
 /** The base URL and the key (or key function), each from its option or else its variable. */
-function credentialsOf(options: SessionOptionsRead, env: Readonly<Record<string, string | undefined>>): { apiKey: string | ApiKeyFunction; baseUrl: string } {
+function credentialsOf(options: SessionOptionsRead, env: Readonly<Record<string, string | undefined>>): { apiKey: string | ConnectionKeys; baseUrl: string } {
   const given = options.apiKey;
   if (typeof given === 'function') {
     const { baseUrl } = modelsCredentials({ apiKey: 'function', baseUrl: options.baseUrl }, env);
-    return { apiKey: given, baseUrl };
+    return { apiKey: new ConnectionKeys(given), baseUrl };
   }
   if (given !== undefined && typeof given !== 'string') throw new InputError('invalid_argument', `apiKey must be a string or a function, got ${typeof given}`, { path: 'apiKey' });
   return modelsCredentials({ apiKey: given, baseUrl: options.baseUrl }, env);
@@ -175,18 +191,39 @@ export function peekCredentials(options: SessionOptionsRead, env: Readonly<Recor
 }
 
 /**
- * The key for one connection: the string itself, or the function's answer (once per call).
- * A function that throws, rejects or gives no non-empty string is reported as `Error`.
+ * The keys a user's {@link ApiKeyFunction} gives a subscription, one per connection. The
+ * concurrency slot may ask which key the next connection will use (`peek`): that answer is then
+ * the one the connection gets, so the function is still asked once per connection.
  */
-export function connectionKey(apiKey: string | ApiKeyFunction): string | Promise<string> {
-  if (typeof apiKey === 'string') return apiKey;
+export class ConnectionKeys {
+  private pending: string | Promise<string> | undefined;
+
+  constructor(readonly ask: ApiKeyFunction) {}
+
+  /** The key the next connection will use (asked now, if not yet). */
+  peek(): string | Promise<string> {
+    return (this.pending ??= checkedKey(this.ask));
+  }
+
+  /** The key of a connection starting now. */
+  next(): string | Promise<string> {
+    const p = this.pending;
+    this.pending = undefined;
+    return p ?? checkedKey(this.ask);
+  }
+}
+
+/** The function's answer, checked: a non-empty string, else InputError (a throw or a rejection passes as is). */
+function checkedKey(ask: ApiKeyFunction): string | Promise<string> {
   const checked = (k: unknown): string => {
     if (typeof k !== 'string' || k === '') throw new InputError('invalid_argument', `the apiKey function gave ${k === '' ? 'an empty string' : typeof k}, not a key`, { path: 'apiKey' });
     return k;
   };
-  const k = apiKey();
+  const k = ask();
   return typeof k === 'string' ? checked(k) : Promise.resolve(k).then(checked);
 }
 
-/** The variable a session reads its key from when no option gives one. */
-export const API_KEY_VARIABLE = CREDENTIAL_ENV.apiKey;
+/** The key for one connection: the key itself, or the next answer of the user's function. */
+export function connectionKey(apiKey: string | ConnectionKeys): string | Promise<string> {
+  return typeof apiKey === 'string' ? apiKey : apiKey.next();
+}

@@ -45,7 +45,7 @@ describe('resolveSessionSettings', () => {
     expect(resolveSessionSettings({ apiKey: 'sk-option' }, ENDPOINT, RAW, ENV)).toMatchObject({ apiKey: 'sk-option', format: RAW });
     expect(resolveSessionSettings({ reconnect: false, heartbeat: false }, ENDPOINT, undefined, ENV)).toMatchObject({ reconnect: undefined, heartbeat: undefined });
     const key = (): string => 'sk-fn';
-    expect(resolveSessionSettings({ apiKey: key }, ENDPOINT, undefined, ENV).apiKey).toBe(key);
+    expect(resolveSessionSettings({ apiKey: key }, ENDPOINT, undefined, ENV).apiKey).toMatchObject({ ask: key });
   });
 
   it.each([
