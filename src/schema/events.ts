@@ -194,7 +194,7 @@ export const SERVER_EVENT_SCHEMAS = {
  * form, discriminated on `type` (§2.5, §6), including the client-side `unknown` kind.
  * Infers {@link ServerEvent}. To parse raw frames (flat or nested) use {@link parseServerEvent}.
  */
-export const ServerEventSchema = /* @__PURE__ */ eventUnion(SERVER_EVENT_SCHEMAS, UnknownEventSchema);
+export const ServerEventSchema = /* @__PURE__ */ eventUnion(SERVER_EVENT_SCHEMAS, { unknown: UnknownEventSchema });
 /** Any event of the conversation-analysis socket (§2.5, §6), normalised to the nested form; unknown kinds arrive as {@link UnknownEvent}. */
 export type ServerEvent = z.infer<typeof ServerEventSchema>;
 /** The `type` discriminator of a {@link ServerEvent}: the eleven kinds of §6 plus `unknown`. */

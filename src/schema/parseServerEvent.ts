@@ -34,8 +34,7 @@ const KNOWN_TYPES = /* @__PURE__ */ new Set<string>([...Object.keys(PAYLOAD_KEY)
  * The contract's own shapes where they are narrower than what is delivered: strict mode
  * checks these, tolerant mode checks them first and warns about what it had to normalise.
  */
-const ContractEventSchema = /* @__PURE__ */ eventUnion({
-  ...SERVER_EVENT_SCHEMAS,
+const ContractEventSchema = /* @__PURE__ */ eventUnion(SERVER_EVENT_SCHEMAS, {
   clip: /* @__PURE__ */ looseObject({ type: /* @__PURE__ */ z.literal('clip'), clip: /* @__PURE__ */ z.extend(ClipSchema, { speaker_label: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()) }) }),
   participant_role: /* @__PURE__ */ looseObject({ type: /* @__PURE__ */ z.literal('participant_role'), pick: /* @__PURE__ */ z.extend(ParticipantRolePickSchema, { participant_role_uuid: /* @__PURE__ */ z.optional(Id) }) }),
 });
