@@ -54,7 +54,7 @@ describe('emulator imports', () => {
   it('reads every emulator module and finds its imports', () => {
     const files = tsFiles(EMULATOR);
     expect(files.length).toBeGreaterThan(10);
-    expect(specifiers(join(EMULATOR, 'streaming.ts'))).toContain('ws');
+    expect(specifiers(join(EMULATOR, 'StreamingConnection.ts'))).toContain('ws');
   });
 
   it('imports no client module (audio, session, batch, platform, cli, dashboard, telephony, state, operators, errors)', () => {

@@ -1,6 +1,5 @@
 // A real redis-server for the fleet tests: on a free loopback port, no persistence, stopped
 // (and waited for) by `stop()`. Also a TCP proxy in front of it that a test can cut.
-import { expect } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 
@@ -41,11 +40,13 @@ async function spawnRedis(port: number, extraArgs: readonly string[]): Promise<{
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  try {
-    await expect.poll(async () => child.exitCode === null && (await answers(port)), { timeout: 10_000, interval: 25 }).toBe(true);
-  } catch {
-    child.kill('SIGKILL');
-    throw new Error(`redis-server did not start on ${port}: ${stderr}`);
+  const deadline = Date.now() + 10_000;
+  while (!(await answers(port))) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`redis-server did not start on ${port}: ${stderr}`);
+    }
+    await new Promise((r) => setTimeout(r, 25));
   }
   return { child, exited };
 }
