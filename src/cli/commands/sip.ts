@@ -1,5 +1,5 @@
 // `svc-stream sip`: answer SIP calls (and SIPREC recording sessions) and analyse each one live.
-import { InputError } from '../../errors.js';
+import { InputError } from '../../errors/index.js';
 import { analyzeCalls, createAnalyzeCallsStats, type CallAnalysis } from '../../telephony/analyzeCalls.js';
 import type { CallWorker } from '../../telephony/callWorkers.js';
 import type { SipCall, SipCallMetadata } from '../../telephony/sip/sipCall.js';

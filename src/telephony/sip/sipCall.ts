@@ -4,7 +4,7 @@ import type { Observable } from 'rxjs';
 import type { AudioObservable } from '../../audio/meta.js';
 import type { RawAudioFormat } from '../../schema/audio.js';
 import type { RtpCodecName } from '../payloadTypes.js';
-import type { StreamStats } from '../playoutStream.js';
+import type { StreamStats } from '../PlayoutStream.js';
 import type { SipStreamCounters } from './sipMedia.js';
 
 /** A party of the call as SIP names it (From, To). */

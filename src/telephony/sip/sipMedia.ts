@@ -5,13 +5,13 @@ import type dgram from 'node:dgram';
 import type { Subscription } from 'rxjs';
 import type { AudioObservable } from '../../audio/meta.js';
 import { bytesPerFrame, type RawAudioFormat } from '../../schema/audio.js';
-import { LiveAudio, type LiveGrouping } from '../liveAudio.js';
+import { LiveAudio, type LiveGrouping } from '../LiveAudio.js';
 import { resolvePayloadType, routeFormat, type PayloadTypeSpec, type RtpCodec } from '../payloadTypes.js';
-import { PlayoutStream, type StreamStats } from '../playoutStream.js';
+import { PlayoutStream, type StreamStats } from '../PlayoutStream.js';
 import { createRtpHeader, isRtcpDatagram, isRtpDatagram, parseRtpHeader } from '../rtpHeader.js';
 import { SequenceExtender } from '../rtpSequence.js';
 import { legAudio } from '../RtpLegs.js';
-import { TrackInterleaver } from '../trackInterleaver.js';
+import { TrackInterleaver } from '../TrackInterleaver.js';
 import type { SchedulerLike } from 'rxjs';
 
 /** What the streams of a call are given by the server. */

@@ -1,11 +1,11 @@
 // `sipServer`: calls answered by the library. Options, counters and the Observable; the user
 // agent server itself (transactions, dialogs, offer and answer) is SipUserAgent.ts's.
 import { Observable, asyncScheduler, type SchedulerLike } from 'rxjs';
-import { InputError, AudioSourceError } from '../../errors.js';
+import { InputError, AudioSourceError } from '../../errors/index.js';
 import { positiveInteger } from '../../internal/positiveOption.js';
 import type { LimitWarning, WarningHandler } from '../../warnings.js';
 import { workerHandle, type CallWorker } from '../callWorker.js';
-import { DEFAULT_LIVE_FRAME_MS } from '../liveAudio.js';
+import { DEFAULT_LIVE_FRAME_MS } from '../LiveAudio.js';
 import type { SipDigestAuth } from './digestAuth.js';
 import type { SipCall } from './sipCall.js';
 import { DEFAULT_SIP_CODECS, type SipCodecName } from './sipCodecs.js';
