@@ -201,10 +201,13 @@ describe('relay from Redis', () => {
     const { publisher, urls, relays: [relay] } = await setup({ relayOptions: { maxClientBufferBytes: 64 << 10, stallTimeoutMs: 300 } });
     const s = publisher.session('big');
     const slow = await page(urls[0]!, 'big');
-    slow.response.pause(); // reads nothing more
     const big = (i: number): ServerEvent => ({ type: 'summary', text: `${i} ${'x'.repeat(16 << 10)}` });
     const total = 1500; // ~24 MB: more than the kernel's socket buffers hold
-    for (let i = 0; i < total; i++) s.event(big(i));
+    // The first event is read before the page stops, so it holds a cursor to resume from.
+    s.event(big(0));
+    await slow.waitFor((m) => m.some((x) => x.event === 'event'));
+    slow.response.pause(); // reads nothing more
+    for (let i = 1; i < total; i++) s.event(big(i));
     s.end({ status: 'done' });
     await s.settled;
     await expect.poll(() => relay!.stats.streams, { timeout: 10_000 }).toBe(0); // cut off: its socket stayed full for the stall
