@@ -87,10 +87,10 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
     live.setStatus('connecting');
     running.start();
     // The page and the view follow the session's life cycle from its stats: each change
-    // (until one comes, `connecting` then what the events show).
+    // (until one comes, `connecting` then what the events show); the relay follows its label too.
     const state$ = options.stats?.state$.pipe(skip(1));
     if (state$) {
-      live.follow(state$);
+      live.follow(options.stats!.state$);
       sourceSub = state$.subscribe((s) => running.setStatus(s.status));
       sourceSub.add(options.events$.subscribe(hub));
     } else sourceSub = options.events$.subscribe(hub);

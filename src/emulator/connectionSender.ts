@@ -37,6 +37,16 @@ export class ConnectionSender {
     }
   }
 
+  /**
+   * A note for the client beside the contract's messages: a ping whose payload is `text` (at
+   * most 125 bytes), sent in order with the text frames; a client that does not read it answers
+   * the ping and sees nothing else. Not sent when stalled or closed.
+   */
+  note(text: string): void {
+    if (this.stalled || this.closed || this.ws.readyState !== WebSocket.OPEN) return;
+    this.ws.ping(Buffer.from(text.slice(0, 125), 'utf8'));
+  }
+
   /** Send an `error` event, then close with `code` (§6 rule 3: an error precedes every non-normal close). */
   reject(code: number, error: string): void {
     if (this.closed) return;

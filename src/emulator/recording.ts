@@ -1,5 +1,6 @@
 // A recorded session (recordSession, `svc-stream analyze --record`) as a scenario: its events
 // become verbatim steps, each played once as much audio was received as when it first came.
+import { basename } from 'node:path';
 import type { ScenarioInput } from './scenario.js';
 
 /** Whether `text` is a recording (its first line is the recording header). */
@@ -34,5 +35,5 @@ export function recordingScenario(text: string, name = 'recording'): ScenarioInp
     const event = v.event as Record<string, unknown>;
     return v.after_end === true ? { after_end: true, event } : { at_ms: typeof v.at_ms === 'number' ? v.at_ms : 0, event };
   });
-  return { description: `replay of ${name}`, steps, analysis: false };
+  return { description: `replay of ${name}`, file: basename(name), recording: true, steps, analysis: false };
 }

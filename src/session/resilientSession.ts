@@ -125,6 +125,7 @@ class ResilientSession {
         this.dispatch({ type: 'stopped', how: 'failed' });
       },
       appended: () => this.onAppended(),
+      flushed: () => this.onFlushed(),
     });
     this.feed.gate.follow(this.outage);
     if (isRawFormat(declared)) this.setLayout(declared, 0);
@@ -173,6 +174,8 @@ class ResilientSession {
         return;
       case 'waiting':
         this.heldError = undefined;
+        // An outage runs from its first failure (attempts that fail on the way are in it).
+        this.stats.reconnectingSince ??= this.scheduler.now();
         this.backoff = timer(n.delayMs, this.scheduler).subscribe(() => this.dispatch({ type: 'retry' }));
         this.trim();
         this.store.set({ status: 'reconnecting', attempt: next.tries, error: this.lastError });
@@ -236,10 +239,7 @@ class ResilientSession {
   }
 
   private opened(old: ResilienceState, first: boolean, proving: boolean): void {
-    if (old.downSince !== undefined) {
-      this.stats.reconnects++;
-      this.stats.reconnectingMs += this.scheduler.now() - old.downSince;
-    }
+    if (old.downSince !== undefined) this.stats.reconnects++;
     if (!first) {
       // A session that opened is a segment; the attempts that never connected are not.
       this.clock.nextSegment((this.attempt!.from - this.layout!.dataOffset) / this.layout!.perMs);
@@ -259,8 +259,22 @@ class ResilientSession {
     if (this.state === entered) this.launch(from, this.layout!.format);
   }
 
+  /** The first frame a session flushed after a failure ends the outage: the time it took is reconnecting time. */
+  private onFlushed(): void {
+    const since = this.stats.reconnectingSince;
+    if (since === undefined || this.state.phase.status !== 'open') return;
+    this.stats.reconnectingMs += this.scheduler.now() - since;
+    this.stats.reconnectingSince = undefined;
+  }
+
   /** The stream ends: its last state told, the feed let go of, the subscriber told. */
   private ended(how: 'done' | 'failed' | 'closed'): void {
+    const since = this.stats.reconnectingSince;
+    if (since !== undefined) {
+      // Ended while reconnecting: the outage lasted until now.
+      this.stats.reconnectingMs += this.scheduler.now() - since;
+      this.stats.reconnectingSince = undefined;
+    }
     this.uptime?.unsubscribe();
     this.backoff?.unsubscribe();
     const held = this.heldError;

@@ -7,6 +7,7 @@ import type { AudioWarning, EventWarning, WarningHandler } from '../warnings.js'
 import { StateStore } from './stateStore.js';
 import { callUser } from '../internal/userCallback.js';
 import type { AudioAccount } from '../errors.js';
+import type { ResultLabel } from '../schema/resultLabel.js';
 
 /** How a session treats out-of-contract values inside well-formed events (docs/tolerance.md). */
 export interface ToleranceOptions {
@@ -65,8 +66,14 @@ export interface SessionStats {
   closeReason: string | undefined;
   /** Sessions opened again after a retryable failure (docs/resilience.md). */
   reconnects: number;
-  /** Time spent reconnecting (from each failure to a session open again), in ms. */
+  /**
+   * Time spent reconnecting, in ms, over the outages that ended: each from its first failure to
+   * the first audio frame a reconnected session flushed (the attempts between included). The
+   * outage going on now is not in it: see `reconnectingSince` (`sessionFigures` adds both).
+   */
   reconnectingMs: number;
+  /** When the outage going on now began (its first failure), on the session's scheduler's clock (ms); undefined when none is. */
+  reconnectingSince: number | undefined;
   /** Bytes flushed again, to a session that opened after a reconnect, that an earlier session had flushed (also counted in `bytesSent`). */
   bytesReplayed: number;
   /**
@@ -77,6 +84,13 @@ export interface SessionStats {
   bytesDropped: number;
   /** The segment the events arrive from now: the number of sessions that opened after the first (0, then 1 after the first reconnect…). */
   segment: number;
+  /**
+   * What made the session's results ({@link ResultLabel}): set when its first connection is
+   * answered, before its first event (the service; or the emulator, a scenario, a recording,
+   * as the emulator says), and given a `note` when a later segment changes what its results
+   * are. Undefined until then. Views, the relay and the fleet show it as it is here.
+   */
+  label: ResultLabel | undefined;
 }
 
 /** The store behind each stats object's `state$` and `status` (set only by the session that owns the stats). */
@@ -103,14 +117,28 @@ export function createSessionStats(): SessionStats {
     closeReason: undefined,
     reconnects: 0,
     reconnectingMs: 0,
+    reconnectingSince: undefined,
     bytesReplayed: 0,
     bytesDropped: 0,
     segment: 0,
+    label: undefined,
   } as Omit<SessionStats, 'state$'> as SessionStats;
   // Not enumerable: a copy or a JSON dump of the counters holds numbers, not a stream.
   Object.defineProperty(stats, 'state$', { value: store.state$, enumerable: false });
   STORES.set(stats, store);
+  OWNERS.set(store.state$, stats);
   return stats;
+}
+
+/** The stats each `state$` belongs to. */
+const OWNERS = new WeakMap<Observable<SessionState>, SessionStats>();
+
+/**
+ * The stats whose `state$` this is (undefined for any other stream): a relay or a publisher
+ * given a session's `stats.state$` reads the session's `label` beside its states.
+ */
+export function statsOfState(state$: Observable<SessionState> | undefined): SessionStats | undefined {
+  return state$ === undefined ? undefined : OWNERS.get(state$);
 }
 
 /** The store a session publishes its state to through `stats` (one is attached to a stats object made by hand). */
@@ -122,6 +150,7 @@ export function stateStoreOf(stats: SessionStats): StateStore {
     Object.defineProperty(stats, 'state$', { value: made.state$, enumerable: false, configurable: true });
     Object.defineProperty(stats, 'status', { get: () => made.value.status, enumerable: true, configurable: true });
     STORES.set(stats, made);
+    OWNERS.set(made.state$, stats);
   }
   return store;
 }

@@ -17,6 +17,7 @@ import { FlowControl } from '../audio/flow.js';
 import { AudioFeed, type FeedReader } from './audioFeed.js';
 import { AudioSender } from './audioSender.js';
 import { closeError, errorWithoutCloseError, lostWithoutCloseError, readRefusal, type HandshakeRefusal } from './closeErrors.js';
+import { watchSessionLabel } from './sessionLabel.js';
 import { accountOf, createSessionStats, stateStoreOf, type SessionStats } from './stats.js';
 import { followState, type StateStore } from './stateStore.js';
 import { isTerminalStatus, type SessionState } from '../schema/sessionState.js';
@@ -301,6 +302,7 @@ export class StreamingSession<T> implements FeedReader {
       return;
     }
     this.ws = ws;
+    watchSessionLabel(ws, this.stats);
     this.sender.attach(ws);
     // A throw in a handler (a protocol's decode, say) fails the session instead of escaping
     // into the socket's event emitter.
