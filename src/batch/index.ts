@@ -41,3 +41,4 @@ export { retryDelay, retryClassOf, retryByCause, stopsRun, RUN_STOPPING_CODES, t
 
 // Where a result came from: the service, or the emulator (which marks what it makes up).
 export { resultSource, resultLabel, emulatorNote, EMULATOR_HEADER, type ResultSource } from '../resultSource.js';
+export type { ResultLabel } from '../schema/resultLabel.js';

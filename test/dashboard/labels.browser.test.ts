@@ -14,7 +14,8 @@ import { startFleetDashboard, type RunningFleetDashboard } from '../../src/dashb
 import { startDashboard } from '../../src/dashboard/server.js';
 import { loadScenarioFile } from '../../src/emulator/scenario.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { createPublisher, type Publisher } from '../../src/fleet/publisher.js';
+import { createPublisher } from '../../src/fleet/publisher.js';
+import type { Publisher } from '../../src/publishing.js';
 import { labelText, type ResultLabel } from '../../src/schema/resultLabel.js';
 import { conversationSession } from '../../src/session/conversation.js';
 import { createSessionStats, type SessionStats } from '../../src/session/stats.js';

@@ -39,7 +39,7 @@ const OPTIONS = {
   ...CONFIG_OPTION,
   realtime: option.flag('send at live pace (1x)'),
   ...speedOption('send at X times live pace (implies --realtime)'),
-  json: option.flag('one NDJSON line per event, then one {"type":"state","source":…} line\n(source: service, scenario, or speech-segments-only for an emulator\nwithout a scenario, which does not transcribe)'),
+  json: option.flag('NDJSON: a {"type":"label",…} line (what made the results: service,\nemulator, scenario or recording), one line per event, then one\n{"type":"state","source":…,"label":…} line'),
   ...scenarioOption("what the embedded emulator plays (default: FILE's stem + .scenario.json;\n`sample`: the shipped call's); a recording (--record) replays its events\nin step with the audio"),
   record: option.text('FILE', "write the session's events with their audio positions to FILE (NDJSON,\nno key or URL in it); replay it with svc-stream emulator --scenario FILE"),
   ...BASE_URL_OPTION,
