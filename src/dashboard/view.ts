@@ -36,12 +36,19 @@ export interface DashboardStatus {
 
 /** The session's account in the view: the figures every view shows, as `analyze --json`'s state line names them. */
 export interface DashboardSessionFigures {
+  /** Sessions opened again after a failure. */
   readonly reconnects: number;
+  /** Time spent reconnecting, ms: each outage from its first failure to the first frame sent again. */
   readonly reconnecting_ms: number;
+  /** Time since the session started, outages included, ms. */
   readonly wall_ms: number;
+  /** How far into the audio the stream has come, ms (null when bytes cannot be told as time). */
   readonly position_ms: number | null;
+  /** Audio sent, each part once, ms. */
   readonly audio_sent_ms: number | null;
+  /** Audio sent again after a reconnect, ms. */
   readonly audio_replayed_ms: number | null;
+  /** Audio read and never to be sent, ms. */
   readonly audio_dropped_ms: number | null;
 }
 
