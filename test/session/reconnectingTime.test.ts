@@ -11,6 +11,7 @@ import { analyzeConversation, createSessionStats, sessionFigures, type SvcError 
 import { startEmulator } from 'svc-stream/emulator';
 import { startTcpProxy } from '../internal/tcpProxy.js';
 import { virtualTime } from '../internal/virtualTime.js';
+import { watchLoop } from '../faults/loopStall.js';
 
 const KEY = 'sk-reconnecting-0001';
 const RAW = { audio_format: 's16le', sample_rate: 16000, num_channels: 1 } as const;
@@ -39,6 +40,7 @@ describe('time spent reconnecting, on an injected clock', () => {
   it.each([2_000, 7_200])('an outage of %i ms reads as that outage, within the reconnect delay; the audio adds up', async (outageMs) => {
     const emu = await startEmulator({ apiKey: KEY });
     cleanups.push(() => emu.close());
+    const loop = watchLoop();
     const proxy = await startTcpProxy(emu.port);
     cleanups.push(() => proxy.close());
     const time = virtualTime();
@@ -117,5 +119,8 @@ describe('time spent reconnecting, on an injected clock', () => {
     const received = emu.connections.reduce((n, c) => n + c.bytesReceived, 0);
     expect(received).toBe(f.bytes.sent + f.bytes.replayed);
     expect(f.positionMs).toBe(8_000);
+    // The event loop: never held more than 100 ms with the main thread busy (the emulator runs here too).
+    const stalls = loop.stop();
+    expect(stalls.busiestMs, `longest gap ${stalls.longestMs.toFixed(0)} ms`).toBeLessThanOrEqual(100);
   }, 60_000);
 });
