@@ -165,7 +165,7 @@ export function parseScenario(input: unknown): Scenario {
  * (clips without text); `recording; file=NAME` for a recorded session replayed;
  * `scenario; file=NAME` when it scripts text or events, with `; audio=AUDIO` when the script
  * plays only if the session's audio is found in the audio it names (the session's first audio
- * decides, and a ping before its first event says what was found: streaming.ts).
+ * decides, and a ping before its first event says what was found: StreamingConnection.ts).
  */
 export function scenarioNote(s: Scenario): string {
   if (s.transcript.length === 0 && s.timeline.length === 0 && s.steps.length === 0) return 'speech-segments-only';

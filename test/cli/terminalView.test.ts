@@ -30,11 +30,11 @@ describe('terminal summary', () => {
     const stats = createSessionStats();
     const S16 = { audio_format: 's16le', sample_rate: 16000, num_channels: 1 } as const;
     expect(reconnectSummary(sessionFigures({ stats, format: S16, startedAt: 0, now: 0 }))).toBe('');
-    Object.assign(stats, { reconnects: 2, reconnectingMs: 1_300, bytesRead: 64_000, bytesDropped: 9_600 });
-    expect(reconnectSummary(sessionFigures({ stats, format: S16, startedAt: 0, now: 0 }))).toBe(', 2 reconnects (1.3 s), 0.3 s of audio dropped');
+    // The stats are the session's to write: the figures after two reconnects, as a copy.
+    const after = { ...stats, reconnects: 2, reconnectingMs: 1_300, bytesRead: 64_000, bytesDropped: 9_600 };
+    expect(reconnectSummary(sessionFigures({ stats: after, format: S16, startedAt: 0, now: 0 }))).toBe(', 2 reconnects (1.3 s), 0.3 s of audio dropped');
     // Bytes when they cannot be told as time; an outage going on now is counted as it runs.
-    Object.assign(stats, { reconnectingSince: 500 });
-    expect(reconnectSummary(sessionFigures({ stats, startedAt: 0, now: 2_000 }))).toBe(', 2 reconnects (2.8 s), 9600 bytes of audio dropped');
+    expect(reconnectSummary(sessionFigures({ stats: { ...after, reconnectingSince: 500 }, startedAt: 0, now: 2_000 }))).toBe(', 2 reconnects (2.8 s), 9600 bytes of audio dropped');
   });
 
   it('the status line formats the figures: position / duration, percent, rate, ETA', () => {
@@ -71,21 +71,25 @@ afterAll(() => {
 /** Run `command` in a fresh pane of `cols`×`rows`; poll the screen until `until` matches it. */
 async function pane(name: string, command: string, cols: number, rows: number, until: RegExp, watch?: (screen: string) => void): Promise<{ plain: string; styled: string }> {
   tmux('new-session', '-d', '-s', name, '-x', String(cols), '-y', String(rows), `cd ${root} && ${command}; echo "EXIT=$?"; sleep 60`);
-  const deadline = Date.now() + 40_000;
-  for (;;) {
-    const plain = tmux('capture-pane', '-p', '-t', name);
-    watch?.(plain);
-    if (until.test(plain)) {
-      const styled = tmux('capture-pane', '-p', '-e', '-t', name);
-      tmux('kill-session', '-t', name);
-      return { plain, styled };
-    }
-    if (Date.now() > deadline) {
-      tmux('kill-session', '-t', name);
-      throw new Error(`the screen never matched ${until}:\n${plain}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
+  let plain = '';
+  try {
+    await expect
+      .poll(
+        () => {
+          plain = tmux('capture-pane', '-p', '-t', name);
+          watch?.(plain);
+          return until.test(plain);
+        },
+        { timeout: 40_000, interval: 100 },
+      )
+      .toBe(true);
+  } catch {
+    tmux('kill-session', '-t', name);
+    throw new Error(`the screen never matched ${until}:\n${plain}`);
   }
+  const styled = tmux('capture-pane', '-p', '-e', '-t', name);
+  tmux('kill-session', '-t', name);
+  return { plain, styled };
 }
 
 const ANALYZE = 'env -u NO_COLOR -u FORCE_COLOR SVC_API_KEY= SVC_BASE_URL= TERM=xterm-256color node bin/svc-stream.js analyze samples/call.wav --config samples/call.config.json --speed 10 2>/dev/null';

@@ -42,8 +42,8 @@ describe('dashboardView', () => {
   });
 
   it('formats nothing itself: the label as given, the figures as sessionFigures computed them, how far the results reach', () => {
-    const stats = createSessionStats();
-    Object.assign(stats, { bytesRead: 64_000, bytesSent: 80_000, bytesReplayed: 16_000, reconnects: 1, reconnectingMs: 7_200 });
+    // The stats are the session's to write: its figures after a reconnect, as a copy.
+    const stats = { ...createSessionStats(), bytesRead: 64_000, bytesSent: 80_000, bytesReplayed: 16_000, reconnects: 1, reconnectingMs: 7_200 };
     const figures = sessionFigures({ stats, format: { audio_format: 's16le', sample_rate: 16000, num_channels: 1 }, startedAt: 0, now: 10_000 });
     const events: ServerEvent[] = [
       { type: 'clip', clip: { clip_uuid: 'a', text: 'Hello.', speaker_label: '1', start_ms: 200, duration_ms: 1_300 } },

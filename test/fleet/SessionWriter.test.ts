@@ -4,10 +4,10 @@
 // sent, and the report it settles with: every entry in exactly one count.
 import { Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { SvcError } from '../../src/errors.js';
+import { SvcError } from '../../src/errors/index.js';
 import { freshStats, SessionWriter, type WriterOwner } from '../../src/fleet/SessionWriter.js';
 import type { SessionState } from '../../src/schema/sessionState.js';
-import { createSessionStats } from '../../src/session/stats.js';
+import { countersOf, createSessionStats } from '../../src/session/stats.js';
 
 function owner(room = Infinity) {
   let clock = 1000;
@@ -76,7 +76,8 @@ describe('SessionWriter', () => {
     const stats = createSessionStats();
     w.follow(stats.state$);
     const label = { source: 'emulator', note: 'speech segments only' } as const;
-    stats.label = label;
+    // As the session (the stats' one writer) learns it.
+    countersOf(stats).label = label;
     w.event(event);
     w.status('finishing');
     expect(w.queue.map((e) => `${e.kind}:${e.data}`).slice(1)).toEqual([

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createSessionStats, SessionError, type ServerEvent } from 'svc-stream';
 import { createRelay, type Relay } from '../../src/relay/server.js';
 import { eventIds, openSse } from './sseReader.js';
+import { countersOf } from '../../src/session/stats.js';
 
 const TOKEN = 'relay-test-token';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
@@ -85,10 +86,11 @@ describe('createRelay', () => {
     const page = await openSse(`${url}/sessions/labelled/events`, AUTH);
     await page.waitFor((m) => m.some((x) => x.event === 'status'));
     const scripted = { source: 'scenario', file: 'call.scenario.json' } as const;
-    // Learnt by the session when its connection is answered, before any event.
-    stats.label = scripted;
+    // Learnt by the session (the stats' one writer) when its connection is answered, before any event.
+    const counters = countersOf(stats);
+    counters.label = scripted;
     events.next(clip(1));
-    stats.label = { ...scripted, note: 'a resumed segment could not be found in call.wav: speech segments only from there' };
+    counters.label = { ...scripted, note: 'a resumed segment could not be found in call.wav: speech segments only from there' };
     events.next(clip(2));
     events.complete();
     await page.closed;

@@ -100,7 +100,8 @@ describe('the label of a session, from its first event', () => {
 
   it('a recording replayed: recording, with its file', async () => {
     const text = ['{"type":"svc-stream-recording","version":1}', JSON.stringify({ at_ms: 0, event: { type: 'topics', topics: ['billing'] } })].join('\n');
-    const r = await run(await emulator({ scenario: recordingScenario(text, '/tmp/desk-7.ndjson') }), CALL.subarray(0, 32_000));
+    const replay = recordingScenario(text, '/tmp/desk-7.ndjson');
+    const r = await run(await emulator({ scenario: { ...replay, steps: [...replay.steps] } }), CALL.subarray(0, 32_000));
     expect(r.atFirstEvent).toEqual({ source: 'recording', file: 'desk-7.ndjson' });
   });
 });

@@ -9,7 +9,7 @@ import { openBrowser } from '../../dashboard/openBrowser.js';
 import { startDashboard } from '../../dashboard/server.js';
 import { audioMetaOf } from '../../audio/meta.js';
 import type { DashboardView } from '../../dashboard/view.js';
-import { InputError } from '../../errors.js';
+import { InputError } from '../../errors/index.js';
 import { conversationSession } from '../../session/conversation.js';
 import { createSessionStats } from '../../session/stats.js';
 import { aborted, defineCommand, type CliIo, type Command } from '../command.js';
