@@ -1,7 +1,7 @@
 // The bytes an emulated streaming connection sends, and how it stops: text frames (counted),
 // the `error` event before every non-normal close (§6 rule 3), the close and the cut of a peer
 // that never answers it, and the scripted ways a server goes quiet (stall, stop reading,
-// silence). Nothing here decides when: the connection (streaming.ts) does.
+// silence). Nothing here decides when: the connection (StreamingConnection.ts) does.
 import type { Socket } from 'node:net';
 import WebSocket from 'ws';
 import type { ErrorWireEvent } from './engineEvents.js';

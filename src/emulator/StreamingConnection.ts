@@ -1,8 +1,8 @@
 // One emulated streaming connection's life cycle: the session states of §3 in the client's
 // words (connecting until the config frame, streaming, finishing, closed), the frames it
 // receives, the audio through the engine, and what it charges when it ends. The handshake's
-// verdict is streamingProtocol.ts's, the bytes out connectionSender.ts's, the script
-// scenarioScript.ts's.
+// verdict is streamingProtocol.ts's, the bytes out ConnectionSender.ts's, the script
+// ScenarioScript.ts's.
 import type { Socket } from 'node:net';
 import type WebSocket from 'ws';
 import type { AudioFormat } from '../schema/audio.js';

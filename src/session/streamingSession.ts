@@ -1,7 +1,7 @@
 // The streaming core shared by every WebSocket endpoint, as a state machine: connect with the
 // key in the query, send the config frame, the audio, the end-of-audio frame, then read events
 // until `done`. What differs per endpoint (path, config frame, decoding) is in the settings and
-// the decoder. The bytes going out are an AudioSender's (audioSender.ts); what a refusal or a
+// the decoder. The bytes going out are an AudioSender's (AudioSender.ts); what a refusal or a
 // close means is closeErrors.ts's. This file keeps the states and the moves between them.
 import { Observable, Subscription, timer, type SchedulerLike, type Subscriber } from 'rxjs';
 import WebSocket from 'ws';
