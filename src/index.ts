@@ -37,6 +37,8 @@ export type { SessionEvent } from './session/SegmentClock.js';
 export { DEFAULT_RECONNECT, type ReconnectOptions, type ReconnectPolicy } from './session/reconnect.js';
 export { DEFAULT_HEARTBEAT, type HeartbeatOptions } from './session/heartbeat.js';
 export { createSessionStats, type SessionStats, type ToleranceOptions } from './session/stats.js';
+export { sessionFigures, type SessionFigures, type SessionFiguresInput, type AudioFigures } from './session/figures.js';
+export { labelText, type ResultLabel } from './schema/resultLabel.js';
 export { isTerminalStatus, type SessionState, type SessionStatus } from './schema/sessionState.js';
 export type { BatchConfig, SessionConfig } from './schema/config.js';
 

@@ -7,6 +7,7 @@ import type { SvcError } from './errors/index.js';
 import type { ServerEvent } from './schema/events.js';
 import type { RelayEnd } from './schema/relay.js';
 import type { SessionState } from './schema/sessionState.js';
+import type { ResultLabel } from './schema/resultLabel.js';
 
 /**
  * Counters of a publisher or of one of its sessions, updated in place. Every entry made is in
@@ -51,10 +52,13 @@ export interface SessionPublisher {
   event(event: ServerEvent): void;
   /** Append a status (`connecting`, `streaming`, `reconnecting`, `finishing` …) when it changed. */
   status(status: string): void;
+  /** Say what made the session's results (a status entry carrying it) when it changed: see `follow`. */
+  label(label: ResultLabel): void;
   /**
    * Follow a session's life cycle (its `stats.state$`) until the end: `connecting`,
    * `streaming`, `reconnecting` and `finishing` become entries (`paused` reads `streaming`;
-   * the end comes from `end()`). A later call replaces the stream followed.
+   * the end comes from `end()`). A later call replaces the stream followed. Given the `state$`
+   * of a `SessionStats`, its `label` is published too, before the first event it labels.
    */
   follow(state$: Observable<SessionState>): void;
   /** Append the end (once; later calls do nothing). */

@@ -11,3 +11,5 @@ export * from '../operators/index.js';
 export * from '../errors/publicErrors.js';
 export type * from '../warnings.js';
 export * from '../relay/client.js';
+// What made a session's results, as every view shows it (the main and schema entries' names).
+export { labelText, ResultLabelSchema, RESULT_SOURCES, type ResultLabel } from '../schema/resultLabel.js';

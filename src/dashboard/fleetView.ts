@@ -3,6 +3,7 @@
 // (status, title, times). Pure reducers and one pure view function, tested without I/O.
 import type { FleetCall } from '../schema/fleetCall.js';
 import type { ServerEvent } from '../schema/events.js';
+import type { ResultLabel } from '../schema/resultLabel.js';
 import { behaviorsReducer, initialBehaviorsState, type BehaviorsState } from '../state/behaviors.js';
 import { conversationReducer, initialConversationState, type ConversationState } from '../state/conversation.js';
 
@@ -80,6 +81,8 @@ export interface FleetCallInfo {
   readonly startedAt?: number | undefined;
   readonly endedAt?: number | undefined;
   readonly error?: { readonly code: string; readonly message: string } | undefined;
+  /** What made its results, once its publisher said. */
+  readonly label?: ResultLabel | undefined;
 }
 
 /** The page's view of one call: the directory's facts and the fold. Pure. */
@@ -102,6 +105,7 @@ export function fleetCall(info: FleetCallInfo, fold: CallFold, partial: boolean)
     behaviorCount: detections.length,
     partial,
     error: info.error ? { code: info.error.code, message: info.error.message } : null,
+    label: info.label ?? null,
   };
 }
 

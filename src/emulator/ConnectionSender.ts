@@ -1,7 +1,7 @@
 // The bytes an emulated streaming connection sends, and how it stops: text frames (counted),
 // the `error` event before every non-normal close (§6 rule 3), the close and the cut of a peer
 // that never answers it, and the scripted ways a server goes quiet (stall, stop reading,
-// silence). Nothing here decides when: the connection (streaming.ts) does.
+// silence). Nothing here decides when: the connection (StreamingConnection.ts) does.
 import type { Socket } from 'node:net';
 import WebSocket from 'ws';
 import type { ErrorWireEvent } from './engineEvents.js';
@@ -35,6 +35,16 @@ export class ConnectionSender {
       this.ws.send(text);
       this.eventsSent++;
     }
+  }
+
+  /**
+   * A note for the client beside the contract's messages: a ping whose payload is `text` (at
+   * most 125 bytes), sent in order with the text frames; a client that does not read it answers
+   * the ping and sees nothing else. Not sent when stalled or closed.
+   */
+  note(text: string): void {
+    if (this.stalled || this.closed || this.ws.readyState !== WebSocket.OPEN) return;
+    this.ws.ping(Buffer.from(text.slice(0, 125), 'utf8'));
   }
 
   /** Send an `error` event, then close with `code` (§6 rule 3: an error precedes every non-normal close). */

@@ -1,8 +1,8 @@
 // One emulated streaming connection's life cycle: the session states of §3 in the client's
 // words (connecting until the config frame, streaming, finishing, closed), the frames it
 // receives, the audio through the engine, and what it charges when it ends. The handshake's
-// verdict is streamingProtocol.ts's, the bytes out connectionSender.ts's, the script
-// scenarioScript.ts's.
+// verdict is streamingProtocol.ts's, the bytes out ConnectionSender.ts's, the script
+// ScenarioScript.ts's.
 import type { Socket } from 'node:net';
 import type WebSocket from 'ws';
 import type { AudioFormat } from '../schema/audio.js';
@@ -21,6 +21,7 @@ import { DEFAULT_EMULATOR_LIMITS, type EmulatorLimits } from './routes.js';
 import { analysisEnabled, type Scenario } from './scenario.js';
 import { AligningEngine, type AlignmentNote } from './resumeAlignment.js';
 import { ScenarioScript } from './ScenarioScript.js';
+import { emulatorPingText } from '../schema/resultLabel.js';
 import { GOING_AWAY_CLOSE_CODE, parseConfigFrame, STREAMING_ERRORS, type Handshake } from './streamingProtocol.js';
 
 /**
@@ -195,10 +196,21 @@ export class StreamingConnection {
       const make = (s: Scenario, o: EngineOutput): Engine => this.endpoint.engine(s, config, o);
       // A scenario that names its audio follows a resumed stream (resumeAlignment.ts).
       const audio = scenario.audio;
-      this.engine = audio !== undefined ? new AligningEngine({ ...scenario, audio }, make, out, (note) => (this.alignment = note)) : make(scenario, out);
+      this.engine = audio !== undefined ? new AligningEngine({ ...scenario, audio }, make, out, (note) => this.aligned(note)) : make(scenario, out);
     }
     this.intake = new AudioIntake(this.format, (block) => this.onPcm(block));
     this.script.strike('config');
+  }
+
+  /**
+   * What the session's first audio was found to be, in the audio its scenario names: kept for
+   * the connection's summary, and said to the client before any event of the engine (a ping,
+   * beside the contract's messages, as the upgrade's header is), so its results are labelled
+   * by what happened: scripted, or speech segments only (src/schema/resultLabel.ts).
+   */
+  private aligned(note: AlignmentNote): void {
+    this.alignment = note;
+    this.sender.note(emulatorPingText('offsetMs' in note ? { aligned: true, offsetMs: note.offsetMs } : note.scripted ? { aligned: true, offsetMs: 0 } : { aligned: false }));
   }
 
   /**

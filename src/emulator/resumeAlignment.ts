@@ -154,8 +154,11 @@ function rebase(event: EngineEvent, by: number): { event: EngineEvent; startMs: 
   return { event, startMs: undefined };
 }
 
-/** What a session playing a scenario that names its audio found: aligned at `offsetMs`, or not, and why. */
-export type AlignmentNote = { readonly audio: string; readonly offsetMs: number } | { readonly audio: string; readonly reason: string };
+/**
+ * What a session playing a scenario that names its audio found: aligned at `offsetMs`, or not,
+ * and why (`scripted`: the named audio could not be read, so the script plays from its top).
+ */
+export type AlignmentNote = { readonly audio: string; readonly offsetMs: number } | { readonly audio: string; readonly reason: string; readonly scripted?: true };
 
 /**
  * The engine of a session whose scenario names its audio: it holds the session's first audio
@@ -260,7 +263,7 @@ export class AligningEngine implements Engine {
     if (!named) {
       // Without the audio nothing can be told, a resume included: the script plays as written.
       this.out.log?.(`scenario: its audio ${this.scenario.audio} cannot be read as a PCM WAV: the script plays from its top, as if it named none`);
-      this.onNote({ audio, reason: `${audio} cannot be read as a PCM WAV: played from the top` });
+      this.onNote({ audio, reason: `${audio} cannot be read as a PCM WAV: played from the top`, scripted: true });
       this.inner = this.make(this.scenario, this.out);
       for (const b of this.held.splice(0)) this.inner.push(b);
       return;

@@ -9,6 +9,8 @@ import type { PublishReport, PublishStats, SessionPublisher } from '../publishin
 import type { ServerEvent } from '../schema/events.js';
 import { wireEvent, type RelayEnd } from '../schema/relay.js';
 import type { SessionState } from '../schema/sessionState.js';
+import { sameLabel, type ResultLabel } from '../schema/resultLabel.js';
+import { statsOfState } from '../session/stats.js';
 import { newEpoch, type DirectoryKind, type EntryKind } from './streamEntries.js';
 
 /** Entries one script call appends at most. */
@@ -61,6 +63,10 @@ export class SessionWriter implements SessionPublisher {
   /** Entries at the head of the queue sent in a command that was never answered (timed out, or the connection closed): Redis may hold them. */
   private doubtful = 0;
   private lastStatus = '';
+  /** What made the session's results, once said; status entries carry it from then on. */
+  private labelNow: ResultLabel | undefined;
+  /** The label of the stats whose `state$` is followed, read before each event and state. */
+  private labelSource: (() => ResultLabel | undefined) | undefined;
   private ended = false;
   gaveUp = false;
   events = 0;
@@ -118,6 +124,7 @@ export class SessionWriter implements SessionPublisher {
 
   event(event: ServerEvent): void {
     if (this.ended) return;
+    this.syncLabel();
     this.events++;
     this.push('event', JSON.stringify(wireEvent(event)));
     this.owner.progressed(this);
@@ -126,8 +133,26 @@ export class SessionWriter implements SessionPublisher {
   status(status: string): void {
     if (this.ended || status === this.lastStatus) return;
     this.lastStatus = status;
-    this.push('status', JSON.stringify({ status }));
-    this.owner.note(this, 'status', { status, events: this.events });
+    this.pushStatus();
+  }
+
+  label(label: ResultLabel): void {
+    if (this.ended || sameLabel(label, this.labelNow)) return;
+    this.labelNow = label;
+    this.pushStatus();
+  }
+
+  /** A status entry (and directory note) of the status and label now: readers keep the last of each. */
+  private pushStatus(): void {
+    const said = { status: this.lastStatus || 'connecting', ...(this.labelNow ? { label: this.labelNow } : {}) };
+    this.push('status', JSON.stringify(said));
+    this.owner.note(this, 'status', { ...said, events: this.events });
+  }
+
+  /** The followed stats' label, if it changed. */
+  private syncLabel(): void {
+    const label = this.labelSource?.();
+    if (label !== undefined) this.label(label);
   }
 
   private following: Subscription | undefined;
@@ -135,7 +160,10 @@ export class SessionWriter implements SessionPublisher {
   follow(state$: Observable<SessionState>): void {
     this.following?.unsubscribe();
     if (this.ended) return;
+    const stats = statsOfState(state$);
+    if (stats) this.labelSource = () => stats.label;
     this.following = state$.subscribe((next) => {
+      this.syncLabel();
       const status = next.status === 'paused' ? 'streaming' : next.status;
       if (PUBLISHED_STATUSES.has(status)) this.status(status);
     });
@@ -143,6 +171,7 @@ export class SessionWriter implements SessionPublisher {
 
   end(end: RelayEnd): void {
     if (this.ended) return;
+    this.syncLabel();
     this.ended = true;
     this.following?.unsubscribe();
     this.push('end', JSON.stringify(end));
@@ -162,7 +191,7 @@ export class SessionWriter implements SessionPublisher {
     const pending = this.queue.splice(0);
     this.seq = 0;
     const first = pending[0]?.ms ?? this.owner.now();
-    const start: Entry = { ms: first, seq: ++this.seq, kind: 'start', data: JSON.stringify({ title: this.title, startedAt: this.startedAt, restarted: true }) };
+    const start: Entry = { ms: first, seq: ++this.seq, kind: 'start', data: JSON.stringify({ title: this.title, startedAt: this.startedAt, restarted: true, ...(this.labelNow ? { label: this.labelNow } : {}) }) };
     this.queue.push(start);
     this.owner.held(1, start.data.length);
     // The new start is an entry made like any other: counted, so `published <= entries` holds.
@@ -173,7 +202,7 @@ export class SessionWriter implements SessionPublisher {
       this.queue.push(e);
     }
     this.owner.enqueued(this);
-    this.owner.note(this, 'start', { title: this.title, startedAt: this.startedAt, status: this.lastStatus || 'streaming', events: this.events });
+    this.owner.note(this, 'start', { title: this.title, startedAt: this.startedAt, status: this.lastStatus || 'streaming', events: this.events, ...(this.labelNow ? { label: this.labelNow } : {}) });
   }
 
   /**

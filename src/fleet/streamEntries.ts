@@ -122,6 +122,8 @@ export interface DirectoryInfo {
   /** Events published so far. */
   readonly events?: number | undefined;
   readonly error?: { readonly code: string; readonly message: string } | undefined;
+  /** What made the session's results (a `ResultLabel`), once said: unchecked here, read by the directory. */
+  readonly label?: unknown;
 }
 
 const DIRECTORY_KINDS: ReadonlySet<string> = new Set<DirectoryKind>(['start', 'status', 'alive', 'end']);

@@ -7,6 +7,7 @@ import type { ServerEvent } from '../schema/events.js';
 import { parseServerEventValue } from '../schema/parseServerEvent.js';
 import { parseRelayCursor, RelayEndSchema, RelayGapSchema, RelayResetSchema, RelayStatusSchema, type RelayCursor, type RelayEnd, type RelayGap, type RelayReset } from './protocol.js';
 import type { SseMessage } from './sse.js';
+import type { ResultLabel } from '../schema/resultLabel.js';
 
 /**
  * One message from the relay: an event with its id (the position to resume from), the
@@ -15,7 +16,7 @@ import type { SseMessage } from './sse.js';
  */
 export type RelayMessage =
   | { readonly type: 'event'; readonly id: string; readonly event: ServerEvent }
-  | { readonly type: 'status'; readonly status: string; readonly title: string }
+  | { readonly type: 'status'; readonly status: string; readonly title: string; readonly label?: ResultLabel | undefined }
   | { readonly type: 'gap'; readonly gap: RelayGap }
   | { readonly type: 'reset'; readonly reset: RelayReset }
   | {
@@ -69,7 +70,8 @@ export class RelayMessageReader {
         const s = RelayStatusSchema.safeParse(data);
         if (!s.success) throw malformed('a status message without a status');
         this.advance(m.id);
-        return { type: 'status', status: s.data.status, title: s.data.title ?? '' };
+        // A label a page cannot read is left out (a newer relay's), never a failure.
+        return { type: 'status', status: s.data.status, title: s.data.title ?? '', ...(s.data.label ? { label: s.data.label } : {}) };
       }
       case 'gap': {
         const g = RelayGapSchema.safeParse(data);

@@ -11,6 +11,7 @@ import type { StreamEntry } from '../fleet/streamEntries.js';
 import { parseRelayCursor, type RelayGap, type RelayReset, type RelaySessionInfo } from './protocol.js';
 import { PageSocket } from './PageSocket.js';
 import { sseMessage } from './sse.js';
+import { ResultLabelSchema } from '../schema/resultLabel.js';
 
 /** What the relay's options say about serving a fleet. */
 export interface FleetSourceOptions {
@@ -97,7 +98,10 @@ class FleetPage implements FollowSink {
     }
     if (note.gap) this.write(sseMessage('gap', note.gap));
     // Joined past the session's start (trimmed): what the directory knows comes first.
-    if (this.fresh && e.kind !== 'start' && this.session) this.write(sseMessage('status', { status: this.session.status, title: this.session.title }));
+    if (this.fresh && e.kind !== 'start' && this.session) {
+      const label = this.session.label;
+      this.write(sseMessage('status', { status: this.session.status, title: this.session.title, ...(label ? { label } : {}) }));
+    }
     this.fresh = false;
     const frame = this.source.frame(e, cursor, this.session);
     if (frame !== undefined) this.write(frame);
@@ -158,7 +162,7 @@ class FleetSourceImpl implements FleetSource {
     if (e.kind === 'event') frame = `${id}event: event\ndata: ${e.data}\n\n`;
     else if (e.kind === 'end') frame = `${id}event: end\ndata: ${e.data}\n\n`;
     else {
-      let data: { status?: unknown; title?: unknown };
+      let data: { status?: unknown; title?: unknown; label?: unknown };
       try {
         data = JSON.parse(e.data) as typeof data;
       } catch {
@@ -166,7 +170,9 @@ class FleetSourceImpl implements FleetSource {
       }
       const title = typeof data.title === 'string' ? data.title : session?.title ?? '';
       const status = typeof data.status === 'string' ? data.status : 'connecting';
-      frame = `${id}event: status\ndata: ${JSON.stringify({ status, title })}\n\n`;
+      // The label as the publisher wrote it (status entries carry it once known); an unreadable one is left out.
+      const label = data.label === undefined ? undefined : ResultLabelSchema.safeParse(data.label);
+      frame = `${id}event: status\ndata: ${JSON.stringify({ status, title, ...(label?.success ? { label: label.data } : {}) })}\n\n`;
     }
     this.frames.set(e, frame);
     return frame;
@@ -186,6 +192,7 @@ class FleetSourceImpl implements FleetSource {
         ...(s.endedAt !== undefined ? { endedAt: s.endedAt } : {}),
         ...(stale ? { stale } : {}),
         ...(s.error ? { error: s.error } : {}),
+        ...(s.label ? { label: s.label } : {}),
       };
     });
   }

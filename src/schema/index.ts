@@ -114,3 +114,6 @@ export {
   RelayRefusalSchema,
 } from './relay.js';
 export { FleetCallSchema } from './fleetCall.js';
+
+// What made a result (the service, the emulator, a scenario, a recording): the label every view shows.
+export { ResultLabelSchema, RESULT_SOURCES, type ResultLabel } from './resultLabel.js';

@@ -33,6 +33,8 @@ export interface FeedOwner {
   appended?(): void;
   /** The reader let go of the feed. */
   released?(): void;
+  /** A frame was flushed to a socket (and counted). */
+  flushed?(): void;
 }
 
 /** How a feed holds what it read. */
@@ -263,6 +265,7 @@ export class AudioFeed {
     stats.bytesReplayed += again;
     this.sentOnce += len - again;
     if (end > this.sentHigh) this.sentHigh = end;
+    this.owner.flushed?.();
   }
 
   /** `bytes` read and never sent will never be: counted in `bytesDropped`. */

@@ -11,13 +11,15 @@ import { parseWavHeader } from '../audio/wavHeader.js';
 import { bytesPerFrame, bytesPerSecond, isRawFormat, type AudioFormat, type RawAudioFormat } from '../schema/audio.js';
 import type { SessionState } from '../schema/sessionState.js';
 import type { ServerEvent } from '../schema/events.js';
+import { sameLabel, type ResultLabel } from '../schema/resultLabel.js';
 import { AudioFeed } from './AudioFeed.js';
 import { resumable } from './closeErrors.js';
 import type { ReconnectPolicy } from './reconnect.js';
 import { initialResilienceState, resilienceReducer, type ResilienceEvent, type ResilienceState } from './resilienceState.js';
 import { SegmentClock, type SessionEvent } from './SegmentClock.js';
 import type { SessionSettings } from './sessionSettings.js';
-import { countersOver, createSessionStats, foldConnection, stateStoreOf, type ConnectionFigures, type SessionStats, type StatsCounters } from './stats.js';
+import { labelAfterAnswer } from './sessionLabel.js';
+import { answerOf, countersOver, createSessionStats, foldConnection, stateStoreOf, type ConnectionFigures, type SessionStats, type StatsCounters } from './stats.js';
 import type { StateStore } from './StateStore.js';
 import { settingsForFeed, streamingSession, type Decode } from './streamingSession.js';
 
@@ -63,6 +65,10 @@ interface Segment {
   readonly stats: SessionStats;
   /** Our subscriptions to its events and its states. */
   readonly subscription: Subscription;
+  /** It resumed the stream after a failure (the first session did not). */
+  readonly resumed: boolean;
+  /** The stream's label when it was launched: what it was told is folded into that (sessionLabel.ts). */
+  readonly labelBefore: ResultLabel | undefined;
 }
 
 /**
@@ -107,6 +113,8 @@ class ResilientSession {
   private trimmedAt = 0;
   private keptFrom = 0;
   private heldError: SessionEvent | undefined;
+  /** A session was launched (the next ones resume the stream). */
+  private launched = false;
 
   constructor(
     audio$: Observable<AudioChunk>,
@@ -128,6 +136,7 @@ class ResilientSession {
         this.dispatch({ type: 'stopped', how: 'failed' });
       },
       appended: () => this.onAppended(),
+      flushed: () => this.onFlushed(),
     });
     this.feed.gate.follow(this.outage);
     const declared = settings.format;
@@ -191,6 +200,8 @@ class ResilientSession {
       case 'waiting': {
         const w = held as Held & { status: 'waiting' };
         this.heldError = undefined;
+        // An outage runs from its first failure (attempts that fail on the way are in it).
+        this.own.reconnectingSince ??= this.settings.scheduler.now();
         w.backoff = timer(n.delayMs, this.settings.scheduler).subscribe(() => this.dispatch({ type: 'retry' }));
         this.trim();
         this.show(of({ status: 'reconnecting', attempt: next.tries, error: this.lastError }));
@@ -218,6 +229,7 @@ class ResilientSession {
 
   /** A segment ends: our subscriptions go, and its figures are added to the stream's. */
   private release(segment: Segment): void {
+    this.readLabel(segment);
     segment.subscription.unsubscribe();
     if (this.figures.current === segment.stats) {
       foldConnection(this.figures.ended, segment.stats);
@@ -233,7 +245,8 @@ class ResilientSession {
   /** Subscribe to one plain session reading the log from `from`, and watch its state; the phase `connecting` owns it. */
   private launch(held: Held & { status: 'connecting' }, from: number, format: AudioFormat | undefined): void {
     const stats = createSessionStats();
-    const segment: Segment = { from, stats, subscription: new Subscription() };
+    const segment: Segment = { from, stats, subscription: new Subscription(), resumed: this.launched, labelBefore: this.own.label };
+    this.launched = true;
     held.segment = segment;
     this.figures.current = stats;
     // Its states are ours to read (its `failed` or `closed` is ours to judge, not the user's to see).
@@ -252,14 +265,14 @@ class ResilientSession {
   /** A state of the current session: its opening opens the stream. */
   private onSessionState(segment: Segment, s: SessionState): void {
     if (this.segment !== segment) return;
+    // Open means its upgrade was answered: the stream's label is known from here.
+    this.readLabel(segment);
     if (s.status === 'streaming' || s.status === 'paused') this.dispatch({ type: 'opened', now: this.settings.scheduler.now() });
   }
 
   private opened(held: Held & { status: 'open' }, old: ResilienceState, reconnected: boolean, proving: boolean): void {
-    if (old.downSince !== undefined) {
-      this.own.reconnects++;
-      this.own.reconnectingMs += this.settings.scheduler.now() - old.downSince;
-    }
+    // The outage's time runs on to the first frame this session flushes (onFlushed).
+    if (old.downSince !== undefined) this.own.reconnects++;
     // A session that opened is a segment; the attempts that never connected are not.
     if (reconnected) this.clock.nextSegment((held.segment!.from - this.layout!.dataOffset) / this.layout!.perMs);
     // Progress only once it had an event or stayed up a while: a server that drops every
@@ -275,8 +288,25 @@ class ResilientSession {
     if (this.held === held) this.launch(held, from, this.layout!.format);
   }
 
+  /**
+   * A frame was flushed (the feed says so, as the reading session counts it): the first a
+   * session flushed after a failure ends the outage, whose time is reconnecting time.
+   */
+  private onFlushed(): void {
+    const since = this.own.reconnectingSince;
+    if (since === undefined || this.held.status !== 'open') return;
+    this.own.reconnectingMs += this.settings.scheduler.now() - since;
+    this.own.reconnectingSince = undefined;
+  }
+
   /** The stream ends: its last state told, the feed let go of, the subscriber told. */
   private ended(how: 'done' | 'failed' | 'closed'): void {
+    const since = this.own.reconnectingSince;
+    if (since !== undefined) {
+      // Ended while reconnecting: the outage lasted until now.
+      this.own.reconnectingMs += this.settings.scheduler.now() - since;
+      this.own.reconnectingSince = undefined;
+    }
     const held = this.heldError;
     this.heldError = undefined;
     if (how === 'failed' && held) this.subscriber.next(held);
@@ -290,6 +320,19 @@ class ResilientSession {
     this.feed.finish();
     if (how === 'failed') this.subscriber.error(this.lastError);
     else if (how === 'done') this.subscriber.complete();
+  }
+
+  /**
+   * The stream's label, from what `segment`'s socket was told (read from its stats, as any user
+   * could read a session's): the first session's answer decides; a resumed one keeps the label,
+   * or adds a note when the emulator could not find its audio (sessionLabel.ts). The layer is
+   * the one writer of the stream's label.
+   */
+  private readLabel(segment: Segment): void {
+    const answer = answerOf(segment.stats);
+    if (answer === undefined) return;
+    const next = labelAfterAnswer(segment.labelBefore, answer, segment.resumed);
+    if (!sameLabel(this.own.label, next)) this.own.label = next;
   }
 
   // ---- audio -------------------------------------------------------------------------------
@@ -348,6 +391,8 @@ class ResilientSession {
 
   private onEvent(segment: Segment, e: ServerEvent): void {
     if (this.segment !== segment) return;
+    // What the emulator said before this event (its ping) labels it.
+    this.readLabel(segment);
     // An `error` event is held: a failure the next session cures is not the user's to see.
     // (Nor is it progress: a server that fails every session says so with an `error` event first.)
     if (e.type === 'error') {

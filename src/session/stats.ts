@@ -7,6 +7,7 @@ import type { AudioWarning, EventWarning, WarningHandler } from '../warnings.js'
 import { StateStore } from './StateStore.js';
 import { callUser } from '../internal/userCallback.js';
 import type { AudioAccount } from '../errors/index.js';
+import type { EmulatorAlignment, EmulatorHeaderLabel, ResultLabel } from '../schema/resultLabel.js';
 
 /** How a session treats out-of-contract values inside well-formed events (docs/tolerance.md). */
 export interface ToleranceOptions {
@@ -66,8 +67,14 @@ export interface SessionStats {
   readonly closeReason: string | undefined;
   /** Sessions opened again after a retryable failure (docs/resilience.md). */
   readonly reconnects: number;
-  /** Time spent reconnecting (from each failure to a session open again), in ms. */
+  /**
+   * Time spent reconnecting, in ms, over the outages that ended: each from its first failure to
+   * the first audio frame a reconnected session flushed (the attempts between included). The
+   * outage going on now is not in it: see `reconnectingSince` (`sessionFigures` adds both).
+   */
   readonly reconnectingMs: number;
+  /** When the outage going on now began (its first failure), on the session's scheduler's clock (ms); undefined when none is. */
+  readonly reconnectingSince: number | undefined;
   /** Bytes flushed again, to a session that opened after a reconnect, that an earlier session had flushed (also counted in `bytesSent`). */
   readonly bytesReplayed: number;
   /**
@@ -78,6 +85,13 @@ export interface SessionStats {
   readonly bytesDropped: number;
   /** The segment the events arrive from now: the number of sessions that opened after the first (0, then 1 after the first reconnect…). */
   readonly segment: number;
+  /**
+   * What made the session's results ({@link ResultLabel}): set when its first connection is
+   * answered, before its first event (the service; or the emulator, a scenario, a recording,
+   * as the emulator says), and given a `note` when a later segment changes what its results
+   * are. Undefined until then. Views, the relay and the fleet show it as it is here.
+   */
+  readonly label: ResultLabel | undefined;
 }
 
 /** The figures of a {@link SessionStats}, as their writers hold them (internal: the stats object reads them). */
@@ -96,21 +110,36 @@ export class StatsCounters {
   closeReason: string | undefined = undefined;
   reconnects = 0;
   reconnectingMs = 0;
+  reconnectingSince: number | undefined = undefined;
   bytesReplayed = 0;
   bytesDropped = 0;
   segment = 0;
+  label: ResultLabel | undefined = undefined;
+  /** Not a figure (the stats show no such field): what the connection writing these was told ({@link answerOf}). */
+  answer: ConnectionAnswer | undefined = undefined;
 }
 
-type Figure = keyof StatsCounters;
+/**
+ * What one connection's socket was told of its results (src/session/sessionLabel.ts): the
+ * upgrade's answer, and for a scenario that must first hear the audio, what the emulator found.
+ * Written by the connection beside its `label`; not a figure of its stats: a stream of
+ * connections reads it ({@link answerOf}) to decide its own label (a resume keeps it).
+ */
+export interface ConnectionAnswer {
+  readonly header: EmulatorHeaderLabel;
+  readonly found?: EmulatorAlignment | undefined;
+}
+
+type Figure = Exclude<keyof StatsCounters, 'answer'>;
 
 /**
  * The figures each connection counts for itself (its frames, events, warnings, pauses, peak,
  * close), and how a stream of connections adds them up; the others are the stream's own (its
- * feed's bytes, its reconnects).
+ * feed's bytes, its reconnects and the time they took, its label).
  */
 const PER_CONNECTION = { framesSent: 'sum', eventsReceived: 'sum', warnings: 'sum', lastWarning: 'last', pauses: 'sum', peakBufferedBytes: 'max', closeCode: 'last', closeReason: 'last' } as const;
 type ConnectionFigure = keyof typeof PER_CONNECTION;
-const FIGURES = Object.keys(new StatsCounters()) as Figure[];
+const FIGURES = Object.keys(new StatsCounters()).filter((k) => k !== 'answer') as Figure[];
 
 /** The stats of a stream of connections: the figures of those that ended, added up, and the current one's. */
 export interface ConnectionFigures {
@@ -130,6 +159,8 @@ interface Binding {
 }
 
 const BINDINGS = new WeakMap<object, Binding>();
+/** The stats each `state$` belongs to ({@link statsOfState}). */
+const OWNERS = new WeakMap<Observable<SessionState>, SessionStats>();
 
 function read(b: Binding, k: Figure): unknown {
   const over = b.over;
@@ -160,6 +191,7 @@ function bind(stats: object, own: StatsCounters): Binding {
   const store = new StateStore();
   const b: Binding = { store, own, over: undefined };
   BINDINGS.set(stats, b);
+  OWNERS.set(store.state$, stats as SessionStats);
   Object.defineProperties(stats, ACCESSORS);
   Object.defineProperty(stats, 'status', { get: () => store.value.status, enumerable: true, configurable: true });
   // Not enumerable: a copy or a JSON dump of the counters holds numbers, not a stream.
@@ -224,6 +256,22 @@ export function foldConnection(ended: StatsCounters, connection: SessionStats): 
     else if (kind === 'max') e[k] = Math.max(e[k] as number, v as number);
     else if (v !== undefined) e[k] = v;
   }
+}
+
+/**
+ * The stats whose `state$` this is (undefined for any other stream): a relay or a publisher
+ * given a session's `stats.state$` reads the session's `label` beside its states.
+ */
+export function statsOfState(state$: Observable<SessionState> | undefined): SessionStats | undefined {
+  return state$ === undefined ? undefined : OWNERS.get(state$);
+}
+
+/**
+ * What the connection that writes `stats` was told of its results (undefined: nothing yet, or
+ * stats no connection writes). Read by a stream of connections, never written but by the connection.
+ */
+export function answerOf(stats: SessionStats): ConnectionAnswer | undefined {
+  return BINDINGS.get(stats)?.own.answer;
 }
 
 /** The store a session publishes its state to through `stats` (one is attached to a stats object made by hand). */

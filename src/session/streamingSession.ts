@@ -1,7 +1,7 @@
 // The streaming core shared by every WebSocket endpoint, as a state machine: connect with the
 // key in the query, send the config frame, the audio, the end-of-audio frame, then read events
 // until `done`. What differs per endpoint (path, config frame, decoding) is in the settings and
-// the decoder. The bytes going out are an AudioSender's (audioSender.ts); what a refusal or a
+// the decoder. The bytes going out are an AudioSender's (AudioSender.ts); what a refusal or a
 // close means is closeErrors.ts's. This file keeps the states and the moves between them.
 import { Observable, Subscription, timer, type SchedulerLike, type Subscriber } from 'rxjs';
 import WebSocket from 'ws';
@@ -17,6 +17,7 @@ import { FlowControl } from '../audio/FlowControl.js';
 import { AudioFeed, feedCursorOf, type FeedReader } from './AudioFeed.js';
 import { AudioSender } from './AudioSender.js';
 import { closeError, errorWithoutCloseError, lostWithoutCloseError, readRefusal, type HandshakeRefusal } from './closeErrors.js';
+import { watchSessionLabel } from './sessionLabel.js';
 import { countersOf, createSessionStats, reportWarnings, stateStoreOf, type SessionStats, type StatsCounters } from './stats.js';
 import type { StateStore } from './StateStore.js';
 import { isTerminalStatus, type SessionState } from '../schema/sessionState.js';
@@ -320,6 +321,7 @@ export class StreamingSession<T> implements FeedReader {
       return;
     }
     this.ws = ws;
+    watchSessionLabel(ws, this.stats);
     this.sender.attach(ws);
     // A throw in a handler (a decoder, say) fails the session instead of escaping
     // into the socket's event emitter.

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { SvcError } from '../../src/errors/index.js';
 import { freshStats, SessionWriter, type WriterOwner } from '../../src/fleet/SessionWriter.js';
 import type { SessionState } from '../../src/schema/sessionState.js';
+import { countersOf, createSessionStats } from '../../src/session/stats.js';
 
 function owner(room = Infinity) {
   let clock = 1000;
@@ -67,6 +68,27 @@ describe('SessionWriter', () => {
     expect(w.queue.map((e) => [e.seq, e.kind])).toEqual([[1, 'start'], [2, 'event']]);
     expect(JSON.parse(w.queue[0]!.data)).toEqual({ title: 'c', startedAt: 3, restarted: true });
     expect(w.stats.streamsLost).toBe(1);
+  });
+
+  it('carries the label of the stats it follows: a status entry before the first event it labels, on every status after, in the directory and a restarted start', () => {
+    const o = owner();
+    const w = new SessionWriter(o, 'e', 'e', 0);
+    const stats = createSessionStats();
+    w.follow(stats.state$);
+    const label = { source: 'emulator', note: 'speech segments only' } as const;
+    // As the session (the stats' one writer) learns it.
+    countersOf(stats).label = label;
+    w.event(event);
+    w.status('finishing');
+    expect(w.queue.map((e) => `${e.kind}:${e.data}`).slice(1)).toEqual([
+      'status:{"status":"connecting"}',
+      `status:{"status":"connecting","label":${JSON.stringify(label)}}`,
+      'event:{"type":"clip","id":"c1"}',
+      `status:{"status":"finishing","label":${JSON.stringify(label)}}`,
+    ]);
+    expect(o.notes.at(-1)).toBe(`status:{"status":"finishing","label":${JSON.stringify(label)},"events":1}`);
+    w.restart();
+    expect(JSON.parse(w.queue[0]!.data)).toMatchObject({ restarted: true, label });
   });
 
   it('follows a state stream (paused is still streaming); abandoned, every later entry is unpublished', async () => {

@@ -17,6 +17,7 @@ function recorder() {
         id,
         event: (e: ServerEvent) => void log.push(`event ${e.type}`),
         status: () => undefined,
+        label: () => undefined,
         follow: () => void log.push('follow'),
         end: (end) => void log.push(`end ${end.status}${end.error ? ` ${end.error.code}` : ''}`),
         stats: {} as never,

@@ -13,8 +13,9 @@ import { option } from '../options.js';
 import { AUDIO_OPTIONS, prepareUpload } from '../audioFlags.js';
 import { BATCH_FILE_EXTENSIONS } from '../../batch/files.js';
 import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
-import { resultSource } from '../../resultSource.js';
-import { sourceNote } from '../resultSource.js';
+import { resultLabel, resultSource } from '../../resultSource.js';
+import { SERVICE_LABEL } from '../../schema/resultLabel.js';
+import { sourceLine, STAND_IN_LABEL } from '../resultSource.js';
 import { checkInputFile } from '../sharedOptions.js';
 
 const ENDPOINT_OPTIONS = {
@@ -41,8 +42,11 @@ Exit status: 0 when every file succeeded, 1 when any failed, 2 on a usage error.
 }
 
 function outcomeLine(o: FileOutcome<unknown>): string {
-  // Where the result came from, as the answer said (the emulator marks its own).
-  if ('result' in o) return JSON.stringify({ path: o.path, source: typeof o.result === 'object' && o.result !== null && resultSource(o.result) === 'emulator' ? 'emulator' : 'service', result: o.result });
+  // What made the result, as the answer said (the emulator marks its own, with what its stand-ins heard).
+  if ('result' in o) {
+    const label = typeof o.result === 'object' && o.result !== null ? resultLabel(o.result) : SERVICE_LABEL;
+    return JSON.stringify({ path: o.path, source: label.source, label, result: o.result });
+  }
   const e = o.error;
   return JSON.stringify({ path: o.path, error: { code: e.code, status: e.status, detail: e.detail, message: e.message }, skipped: o.skipped });
 }
@@ -112,7 +116,7 @@ function filesCommand(name: string, summary: string, what: string, call: (path: 
                 // People read stderr (stdout is JSON lines): say once that the results are the emulator's.
                 if (!sourceSaid && 'result' in o && typeof o.result === 'object' && o.result !== null && resultSource(o.result) === 'emulator') {
                   sourceSaid = true;
-                  io.stderr.write(`${io.stderr.isTTY ? '\r\x1b[K' : ''}svc-stream: ${sourceNote('emulator')}\n`);
+                  io.stderr.write(`${io.stderr.isTTY ? '\r\x1b[K' : ''}svc-stream: ${sourceLine(STAND_IN_LABEL)}\n`);
                 }
                 if (!('result' in o)) {
                   failed++;

@@ -12,7 +12,7 @@ import { openEndpoint, type ModelsEndpoint } from '../endpoint.js';
 import { readPlatformCredentials } from '../../credentials.js';
 import { resultSource } from '../../resultSource.js';
 import { checkInputFile } from '../sharedOptions.js';
-import { sourceNote } from '../resultSource.js';
+import { sourceLine, STAND_IN_LABEL } from '../resultSource.js';
 
 const OPTIONS = {
   wait: option.flag("poll until the status is exactly 'completed'; exit 0 when it\nis. Any other status (even 'failed') is polled until --timeout-ms."),
@@ -58,7 +58,7 @@ const sourceSaid = new WeakSet<CliIo>();
 function writeLine(io: CliIo, value: unknown): void {
   if (typeof value === 'object' && value !== null && resultSource(value) === 'emulator' && !sourceSaid.has(io)) {
     sourceSaid.add(io);
-    io.stderr.write(`svc-stream: ${sourceNote('emulator')}\n`);
+    io.stderr.write(`svc-stream: ${sourceLine(STAND_IN_LABEL)}\n`);
   }
   io.stdout.write(`${JSON.stringify(value)}\n`);
 }

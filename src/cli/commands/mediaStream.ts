@@ -5,7 +5,7 @@ import { InputError } from '../../errors/index.js';
 import { analyzeCalls, createAnalyzeCallsStats } from '../../telephony/analyzeCalls.js';
 import type { MediaStreamAuth } from '../../telephony/mediaStreamAuth.js';
 import { createMediaStreamServerStats, mediaStreamServer } from '../../telephony/mediaStreamServer.js';
-import { showCalls } from '../callView.js';
+import { labelLines, showCalls } from '../callView.js';
 import { inCallWorker, showCallsOnWorkers, workersSummary } from '../callWorkersView.js';
 import type { CallAnalysis } from '../../telephony/analyzeCalls.js';
 import type { CallWorker } from '../../telephony/callWorkers.js';
@@ -17,7 +17,7 @@ import { option, type OptionValues } from '../options.js';
 import { BASE_URL_OPTION, CONFIG_OPTION, loadScenario, scenarioOption } from '../sharedOptions.js';
 import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
 import { commandPublisher, PUBLISH_OPTION } from '../publishFlag.js';
-import { embeddedSource, sourceNote, watchSource } from '../resultSource.js';
+import { embeddedLabel } from '../resultSource.js';
 import { samplePath } from '../../samples.js';
 
 const OPTIONS = {
@@ -83,13 +83,10 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   const callStats = createAnalyzeCallsStats();
   const out = (line: string): void => void io.stdout.write(`${line}\n`);
   const json = values.json === true;
-  // Where the results come from, as the first call's session is answered (before its events).
-  const embedded = embeddedSource(endpoint.emulator !== undefined, scenario as never);
+  // What made the results: a line before the first call's first result (its session's label).
   // Across workers, the primary (which runs the embedded emulator) says it once; a worker does not.
-  const source = watchSource((first) => {
-    if (!json && !onWorkers && first !== 'service') out(sourceNote(first, scenarioPath));
-  }, embedded);
-  if (!json && onWorkers && !inCallWorker() && embedded !== undefined) out(sourceNote(embedded, scenarioPath));
+  const embedded = json || inCallWorker() ? undefined : await embeddedLabel(endpoint.emulator !== undefined, scenario, onWorkers);
+  const onLabel = labelLines(json || onWorkers, out, embedded);
 
   const calls = (fail: (err: unknown) => void, worker?: CallWorker) =>
     analyzeCalls(
@@ -132,7 +129,6 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
         limiter: fleet.limiter,
         publish: published.publisher,
         ...(worker ? { worker } : {}),
-        webSocketFactory: source.webSocketFactory,
       },
     );
   const view = (call: CallAnalysis<MediaStreamCall>) => {
@@ -150,7 +146,7 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
         const sum = (k: 'received' | 'lost' | 'late' | 'duplicated' | 'reordered') => tracks.reduce((n, t) => n + t[k], 0);
         return { received: sum('received'), lost: sum('lost'), late: sum('late'), duplicated: sum('duplicated'), reordered: sum('reordered') };
       },
-      stateSource: () => source.source ?? 'service',
+      onLabel,
     };
   };
 

@@ -13,9 +13,9 @@ import { InputError } from '../../errors/index.js';
 import type { LimitWarning, PayloadTypeWarning } from '../../warnings.js';
 import { defineCommand, printError, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
-import { showCalls } from '../callView.js';
+import { labelLines, showCalls } from '../callView.js';
 import { inCallWorker, showCallsOnWorkers, workersSummary } from '../callWorkersView.js';
-import { embeddedSource, sourceNote, watchSource } from '../resultSource.js';
+import { embeddedLabel } from '../resultSource.js';
 
 const OPTIONS = {
   port: option.integer('N', 'UDP port (default 5004; 0 picks a free one, printed on stderr)', { min: 0, max: 65535, fallback: 5004 }),
@@ -58,14 +58,11 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   const callStats = createAnalyzeCallsStats();
   const out = (line: string): void => void io.stdout.write(`${line}\n`);
   const json = values.json === true;
-  // Where the results come from, as analyze says it: a line when the first call's session is
-  // answered (before its events), and `source` in each call's --json state line.
-  const embedded = embeddedSource(endpoint.emulator !== undefined, scenario as never);
-  // Across workers, the primary (which runs the embedded emulator) says it once; a worker does not.
-  const source = watchSource((first) => {
-    if (!json && !onWorkers && first !== 'service') out(sourceNote(first, values.scenario));
-  }, embedded);
-  if (!json && onWorkers && !inCallWorker() && embedded !== undefined) out(sourceNote(embedded, values.scenario));
+  // What made the results, as analyze says it: a line before the first call's first result
+  // (its session's label), and `source` and `label` in each call's --json state line. Across
+  // workers, the primary (which runs the embedded emulator) says it once; a worker does not.
+  const embedded = json || inCallWorker() ? undefined : await embeddedLabel(endpoint.emulator !== undefined, scenario, onWorkers);
+  const onLabel = labelLines(json || onWorkers, out, embedded);
 
   const calls = (worker?: CallWorker) =>
     analyzeCalls(
@@ -92,7 +89,6 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
         callStats,
         limiter: fleet.limiter,
         publish: published.publisher,
-        webSocketFactory: source.webSocketFactory,
         ...(worker ? { worker } : {}),
       },
     );
@@ -106,7 +102,7 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
         text: `call from ${leg.remote.address}:${leg.remote.port} (${fmt}), ${call.status}`,
         json: { type: 'call', id: call.id, ssrc: leg.ssrc, payload_type: leg.payloadType, codec: leg.codec.name, format: leg.format, status: call.status, remote: leg.remote },
       },
-      stateSource: () => source.source ?? 'service',
+      onLabel,
       counters: () => {
         const s = leg.stats;
         return { received: s.received, lost: s.lost, late: s.late, duplicated: s.duplicated, reordered: s.reordered, dtmf: s.dtmf, cn: s.cn, rtcp: s.rtcp };

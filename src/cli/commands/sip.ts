@@ -5,14 +5,14 @@ import type { CallWorker } from '../../telephony/callWorkers.js';
 import type { SipCall, SipCallMetadata } from '../../telephony/sip/sipCall.js';
 import { createSipServerStats, sipServer } from '../../telephony/sip/sipServer.js';
 import { DEFAULT_SIP_CODECS, type SipCodecName } from '../../telephony/sip/sipCodecs.js';
-import { showCalls } from '../callView.js';
+import { labelLines, showCalls } from '../callView.js';
 import { inCallWorker, showCallsOnWorkers, workersSummary } from '../callWorkersView.js';
 import { defineCommand, printError, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
 import { option, type OptionValues } from '../options.js';
 import { commandPublisher, PUBLISH_OPTION } from '../publishFlag.js';
 import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
-import { embeddedSource, sourceNote, watchSource } from '../resultSource.js';
+import { embeddedLabel } from '../resultSource.js';
 import { BASE_URL_OPTION, CONFIG_OPTION, loadScenario, scenarioOption } from '../sharedOptions.js';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
@@ -106,11 +106,11 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   const callStats = createAnalyzeCallsStats();
   const out = (line: string): void => void io.stdout.write(`${line}\n`);
   const json = values.json === true;
-  const embedded = embeddedSource(endpoint.emulator !== undefined, scenario as never);
-  const source = watchSource((first) => {
-    if (!json && !onWorkers && first !== 'service') out(sourceNote(first, values.scenario));
-  }, embedded);
-  if (!json && onWorkers && !inCallWorker() && embedded !== undefined) out(sourceNote(embedded, values.scenario));
+  // What made the results, as analyze says it: a line before the first call's first result
+  // (its session's label), and `source` and `label` in each call's --json state line. Across
+  // workers, the primary (which runs the embedded emulator) says it once; a worker does not.
+  const embedded = json || inCallWorker() ? undefined : await embeddedLabel(endpoint.emulator !== undefined, scenario, onWorkers);
+  const onLabel = labelLines(json || onWorkers, out, embedded);
   const perDialog = values.siprec === 'separate' ? 2 : 1;
 
   const calls = (worker?: CallWorker) =>
@@ -149,7 +149,6 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
         callStats,
         limiter: fleet.limiter,
         publish: published.publisher,
-        webSocketFactory: source.webSocketFactory,
         ...(worker ? { worker } : {}),
       },
     );
@@ -174,7 +173,7 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
         text: `${c.metadata.kind === 'siprec' ? 'recording' : 'call'} ${c.title} from ${c.remote.address}:${c.remote.port}/${c.remote.transport} (${fmt}): ${participantsLine(c.metadata)}, ${call.status}`,
         json: { type: 'call', id: call.id, title: c.title, codec: c.codec.name, format: c.format, status: call.status, remote: c.remote, metadata: metadataJson(c.metadata) },
       },
-      stateSource: () => source.source ?? 'service',
+      onLabel,
       counters: () => {
         const streams = Object.values(c.stats.streams);
         const sum = (k: 'received' | 'lost' | 'late' | 'duplicated' | 'reordered' | 'dtmf') => streams.reduce((n, s) => n + s[k], 0);

@@ -93,7 +93,7 @@ describe('svc-stream media-stream', () => {
     expect(lines.filter((l) => l['type'] === 'event').length).toBeGreaterThan(20);
     expect(lines.find((l) => l['type'] === 'call_end')).toMatchObject({ status: 'done' });
     const state = lines.at(-1)!;
-    expect(state).toMatchObject({ type: 'state', source: 'scenario' });
+    expect(state).toMatchObject({ type: 'state', source: 'scenario', label: { source: 'scenario', file: 'call.scenario.json' } });
     expect(Object.values(state['roles'] as Record<string, { name: string }>).map((p) => p.name).sort()).toEqual(['Agent', 'Customer']);
     expect((state['clips'] as unknown[]).length).toBe(10);
     expect(r.stderr()).not.toMatch(/warning: no --token/);
@@ -103,7 +103,12 @@ describe('svc-stream media-stream', () => {
     const r = start(['--demo', '--speed', '40', '--seconds', '8']);
     expect(await r.exit).toBe(0);
     expect(r.stdout()).toMatch(/^MZdemo0+:inbound call CAdemo \(twilio, track inbound, mulaw\/8000\), /m);
-    expect(r.stdout().split('\n')[0]).toMatch(/^source: scenario .*call\.scenario\.json \(scripted results, not an analysis of this audio\)$/);
+    // The scenario follows its audio: the call's label comes once its audio was heard, before its first result.
+    const out = r.stdout().split('\n');
+    const source = out.findIndex((l) => l.startsWith('source: '));
+    expect(out[source]).toBe('source: scenario call.scenario.json (scripted results, not an analysis of this audio)');
+    expect(source).toBeLessThan(out.findIndex((l) => / \[ +0\.0s\] /.test(l)));
+    expect(out.filter((l) => l.startsWith('source: '))).toHaveLength(1);
     expect(r.stdout()).toMatch(/^MZdemo0+:inbound \[ +0\.0s\] 1: Northwind Bank support/m);
     expect(r.stdout()).toMatch(/^MZdemo0+:inbound role: speaker 1 is Agent$/m);
     expect(r.stdout()).toMatch(/^MZdemo0+:inbound done \(received \d+, lost 0/m);
@@ -132,7 +137,7 @@ describe('svc-stream media-stream', () => {
     await twilioCall(url, { authorization: 'Bearer bridge-secret-123' }, 'MZtoken', 2000);
     expect(await r.exit).toBe(0);
     expect(r.stderr()).toMatch(/bad_token/);
-    expect(ndjson(r.stdout()).at(-1)).toMatchObject({ type: 'state', id: 'MZtoken:inbound', source: 'speech-segments-only' });
+    expect(ndjson(r.stdout()).at(-1)).toMatchObject({ type: 'state', id: 'MZtoken:inbound', source: 'emulator', label: { source: 'emulator', note: expect.stringMatching(/^speech segments only/) } });
   }, 60_000);
 
   it('one call refused for capacity does not end the bridge: the other call is analysed', async () => {

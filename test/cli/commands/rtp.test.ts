@@ -61,7 +61,7 @@ describe('svc-stream rtp', () => {
     expect(lines.some((l) => l.type === 'event' && l.event?.type === 'done')).toBe(true);
     expect(lines.find((l) => l.type === 'call_end')).toMatchObject({ type: 'call_end', id: 'rtp-00000abc', status: 'done', duration_ms: 1000, stats: { received: 50, lost: 0 } });
     // As analyze --json ends: a state line saying where the results come from.
-    expect(lines.at(-1)).toMatchObject({ type: 'state', id: 'rtp-00000abc', source: 'speech-segments-only' });
+    expect(lines.at(-1)).toMatchObject({ type: 'state', id: 'rtp-00000abc', source: 'emulator', label: { source: 'emulator', note: expect.stringMatching(/^speech segments only/) } });
   });
 
   it('--max-legs refuses a second call and says so once on stderr; --frame-ms groups the audio it sends', async () => {
@@ -95,7 +95,7 @@ describe('svc-stream rtp hears ffmpeg default L16 RTP (dynamic payload type 97, 
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/^svc-stream: payload type 97 \(from 127\.0\.0\.1:\d+\) is not mapped; its packets are L16 or Opus beyond doubt and are taken as L16\/16000\/1\. Map it with --payload-type 97=L16\/16000\/1 to be sure\.$/);
     const out = stdout.text();
-    expect(out.split('\n')[0]).toBe('source: emulator, speech segments only (no transcription: clips have no text; try --scenario)');
+    expect(out.split('\n')[0]).toBe('source: emulator: speech segments only (no transcription: clips without text; try --scenario)');
     expect(out).toMatch(/^rtp-[0-9a-f]{8} call from 127\.0\.0\.1:\d+ \(L16\/16000 as s16be\), /m);
     expect(out).toMatch(/^rtp-[0-9a-f]{8} done: [12]\.\d s of audio$/m);
   }, 30_000);
@@ -132,7 +132,7 @@ describe('svc-stream rtp hears ffmpeg default L16 RTP (dynamic payload type 97, 
       "svc-stream: payload type 111 is not mapped and its packets are neither L16 (a timestamp step of one sample per 2 bytes per channel) nor Opus; its packets are dropped and counted in stats.unknownPayloadType. Map it with --payload-type 111=CODEC/RATE (e.g. 111=L16/16000, 111=opus/48000/2).",
     ]);
     // No call: only the line saying where results would come from.
-    expect(stdout.text()).toBe('source: emulator, speech segments only (no transcription: clips have no text; try --scenario)\n');
+    expect(stdout.text()).toBe('source: emulator: speech segments only (no transcription: clips without text; try --scenario)\n');
   });
 });
 
