@@ -71,7 +71,11 @@ export class SegmentClock {
     this.remap.clear();
     this.dropped.clear();
     // An utterance in progress at the break is analysed again: its clip takes the partial's UUID.
-    this.carried = [...this.open.values()];
+    // One carried to the segment that just ended and not reached by it (it failed first, as
+    // it opened) waits on for this one: otherwise its clip would come under a new UUID and
+    // its partial stay unfinished in a consumer's transcript (issue 45). Only while this
+    // segment starts before it: one that starts after it cannot analyse it from its start.
+    this.carried = [...this.carried.filter((c) => c.start >= offsetMs - CARRY_MS), ...this.open.values()];
     this.open.clear();
     this.segment++;
     this.offsetMs = offsetMs;

@@ -134,8 +134,11 @@ async function startPool(args: readonly string[]): Promise<LanePool> {
 // One run: the audio paced in real time, faults struck at audio positions.
 
 interface Strike {
-  readonly atMs: number;
   readonly kind: Kind;
+  /** Where in the audio (once the events for the audio before it have come)… */
+  readonly atMs: number;
+  /** …or, for a second fault, the moment the session after the first one opens (before its replay is analysed). */
+  readonly atOpen?: boolean;
 }
 
 interface Run {
@@ -165,15 +168,24 @@ async function run(lane: Lane, pcm: Buffer, strikes: readonly Strike[]): Promise
   let attempt = 0;
   let ended: { error: SvcError | undefined } | undefined;
   const stallTimers = new Set<NodeJS.Timeout>();
+  /** A fault to strike as the next session opens, and the promise of its recovery. */
+  let onOpen: Kind | undefined;
+  let pending: Promise<void> | undefined;
   // Virtual time moves only here: a reconnect goes ahead once the emulator is meant to be up.
   const go = (): void => void setImmediate(() => vt.advance(DELAY_MS));
   const watching = stats.state$.subscribe((s) => {
-    if (s.status !== 'reconnecting') return;
-    attempt = s.attempt;
-    if (lane.up) go();
+    if (s.status === 'reconnecting') {
+      attempt = s.attempt;
+      if (lane.up) go();
+    } else if (s.status === 'streaming' && onOpen !== undefined && stats.reconnects > 0) {
+      const kind = onOpen;
+      onOpen = undefined;
+      pending = strike(kind);
+    }
   });
 
-  const strike = async (kind: Kind): Promise<void> => {
+  /** Strike `kind` now; resolves once the stream is whole again (reconnected, or the stall under way). */
+  async function strike(kind: Kind): Promise<void> {
     const before = stats.reconnects;
     switch (kind) {
       case 'reset':
@@ -202,7 +214,7 @@ async function run(lane: Lane, pcm: Buffer, strikes: readonly Strike[]): Promise
       }
     }
     await until('the reconnect', () => stats.reconnects > before || ended !== undefined);
-  };
+  }
 
   async function* paced(): AsyncGenerator<Uint8Array> {
     const queue = [...strikes].sort((a, b) => a.atMs - b.atMs);
@@ -211,7 +223,18 @@ async function run(lane: Lane, pcm: Buffer, strikes: readonly Strike[]): Promise
         // Struck once the emulator's events for the audio sent so far have come (150 ms without one).
         const settled = performance.now();
         await until('the events to settle', () => performance.now() - Math.max(lastEventAt, settled) >= 150);
-        await strike(queue.shift()!.kind);
+        const first = queue.shift()!;
+        if (queue[0]?.atOpen) onOpen = queue.shift()!.kind;
+        await strike(first.kind);
+        // A fault struck as the next session opened: the audio goes on once it is over.
+        while (onOpen !== undefined || pending !== undefined) {
+          if (pending !== undefined) {
+            const p = pending;
+            await p;
+            if (pending === p) pending = undefined;
+          } else await sleep(5);
+          if (ended !== undefined) return;
+        }
       }
       yield pcm.subarray(at, Math.min(pcm.length, at + FRAME_BYTES));
       await sleep(FRAME_EVERY_MS);
@@ -366,12 +389,28 @@ describe.concurrent('two faults, one recording apart, on the plain emulator (one
   const offsets = FULL ? OFFSETS : [offset('between its partials')];
   for (const o of offsets) {
     for (const [a, b] of pairs) {
-      it(`${a} then ${b}, ${o.name}`, async () => {
+      it(`${a} then ${b} one recording later, ${o.name}`, async () => {
         const at = o.at(walked);
         const r = await pool.with((lane) =>
           run(lane, pcm, [
             { atMs: at, kind: a },
             { atMs: at + PERIOD_MS, kind: b },
+          ]),
+        );
+        expectWhole(r, truth, [a, b]);
+      }, 120_000);
+    }
+  }
+  // The second fault as the session after the first opens: the clip in progress is finished two sessions on.
+  const atOnce = FULL ? pairs.filter(([a]) => reconnects(a)) : ci.filter(([a, b]) => reconnects(a) && b === 'reset');
+  for (const o of offsets) {
+    for (const [a, b] of atOnce) {
+      it(`${a} then ${b} as the next session opens, ${o.name}`, async () => {
+        const at = o.at(walked);
+        const r = await pool.with((lane) =>
+          run(lane, pcm, [
+            { atMs: at, kind: a },
+            { atMs: at, kind: b, atOpen: true },
           ]),
         );
         expectWhole(r, truth, [a, b]);
