@@ -11,6 +11,7 @@ import { bytesPerFrame, bytesPerSecond, isRawFormat, type AudioFormat, type RawA
 import type { SessionState } from '../schema/sessionState.js';
 import type { ServerEvent } from '../schema/events.js';
 import { AudioFeed } from './audioFeed.js';
+import { reportAudioWarning } from './audioCheck.js';
 import { resumable } from './closeErrors.js';
 import type { ReconnectPolicy } from './reconnect.js';
 import { initialResilienceState, resilienceReducer, type ResilienceEvent, type ResilienceState } from './resilienceState.js';
@@ -242,12 +243,40 @@ class ResilientSession {
     }
     if (!first) {
       // A session that opened is a segment; the attempts that never connected are not.
-      this.clock.nextSegment((this.attempt!.from - this.layout!.dataOffset) / this.layout!.perMs);
+      const from = this.attempt!.from;
+      const commitMs = this.clock.commitMs;
+      const unfinished = this.clock.nextSegment((from - this.layout!.dataOffset) / this.layout!.perMs);
       this.stats.segment = this.clock.segment;
+      if (from > this.posOf(commitMs) || unfinished.length > 0) this.replayGap(commitMs, from, unfinished);
     }
     // Progress only once it had an event or stayed up a while: a server that drops every
     // session young does not restart the outage's deadline.
     if (proving) this.uptime = timer(this.policy.minUptimeMs, this.scheduler).subscribe(() => this.dispatch({ type: 'uptime' }));
+  }
+
+  /**
+   * The segment that just opened starts after the commit point: the replay window let go of
+   * audio the failed session was sent and had not finalized (a source read far ahead of the
+   * results, a stall), so no session analyses it again. Its clips are lost: said, with where,
+   * never silently gone (issue 45).
+   */
+  private replayGap(commitMs: number, from: number, clipUuids: readonly string[]): void {
+    const l = this.layout!;
+    const toMs = Math.max(commitMs, (from - l.dataOffset) / l.perMs);
+    const segment = this.clock.segment;
+    const begun = `${clipUuids.length} clip${clipUuids.length === 1 ? '' : 's'} begun before it will not be finished (${clipUuids.join(', ')})`;
+    const gap =
+      toMs > commitMs
+        ? `segment ${segment} resumed at ${Math.round(toMs)} ms, after the commit point (${Math.round(commitMs)} ms): the replay window (reconnect.replayMs) had let go of the audio between, so no session analyses it and its clips are lost`
+        : `segment ${segment} resumed at the commit point (${Math.round(commitMs)} ms)`;
+    reportAudioWarning(this.stats, this.options, {
+      code: 'replay_gap',
+      segment,
+      fromMs: commitMs,
+      toMs,
+      clipUuids,
+      message: clipUuids.length > 0 ? `${gap}; ${begun}` : gap,
+    });
   }
 
   /** Start the next session from the commit point (or as far back as the bounds kept). */

@@ -66,8 +66,12 @@ export class SegmentClock {
     return c;
   }
 
-  /** Start the next segment at `offsetMs` on the stream's axis. */
-  nextSegment(offsetMs: number): void {
+  /**
+   * Start the next segment at `offsetMs` on the stream's axis. Returns the UUIDs of the
+   * utterances in progress (partials delivered, no clip yet) that it starts too late to
+   * analyse again, so that no session will finish them (none when it starts at the commit point).
+   */
+  nextSegment(offsetMs: number): string[] {
     this.remap.clear();
     this.dropped.clear();
     // An utterance in progress at the break is analysed again: its clip takes the partial's UUID.
@@ -75,12 +79,19 @@ export class SegmentClock {
     // it opened) waits on for this one: otherwise its clip would come under a new UUID and
     // its partial stay unfinished in a consumer's transcript (issue 45). Only while this
     // segment starts before it: one that starts after it cannot analyse it from its start.
-    this.carried = [...this.carried.filter((c) => c.start >= offsetMs - CARRY_MS), ...this.open.values()];
+    const unfinished: string[] = [];
+    const carried: Array<{ readonly start: number; readonly delivered: string }> = [];
+    for (const c of [...this.carried, ...this.open.values()]) {
+      if (c.start >= offsetMs - CARRY_MS) carried.push(c);
+      else unfinished.push(c.delivered);
+    }
+    this.carried = carried;
     this.open.clear();
     this.segment++;
     this.offsetMs = offsetMs;
     this.overlap = this.recent.filter((s) => s.end > offsetMs);
     this.recent = this.overlap.slice();
+    return unfinished;
   }
 
   /**

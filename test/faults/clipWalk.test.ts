@@ -18,7 +18,7 @@
 // SVC_FAULT_WALK=full walks every offset × kind, and every offset × order of two kinds.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { analyzeConversation, createSessionStats, fromAsyncIterable, type SessionEvent, type SessionStats, type SvcError } from 'svc-stream';
+import { analyzeConversation, createSessionStats, fromAsyncIterable, type AudioWarning, type ReplayGapWarning, type SessionEvent, type SessionStats, type SvcError } from 'svc-stream';
 import { clipsReducer, initialClipsState } from 'svc-stream/state';
 import { spawnEmulator, type EmulatorProcess } from '../internal/emulatorProcess.js';
 import { startTcpProxy, type TcpProxy } from '../internal/tcpProxy.js';
@@ -139,10 +139,13 @@ interface Strike {
   readonly atMs: number;
   /** …or, for a second fault, the moment the session after the first one opens (before its replay is analysed). */
   readonly atOpen?: boolean;
+  /** How long a stall holds (default {@link STALL_MS}). */
+  readonly holdMs?: number;
 }
 
 interface Run {
   readonly events: SessionEvent[];
+  readonly warnings: AudioWarning[];
   readonly stats: SessionStats;
   readonly error: SvcError | undefined;
   readonly totalBytes: number;
@@ -160,10 +163,11 @@ async function until(what: string, cond: () => boolean, ms = 30_000): Promise<vo
   }
 }
 
-async function run(lane: Lane, pcm: Buffer, strikes: readonly Strike[]): Promise<Run> {
+async function run(lane: Lane, pcm: Buffer, strikes: readonly Strike[], reconnect: { replayMs?: number } = {}): Promise<Run> {
   const vt = virtualTime();
   const stats = createSessionStats();
   const events: SessionEvent[] = [];
+  const warnings: AudioWarning[] = [];
   let lastEventAt = performance.now();
   let attempt = 0;
   let ended: { error: SvcError | undefined } | undefined;
@@ -180,12 +184,12 @@ async function run(lane: Lane, pcm: Buffer, strikes: readonly Strike[]): Promise
     } else if (s.status === 'streaming' && onOpen !== undefined && stats.reconnects > 0) {
       const kind = onOpen;
       onOpen = undefined;
-      pending = strike(kind);
+      pending = strike({ kind, atMs: 0 });
     }
   });
 
-  /** Strike `kind` now; resolves once the stream is whole again (reconnected, or the stall under way). */
-  async function strike(kind: Kind): Promise<void> {
+  /** Strike now; resolves once the stream is whole again (reconnected, or the stall under way). */
+  async function strike({ kind, holdMs = STALL_MS }: Strike): Promise<void> {
     const before = stats.reconnects;
     switch (kind) {
       case 'reset':
@@ -196,7 +200,7 @@ async function run(lane: Lane, pcm: Buffer, strikes: readonly Strike[]): Promise
         const t = setTimeout(() => {
           stallTimers.delete(t);
           lane.proxy.setMode('forward');
-        }, STALL_MS);
+        }, holdMs);
         stallTimers.add(t);
         return; // the audio goes on meanwhile
       }
@@ -225,7 +229,7 @@ async function run(lane: Lane, pcm: Buffer, strikes: readonly Strike[]): Promise
         await until('the events to settle', () => performance.now() - Math.max(lastEventAt, settled) >= 150);
         const first = queue.shift()!;
         if (queue[0]?.atOpen) onOpen = queue.shift()!.kind;
-        await strike(first.kind);
+        await strike(first);
         // A fault struck as the next session opened: the audio goes on once it is over.
         while (onOpen !== undefined || pending !== undefined) {
           if (pending !== undefined) {
@@ -249,7 +253,8 @@ async function run(lane: Lane, pcm: Buffer, strikes: readonly Strike[]): Promise
         baseUrl: lane.proxy.baseUrl,
         stats,
         scheduler: vt.scheduler,
-        reconnect: { initialDelayMs: DELAY_MS, maxDelayMs: DELAY_MS, jitter: 0, maxAttempts: 20 },
+        reconnect: { initialDelayMs: DELAY_MS, maxDelayMs: DELAY_MS, jitter: 0, maxAttempts: 20, ...reconnect },
+        onAudioWarning: (w) => warnings.push(w),
       }),
     )
     .subscribe({
@@ -270,7 +275,7 @@ async function run(lane: Lane, pcm: Buffer, strikes: readonly Strike[]): Promise
     if (!lane.up) await lane.restart();
   }
   const stalls = loop.stop();
-  return { events, stats, error: ended!.error, totalBytes: pcm.length, busiestMs: stalls.busiestMs, longestMs: stalls.longestMs };
+  return { events, warnings, stats, error: ended!.error, totalBytes: pcm.length, busiestMs: stalls.busiestMs, longestMs: stalls.longestMs };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -289,12 +294,18 @@ function truthOf(r: Run): Truth {
 
 const show = (c: { start_ms?: number | undefined; duration_ms?: number | undefined; clip_uuid: string }): string => `${c.start_ms}+${c.duration_ms} ${c.clip_uuid.slice(0, 8)}`;
 
-function expectWhole(r: Run, truth: Truth, kinds: readonly Kind[]): void {
-  expect(r.error, `the run failed: ${String(r.error)}`).toBeUndefined();
-  const trace = r.events
+function traceOf(r: Run): string {
+  return r.events
     .filter((e) => e.type === 'clip' || e.type === 'partial_clip')
     .map((e) => `${e.segment ?? 0} ${e.type} ${show(e.type === 'clip' ? e.clip : (e as { partial_clip: Clip }).partial_clip)}`)
     .join('\n');
+}
+
+function expectWhole(r: Run, truth: Truth, kinds: readonly Kind[]): void {
+  expect(r.error, `the run failed: ${String(r.error)}`).toBeUndefined();
+  // Resumed at the commit point every time: nothing to say about the audio.
+  expect(r.warnings).toEqual([]);
+  const trace = traceOf(r);
 
   // No two clips under one UUID: a consumer's transcript is keyed by it.
   const owners = new Map<string, Clip[]>();
@@ -358,6 +369,54 @@ describe.concurrent('one fault walked across a clip of the sample call (its scri
       expectWhole(r, truth, [kind]);
     }, 120_000);
   }
+
+  it('a stall longer than the replay window, then a reset while stalled: the audio no session analyses is said, with its span, and the rest is whole', async () => {
+    // 1 s of replay; the stall holds 2 s of wall time (16 s of audio) and the reset strikes
+    // 2.4 s of audio into it, when the window has let go of the walked clip's start.
+    const at = offset('between its partials').at(walked);
+    const r = await pool.with((lane) =>
+      run(
+        lane,
+        pcm,
+        [
+          { atMs: at, kind: 'stall', holdMs: 2_000 },
+          { atMs: at + 2_400, kind: 'reset' },
+        ],
+        { replayMs: 1_000 },
+      ),
+    );
+    expect(r.error, String(r.error)).toBeUndefined();
+    const trace = traceOf(r);
+    expect(r.warnings.map((w) => w.code)).toEqual(['replay_gap']);
+    expect(r.stats.audioWarnings).toBe(1);
+    const gap = r.warnings[0] as ReplayGapWarning;
+    // From the commit point (the end of the clip before the walked one) to past the walked clip's start.
+    const before = truth.clips[truth.clips.indexOf(walked) - 1]!;
+    expect(Math.abs(gap.fromMs - before.end)).toBeLessThanOrEqual(50);
+    expect(gap.toMs).toBeGreaterThan(walked.start);
+    expect(gap.segment).toBe(1);
+    expect(gap.message).toContain('replayMs');
+    const inGap = (c: Span): boolean => c.end > gap.fromMs && c.start < gap.toMs;
+    const state = r.events.reduce(clipsReducer, initialClipsState);
+    // The walked clip had begun: its partial is never finished, and the warning names it.
+    const unfinished = state.transcript.toArray().filter((t) => t.status === 'partial').map((t) => t.clip.clip_uuid);
+    expect(unfinished.length).toBe(1);
+    expect(gap.clipUuids).toEqual(unfinished);
+    // Every clip outside the gap once at its position, with its text and speaker; of those in
+    // it, at most the part after it (as the service heard it), from the gap's end.
+    const got = state.clips.toArray();
+    for (const t of truth.clips.filter((c) => !inGap(c))) {
+      const at = got.filter((g) => Math.abs(g.start_ms! - t.start) <= 50 && Math.abs(g.start_ms! + g.duration_ms! - t.end) <= 50);
+      expect(at.length, `the clip ${t.start}-${t.end}, in:\n${trace}`).toBe(1);
+      expect({ text: at[0]!.text, speaker: at[0]!.speaker_label }).toEqual({ text: t.text, speaker: t.speaker });
+    }
+    const elsewhere = got.filter((g) => !truth.clips.some((t) => Math.abs(g.start_ms! - t.start) <= 50));
+    for (const g of elsewhere) expect(Math.abs(g.start_ms! - gap.toMs), trace).toBeLessThanOrEqual(50);
+    expect(elsewhere.length).toBeLessThanOrEqual(1);
+    expect(r.stats.reconnects).toBe(1);
+    expect(r.stats.bytesRead).toBe(r.totalBytes);
+    expect(r.stats.bytesSent - r.stats.bytesRead).toBe(r.stats.bytesReplayed);
+  }, 120_000);
 });
 
 describe.concurrent('two faults, one recording apart, on the plain emulator (one recording repeated, as in the soak)', () => {
