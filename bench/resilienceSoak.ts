@@ -156,11 +156,17 @@ const t0 = performance.now();
 const wallS = (): number => (performance.now() - t0) / 1000;
 let restarting: Promise<void> | undefined;
 
-const gaps: ReplayGapWarning[] = [];
+const gaps: Array<ReplayGapWarning & { readonly wallS: number }> = [];
 const onAudioWarning = (w: AudioWarning): void => {
-  if (w.code === 'replay_gap') gaps.push(w);
-  console.log(`warning: ${w.message}`);
+  if (w.code === 'replay_gap') gaps.push({ ...w, wallS: wallS() });
+  console.log(`${fmt(wallS(), 1)} s: warning: ${w.message}`);
 };
+// The life cycle, for what happened around a gap or a loss.
+const moves: string[] = [];
+stats.state$.subscribe((st) => {
+  if (st.status === 'reconnecting') moves.push(`${fmt(wallS(), 1)} s reconnecting (attempt ${st.attempt}: ${(st.error as { code?: string }).code ?? String(st.error)})`);
+  else if (st.status === 'streaming' || st.status === 'paused') moves.push(`${fmt(wallS(), 1)} s ${st.status}, segment ${stats.segment}, audio read ${fmt(stats.bytesRead / BYTES_PER_MS / 1000, 1)} s`);
+});
 const hour = fileSource(hourWav, { realtime: RATE }).pipe(analyzeConversation({ apiKey, baseUrl: proxy.baseUrl, stats, onAudioWarning }));
 const outcome = new Promise<unknown>((resolve) => {
   hour.subscribe({
@@ -265,6 +271,11 @@ for (const x of missing) {
     return Math.abs(start - x.start) < 15_000;
   });
   console.log(lines.map((l) => `  ${l}`).join('\n'));
+}
+for (const g of gaps) {
+  console.log(`\nreplay gap ${g.fromMs}-${g.toMs} ms (segment ${g.segment}, ${g.clipUuids.length} clips begun), said at ${fmt(g.wallS, 1)} s. Before it:`);
+  for (const f of faults.filter((f) => f.wallS > g.wallS - 30 && f.wallS <= g.wallS)) console.log(`  ${fmt(f.wallS, 1)} s wall, audio read ${fmt(f.audioS, 1)} s: ${f.kind}`);
+  for (const m of moves.filter((m) => Number(m.split(' ')[0]) > g.wallS - 30 && Number(m.split(' ')[0]) <= g.wallS + 1)) console.log(`  ${m}`);
 }
 rmSync(dir, { recursive: true, force: true });
 process.exitCode = missing.length === 0 && said === 0 && error === undefined ? 0 : 1;

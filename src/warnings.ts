@@ -44,10 +44,10 @@ export interface AudioSourceWarning {
 
 /**
  * Audio of a reconnected stream that no session analyses (docs/resilience.md, "What is
- * replayed"): the session after a failure could not start at the commit point, because the
- * replay window (`reconnect.replayMs`) had let go of audio the failed session was sent and had
- * not finalized. The clips in that span are lost, and said here; those already begun in it
- * (their partials delivered) are never finished. Given to `onAudioWarning` and counted in
+ * replayed"): the session after a failure could not start where it should, because the bounds
+ * (`reconnect.replayMs` + `outageMs`) had let go of audio the failed session was sent and the
+ * service never answered. The clips in that span are lost, and said here; those already begun
+ * in it (their partials delivered) are never finished. Given to `onAudioWarning` and counted in
  * `stats.audioWarnings`, like an {@link AudioSourceWarning}.
  */
 export interface ReplayGapWarning {
@@ -55,7 +55,7 @@ export interface ReplayGapWarning {
   readonly code: 'replay_gap';
   /** The segment that resumed after the gap (`segment` of its events). */
   readonly segment: number;
-  /** Where the span no session analyses starts, on the stream's axis (ms): the commit point. */
+  /** Where the span no session analyses starts, on the stream's axis (ms): the commit point, or the end of what the service heard past it. */
   readonly fromMs: number;
   /** Where it ends, on the stream's axis (ms): where the segment's audio starts. */
   readonly toMs: number;

@@ -84,6 +84,12 @@ interface Attempt {
 /** The WAV header must be complete within this many bytes, or the stream is not resumed. */
 const MAX_HEADER_BYTES = 1 << 20;
 
+/**
+ * Audio this close before what the server acknowledged is not taken as heard: an utterance
+ * that began there may have no partial yet.
+ */
+const HEARD_MARGIN_MS = 2_000;
+
 class ResilientSession {
   private readonly scheduler: SchedulerLike;
   private readonly stats: SessionStats;
@@ -103,6 +109,8 @@ class ResilientSession {
   private layoutPending: boolean;
   /** Stream position before which the log's bytes were let go of (on a frame boundary). */
   private keptFrom = 0;
+  /** Stream position up to which what was let go of was heard by the server with no utterance in progress in it: no clip lies there. */
+  private heardUpTo = 0;
   /** The replay window in bytes, once the layout is known. */
   private replayBytes = 0;
   /** The log's end at the last trim. */
@@ -244,10 +252,12 @@ class ResilientSession {
     if (!first) {
       // A session that opened is a segment; the attempts that never connected are not.
       const from = this.attempt!.from;
-      const commitMs = this.clock.commitMs;
+      // Where the audio no session will analyse starts: the commit point, or past it what the
+      // server heard with nothing in progress (it had nothing to say of that).
+      const lostFrom = Math.max(this.posOf(this.clock.commitMs), this.heardUpTo);
       const unfinished = this.clock.nextSegment((from - this.layout!.dataOffset) / this.layout!.perMs);
       this.stats.segment = this.clock.segment;
-      if (from > this.posOf(commitMs) || unfinished.length > 0) this.replayGap(commitMs, from, unfinished);
+      if (from > lostFrom || unfinished.length > 0) this.replayGap(lostFrom, from, unfinished);
     }
     // Progress only once it had an event or stayed up a while: a server that drops every
     // session young does not restart the outage's deadline.
@@ -255,24 +265,25 @@ class ResilientSession {
   }
 
   /**
-   * The segment that just opened starts after the commit point: the replay window let go of
-   * audio the failed session was sent and had not finalized (a source read far ahead of the
-   * results, a stall), so no session analyses it again. Its clips are lost: said, with where,
-   * never silently gone (issue 45).
+   * The segment that just opened starts after the audio it should resume from: the bounds let
+   * go of audio the failed session was sent and the server had not answered (a stall longer
+   * than replayMs + outageMs of audio), so no session analyses it again. Its clips are lost:
+   * said, with where, never silently gone (issue 45).
    */
-  private replayGap(commitMs: number, from: number, clipUuids: readonly string[]): void {
+  private replayGap(lostFrom: number, from: number, clipUuids: readonly string[]): void {
     const l = this.layout!;
-    const toMs = Math.max(commitMs, (from - l.dataOffset) / l.perMs);
+    const fromMs = (lostFrom - l.dataOffset) / l.perMs;
+    const toMs = Math.max(fromMs, (from - l.dataOffset) / l.perMs);
     const segment = this.clock.segment;
     const begun = `${clipUuids.length} clip${clipUuids.length === 1 ? '' : 's'} begun before it will not be finished (${clipUuids.join(', ')})`;
     const gap =
-      toMs > commitMs
-        ? `segment ${segment} resumed at ${Math.round(toMs)} ms, after the commit point (${Math.round(commitMs)} ms): the replay window (reconnect.replayMs) had let go of the audio between, so no session analyses it and its clips are lost`
-        : `segment ${segment} resumed at the commit point (${Math.round(commitMs)} ms)`;
+      toMs > fromMs
+        ? `segment ${segment} resumed at ${Math.round(toMs)} ms, after ${Math.round(fromMs)} ms: the replay and outage bounds (reconnect.replayMs, outageMs) had let go of the audio between, which the server never answered, so no session analyses it and its clips are lost`
+        : `segment ${segment} resumed at ${Math.round(fromMs)} ms`;
     reportAudioWarning(this.stats, this.options, {
       code: 'replay_gap',
       segment,
-      fromMs: commitMs,
+      fromMs,
       toMs,
       clipUuids,
       message: clipUuids.length > 0 ? `${gap}; ${begun}` : gap,
@@ -340,8 +351,10 @@ class ResilientSession {
 
   /**
    * Let go of what no resume will need: before the commit point, and beyond the replay bound
-   * (in an outage, the replay and outage bounds); never what the current session has not
-   * flushed. Bytes let go of that no session was sent are dropped, and counted.
+   * what the server has heard with no utterance in progress in it (in an outage, the replay
+   * and outage bounds); beyond the replay and outage bounds, whatever it is. Never what the
+   * current session has not flushed. Bytes let go of that no session was sent are dropped,
+   * and counted.
    */
   private trim(): void {
     if (this.layoutPending) return;
@@ -354,10 +367,20 @@ class ResilientSession {
       keep = session?.flushedPosition ?? log.end;
     } else {
       const l = this.layout;
+      const commit = this.posOf(this.clock.commitMs);
       const cap = (this.policy.replayMs + (this.state.outageSince !== undefined ? this.policy.outageMs : 0)) * l.perMs;
-      keep = Math.max(this.posOf(this.clock.commitMs), log.end - cap);
+      const hardCap = (this.policy.replayMs + this.policy.outageMs) * l.perMs;
+      // Past the commit point, the replay bound lets go only of audio the server has heard (it
+      // answered a ping sent after it, so what it had to say of it has come) with no utterance
+      // in progress in it. What it has not answered is what a resume needs: a stall longer
+      // than replayMs of audio, then a failure before the results came, lost the clips sent in
+      // the stall (issue 45). That waits for the outage bound, as audio no session takes.
+      const heard = session === undefined || this.clock.inProgress ? commit : Math.max(commit, session.acknowledgedPosition - HEARD_MARGIN_MS * l.perMs);
+      const safe = Math.max(commit, Math.min(log.end - cap, heard));
+      keep = Math.max(safe, log.end - hardCap);
       if (session !== undefined) keep = Math.min(keep, session.flushedPosition);
       keep = this.alignDown(Math.min(keep, log.end));
+      if (keep > this.keptFrom) this.heardUpTo = Math.max(this.heardUpTo, Math.min(keep, this.alignDown(safe)));
     }
     if (keep <= this.keptFrom) return;
     const unsentFrom = Math.max(this.keptFrom, this.feed.sentHigh);

@@ -66,6 +66,11 @@ export class SegmentClock {
     return c;
   }
 
+  /** Whether an utterance is in progress: a partial without its clip, or one carried from a break that this segment has not reached again. */
+  get inProgress(): boolean {
+    return this.open.size > 0 || this.carried.length > 0;
+  }
+
   /**
    * Start the next segment at `offsetMs` on the stream's axis. Returns the UUIDs of the
    * utterances in progress (partials delivered, no clip yet) that it starts too late to

@@ -169,6 +169,10 @@ export class StreamingSession<T> implements FeedReader {
   private apiKey = '';
   private safeUrl = '';
   private heartbeat: Heartbeat | undefined;
+  /** Each ping not yet answered: its number (its payload, echoed by the pong) → the stream position flushed when it went. */
+  private readonly pings = new Map<number, number>();
+  private pingCount = 0;
+  private acknowledged: number;
 
   constructor(
     private readonly feed: AudioFeed,
@@ -197,6 +201,7 @@ export class StreamingSession<T> implements FeedReader {
       },
       setup.from,
     );
+    this.acknowledged = setup.from;
   }
 
   get state(): SessionState {
@@ -206,6 +211,16 @@ export class StreamingSession<T> implements FeedReader {
   /** Stream position up to which this session's frames were flushed (its start until one was). */
   get flushedPosition(): number {
     return this.sender.flushedPosition;
+  }
+
+  /**
+   * Stream position up to which the server has read this session's audio, as far as it said:
+   * what was flushed when the heartbeat sent a ping it has answered (the pong comes after
+   * every frame before the ping was read, and after what the server sent about them). Its
+   * start until then.
+   */
+  get acknowledgedPosition(): number {
+    return this.acknowledged;
   }
 
   /**
@@ -311,7 +326,10 @@ export class StreamingSession<T> implements FeedReader {
       this.socketError = err;
     });
     ws.on('close', (code, reason) => this.guard(() => this.onClose(code, reason.toString('utf8'))));
-    ws.on('pong', () => this.heartbeat?.touch());
+    ws.on('pong', (data) => {
+      this.heartbeat?.touch();
+      this.onPong(data);
+    });
     ws.on('ping', () => this.heartbeat?.touch());
 
     const limit = this.options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs;
@@ -441,7 +459,13 @@ export class StreamingSession<T> implements FeedReader {
     const settings = resolveHeartbeat(this.options.heartbeat);
     if (settings === undefined) return;
     const ping = (): void => {
-      if (ws.readyState === WebSocket.OPEN) ws.ping(undefined, undefined, () => undefined);
+      if (ws.readyState !== WebSocket.OPEN) return;
+      // Numbered, so that only the pong of this ping (which echoes its payload) acknowledges what went before it.
+      const n = this.pingCount++;
+      this.pings.set(n, this.sender.flushedPosition);
+      const payload = Buffer.allocUnsafe(4);
+      payload.writeUInt32BE(n >>> 0);
+      ws.ping(payload, undefined, () => undefined);
     };
     this.heartbeat = new Heartbeat(settings, this.scheduler, ping, (silentMs) => {
       const now = this.store.value;
@@ -459,6 +483,19 @@ export class StreamingSession<T> implements FeedReader {
       // A dead peer will not answer a close frame: cut the socket now.
       ws.terminate();
     });
+  }
+
+  /** A pong that echoes one of our pings: what was flushed before that ping has been read. */
+  private onPong(data: Buffer): void {
+    if (data.length !== 4) return;
+    const n = data.readUInt32BE(0);
+    const at = this.pings.get(n);
+    if (at === undefined) return;
+    for (const k of this.pings.keys()) {
+      if (k > n) break;
+      this.pings.delete(k);
+    }
+    if (at > this.acknowledged) this.acknowledged = at;
   }
 
   private onRefused(req: { destroy(): void }, res: IncomingMessage): void {

@@ -2,7 +2,7 @@
 // proxy on loopback, struck at each offset inside a clip (before its first partial, between
 // partials, just before its end, just after it) by each kind of fault (the connection reset,
 // both directions stalled then let through, the emulator SIGKILLed or SIGTERMed and started
-// again on its port), alone and two in a row (each order), while the audio plays at 8× real
+// again on its port), alone and two in a row (each order), while the audio plays at 16× real
 // time. The session's timers (backoff, heartbeat) run on virtual time, moved by the test only
 // when it wants a reconnect to go ahead, so each fault strikes where it is meant to.
 //
@@ -16,7 +16,10 @@
 //
 // CI runs a representative subset (the two-fault orders that reproduce issue 45 among them);
 // SVC_FAULT_WALK=full walks every offset × kind, and every offset × order of two kinds.
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyzeConversation, createSessionStats, fromAsyncIterable, type AudioWarning, type ReplayGapWarning, type SessionEvent, type SessionStats, type SvcError } from 'svc-stream';
 import { clipsReducer, initialClipsState } from 'svc-stream/state';
@@ -31,16 +34,18 @@ const BYTES_PER_MS = 32;
 const WAV = readFileSync(new URL('../../samples/call.wav', import.meta.url));
 const pcmOf = (fromMs: number, toMs: number): Buffer => WAV.subarray(44 + fromMs * BYTES_PER_MS, 44 + toMs * BYTES_PER_MS);
 
-/** The audio goes in 40 ms frames at 8× real time. */
-const FRAME_BYTES = 40 * BYTES_PER_MS;
+/** The audio goes in 80 ms frames at 16× real time. */
+const FRAME_BYTES = 80 * BYTES_PER_MS;
 const FRAME_EVERY_MS = 5;
-/** How long the proxy holds both directions in a stall (3.2 s of audio). */
+/** How long the proxy holds both directions in a stall (6.4 s of audio). */
 const STALL_MS = 400;
 /** The backoff: one fixed delay, run by the test moving virtual time. */
 const DELAY_MS = 100;
 /** A run that has not ended in this long (wall clock) has hung. */
 const RUN_DEADLINE_MS = 90_000;
-const LANES = 3;
+const LANES = 4;
+/** The heartbeat's interval (the default): a session silent this long (virtual time) pings. */
+const DEFAULT_HEARTBEAT_INTERVAL_MS = 5_000;
 const STALL_LIMIT_MS = 100;
 
 type Kind = 'reset' | 'stall' | 'SIGKILL' | 'SIGTERM';
@@ -75,7 +80,13 @@ interface Truth {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Lanes: an emulator process behind a proxy, one run at a time; runs go three at a time.
+// Lanes: an emulator process (the built CLI, as users run it; `npm test` builds it) behind a
+// proxy, one run at a time; runs go four at a time. One config serves both scenarios, by key.
+
+/** The sample call's scenario (its script: text and speaker per clip, found again after a resume). */
+const SAMPLE_KEY = 'walk-sample-key';
+/** No scenario: speech segments only, clip UUIDs from time in the session (the soak's `svc-stream emulator`). */
+const PLAIN_KEY = 'walk-plain-key';
 
 class Lane {
   /** False while the emulator is down on purpose: reconnects then wait for the test. */
@@ -87,7 +98,7 @@ class Lane {
   ) {}
 
   static async start(args: readonly string[]): Promise<Lane> {
-    const emu = await spawnEmulator(0, args);
+    const emu = await spawnEmulator(0, args, { built: true });
     return new Lane(emu, await startTcpProxy(emu.port), args);
   }
 
@@ -97,7 +108,7 @@ class Lane {
   }
 
   async restart(): Promise<void> {
-    this.emu = await spawnEmulator(this.emu.port, this.args);
+    this.emu = await spawnEmulator(this.emu.port, this.args, { built: true });
     this.up = true;
   }
 
@@ -126,15 +137,46 @@ class LanePool {
   }
 }
 
-async function startPool(args: readonly string[]): Promise<LanePool> {
-  return new LanePool(await Promise.all(Array.from({ length: LANES }, () => Lane.start(args))));
+function countByType(list: readonly string[]): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const t of list) m.set(t, (m.get(t) ?? 0) + 1);
+  return m;
 }
+
+let baseline = new Map<string, number>();
+let dir: string;
+let pool: LanePool;
+beforeAll(async () => {
+  baseline = countByType(process.getActiveResourcesInfo());
+  dir = mkdtempSync(join(tmpdir(), 'svc-clip-walk-'));
+  const config = join(dir, 'emulator.json');
+  writeFileSync(
+    config,
+    JSON.stringify({
+      organizations: [{ id: 'walk', keys: [SAMPLE_KEY, PLAIN_KEY], concurrency: 10 }],
+      scenarios: { sample: fileURLToPath(new URL('../../samples/call.scenario.json', import.meta.url)), plain: {} },
+      scenarioByKey: { [SAMPLE_KEY]: 'sample', [PLAIN_KEY]: 'plain' },
+    }),
+  );
+  pool = new LanePool(await Promise.all(Array.from({ length: LANES }, () => Lane.start(['--config', config]))));
+}, 60_000);
+afterAll(async () => {
+  await Promise.all(pool?.lanes.map((l) => l.close()) ?? []);
+  rmSync(dir, { recursive: true, force: true });
+  // Nothing left running: no socket, timer or child process above what was there before.
+  const leftovers = (): string[] =>
+    [...countByType(process.getActiveResourcesInfo())].filter(([t, n]) => n > (baseline.get(t) ?? 0)).map(([t, n]) => `${t} +${n - (baseline.get(t) ?? 0)}`);
+  const until = performance.now() + 3_000;
+  while (leftovers().length > 0 && performance.now() < until) await sleep(25);
+  expect(leftovers(), `left behind: ${leftovers().join(', ')}`).toEqual([]);
+});
 
 // ---------------------------------------------------------------------------------------------
 // One run: the audio paced in real time, faults struck at audio positions.
 
 interface Strike {
-  readonly kind: Kind;
+  /** A fault, or `ping`: the heartbeat's ping (virtual time moved by its interval), and its pong. */
+  readonly kind: Kind | 'ping';
   /** Where in the audio (once the events for the audio before it have come)… */
   readonly atMs: number;
   /** …or, for a second fault, the moment the session after the first one opens (before its replay is analysed). */
@@ -163,7 +205,7 @@ async function until(what: string, cond: () => boolean, ms = 30_000): Promise<vo
   }
 }
 
-async function run(lane: Lane, pcm: Buffer, strikes: readonly Strike[], reconnect: { replayMs?: number } = {}): Promise<Run> {
+async function run(lane: Lane, key: string, pcm: Buffer, strikes: readonly Strike[], reconnect: { replayMs?: number; outageMs?: number } = {}): Promise<Run> {
   const vt = virtualTime();
   const stats = createSessionStats();
   const events: SessionEvent[] = [];
@@ -173,7 +215,7 @@ async function run(lane: Lane, pcm: Buffer, strikes: readonly Strike[], reconnec
   let ended: { error: SvcError | undefined } | undefined;
   const stallTimers = new Set<NodeJS.Timeout>();
   /** A fault to strike as the next session opens, and the promise of its recovery. */
-  let onOpen: Kind | undefined;
+  let onOpen: Strike['kind'] | undefined;
   let pending: Promise<void> | undefined;
   // Virtual time moves only here: a reconnect goes ahead once the emulator is meant to be up.
   const go = (): void => void setImmediate(() => vt.advance(DELAY_MS));
@@ -192,6 +234,10 @@ async function run(lane: Lane, pcm: Buffer, strikes: readonly Strike[], reconnec
   async function strike({ kind, holdMs = STALL_MS }: Strike): Promise<void> {
     const before = stats.reconnects;
     switch (kind) {
+      case 'ping':
+        vt.advance(DEFAULT_HEARTBEAT_INTERVAL_MS);
+        await sleep(200);
+        return;
       case 'reset':
         lane.proxy.reset();
         break;
@@ -249,7 +295,7 @@ async function run(lane: Lane, pcm: Buffer, strikes: readonly Strike[], reconnec
   const sub = fromAsyncIterable(paced(), { format: RAW })
     .pipe(
       analyzeConversation({
-        apiKey: lane.emu.apiKey,
+        apiKey: key,
         baseUrl: lane.proxy.baseUrl,
         stats,
         scheduler: vt.scheduler,
@@ -344,56 +390,133 @@ function expectWhole(r: Run, truth: Truth, kinds: readonly Kind[]): void {
 
 // ---------------------------------------------------------------------------------------------
 
-describe.concurrent('one fault walked across a clip of the sample call (its script gives each clip its text and speaker)', () => {
-  // 14 s of the sample call; the clip walked is the agent's second turn (7.6 s to 11.2 s).
-  const pcm = pcmOf(0, 14_000);
-  let pool: LanePool;
-  let truth: Truth;
-  let walked: TrueClip;
-  beforeAll(async () => {
-    pool = await startPool(['--scenario', 'sample']);
-    truth = truthOf(await pool.with((lane) => run(lane, pcm, [])));
-    walked = truth.clips.find((c) => Math.abs(c.start - 7_643) < 100)!;
-    expect(walked, JSON.stringify(truth.clips)).toBeDefined();
-  }, 60_000);
-  afterAll(async () => {
-    await Promise.all(pool?.lanes.map((l) => l.close()) ?? []);
-  });
+// Two audios. The sample call (14 s; its script gives each clip its text and speaker): the
+// clip walked is the agent's second turn (7.6 s to 11.2 s). A 6.4 s recording of two turns
+// (customer, then agent), three times, on the plain emulator (as in the soak): each fault
+// strikes the agent's turn, the second one recording later, or as the next session opens.
+const CALL = pcmOf(0, 14_000);
+const PERIOD_MS = 6_400;
+const ONCE = pcmOf(11_600, 18_000);
+const REPEATED = Buffer.concat([ONCE, ONCE, ONCE]);
+let callTruth: Truth;
+let callClip: TrueClip;
+let repeatedTruth: Truth;
+let repeatedClip: TrueClip;
+beforeAll(async () => {
+  const [call, repeated] = await Promise.all([pool.with((lane) => run(lane, SAMPLE_KEY, CALL, [])), pool.with((lane) => run(lane, PLAIN_KEY, REPEATED, []))]);
+  callTruth = truthOf(call);
+  callClip = callTruth.clips.find((c) => Math.abs(c.start - 7_643) < 100)!;
+  expect(callClip, JSON.stringify(callTruth.clips)).toBeDefined();
+  repeatedTruth = truthOf(repeated);
+  expect(repeatedTruth.clips).toHaveLength(6);
+  repeatedClip = repeatedTruth.clips[1]!;
+}, 60_000);
 
-  const cases = KINDS.flatMap((kind) =>
-    OFFSETS.filter((o) => FULL || kind === 'reset' || kind === 'stall' || o.name === 'between its partials').map((o) => ({ kind, o })),
-  );
-  for (const { kind, o } of cases) {
-    it(`${kind} ${o.name}`, async () => {
-      const r = await pool.with((lane) => run(lane, pcm, [{ atMs: o.at(walked), kind }]));
-      expectWhole(r, truth, [kind]);
+const TWO_FAULTS_CI: ReadonlyArray<readonly [Kind, Kind]> = [
+  ['reset', 'reset'],
+  ['SIGKILL', 'reset'],
+  ['reset', 'SIGTERM'],
+  ['stall', 'reset'],
+];
+const PAIRS = FULL ? KINDS.flatMap((a) => KINDS.map((b) => [a, b] as const)) : TWO_FAULTS_CI;
+const PAIR_OFFSETS = FULL ? OFFSETS : [offset('between its partials')];
+
+describe.concurrent('a fault walked across a clip', () => {
+  const single = KINDS.flatMap((kind) => OFFSETS.filter((o) => FULL || kind === 'reset' || kind === 'stall' || o.name === 'between its partials').map((o) => ({ kind, o })));
+  for (const { kind, o } of single) {
+    it(`of the sample call: ${kind} ${o.name}`, async () => {
+      const r = await pool.with((lane) => run(lane, SAMPLE_KEY, CALL, [{ atMs: o.at(callClip), kind }]));
+      expectWhole(r, callTruth, [kind]);
     }, 120_000);
   }
 
-  it('a stall longer than the replay window, then a reset while stalled: the audio no session analyses is said, with its span, and the rest is whole', async () => {
-    // 1 s of replay; the stall holds 2 s of wall time (16 s of audio) and the reset strikes
-    // 2.4 s of audio into it, when the window has let go of the walked clip's start.
-    const at = offset('between its partials').at(walked);
+  for (const o of PAIR_OFFSETS) {
+    for (const [a, b] of PAIRS) {
+      it(`of a repeated recording: ${a} then ${b} one recording later, ${o.name}`, async () => {
+        const at = o.at(repeatedClip);
+        const r = await pool.with((lane) =>
+          run(lane, PLAIN_KEY, REPEATED, [
+            { atMs: at, kind: a },
+            { atMs: at + PERIOD_MS, kind: b },
+          ]),
+        );
+        expectWhole(r, repeatedTruth, [a, b]);
+      }, 120_000);
+    }
+  }
+
+  // The clip in progress at the first fault is finished two sessions on.
+  const atOpen = FULL ? PAIRS.filter(([a]) => reconnects(a)) : TWO_FAULTS_CI.filter(([a, b]) => reconnects(a) && b === 'reset');
+  for (const o of PAIR_OFFSETS) {
+    for (const [a, b] of atOpen) {
+      it(`of a repeated recording: ${a} then ${b} as the next session opens, ${o.name}`, async () => {
+        const at = o.at(repeatedClip);
+        const r = await pool.with((lane) =>
+          run(lane, PLAIN_KEY, REPEATED, [
+            { atMs: at, kind: a },
+            { atMs: at, kind: b, atOpen: true },
+          ]),
+        );
+        expectWhole(r, repeatedTruth, [a, b]);
+      }, 120_000);
+    }
+  }
+
+  // A stall of more audio than the replay window (1 s here) ended by a reset before the results
+  // of what was sent in it came: the soak's SIGTERM two seconds after an 8 s stall at 4×.
+  const stallThenReset = (at: number): Strike[] => [
+    { atMs: at, kind: 'stall', holdMs: 2_000 },
+    { atMs: at + 2_400, kind: 'reset' },
+  ];
+
+  it('of the sample call: a stall longer than the replay window, then a reset while stalled: what the server never answered is replayed, nothing lost', async () => {
+    const r = await pool.with((lane) => run(lane, SAMPLE_KEY, CALL, stallThenReset(offset('between its partials').at(callClip)), { replayMs: 1_000 }));
+    expectWhole(r, callTruth, ['stall', 'reset']);
+  }, 120_000);
+
+  it('of a recording with a long silence: past the replay window, what the server heard (it answered a ping) is let go of, and a reset there loses nothing and says nothing', async () => {
+    // The recording, 16 s of silence, the recording again; 1 s of replay. A ping answered 10 s
+    // into the silence, a reset 15 s into it: the next session resumes from what the server
+    // had not yet heard (2 s before the ping), not from the commit point 16 s back.
+    const silence = Buffer.alloc(16_000 * BYTES_PER_MS);
+    const pcm = Buffer.concat([ONCE, silence, ONCE]);
+    const shift = PERIOD_MS + 16_000;
+    const truth: Truth = {
+      clips: [...repeatedTruth.clips.slice(0, 2), ...repeatedTruth.clips.slice(0, 2).map((c) => ({ ...c, start: c.start + shift, end: c.end + shift }))],
+      durationMs: shift + PERIOD_MS,
+    };
     const r = await pool.with((lane) =>
       run(
         lane,
+        PLAIN_KEY,
         pcm,
         [
-          { atMs: at, kind: 'stall', holdMs: 2_000 },
-          { atMs: at + 2_400, kind: 'reset' },
+          { atMs: PERIOD_MS + 10_000, kind: 'ping' },
+          { atMs: PERIOD_MS + 15_000, kind: 'reset' },
         ],
         { replayMs: 1_000 },
       ),
     );
+    expectWhole(r, truth, ['reset']);
+    const commitMs = repeatedTruth.clips[1]!.end;
+    expect(r.stats.bytesReplayed).toBeLessThan((PERIOD_MS + 15_000 - commitMs - 5_000) * BYTES_PER_MS);
+  }, 120_000);
+
+  it('of the sample call: the same beyond the outage bound too: the audio no session analyses is said, with its span, and the rest is whole', async () => {
+    // The stall holds 2 s of wall time (the rest of the audio) and the reset strikes 2.4 s of
+    // audio into it, once the bounds (1 s in all) have let go of the walked clip's start.
+    const at = offset('between its partials').at(callClip);
+    const r = await pool.with((lane) => run(lane, SAMPLE_KEY, CALL, stallThenReset(at), { replayMs: 1_000, outageMs: 0 }));
+    const truth = callTruth;
     expect(r.error, String(r.error)).toBeUndefined();
     const trace = traceOf(r);
     expect(r.warnings.map((w) => w.code)).toEqual(['replay_gap']);
     expect(r.stats.audioWarnings).toBe(1);
     const gap = r.warnings[0] as ReplayGapWarning;
     // From the commit point (the end of the clip before the walked one) to past the walked clip's start.
-    const before = truth.clips[truth.clips.indexOf(walked) - 1]!;
+    const before = truth.clips[truth.clips.indexOf(callClip) - 1]!;
     expect(Math.abs(gap.fromMs - before.end)).toBeLessThanOrEqual(50);
-    expect(gap.toMs).toBeGreaterThan(walked.start);
+    expect(gap.toMs).toBeGreaterThan(callClip.start);
     expect(gap.segment).toBe(1);
     expect(gap.message).toContain('replayMs');
     const inGap = (c: Span): boolean => c.end > gap.fromMs && c.start < gap.toMs;
@@ -417,63 +540,4 @@ describe.concurrent('one fault walked across a clip of the sample call (its scri
     expect(r.stats.bytesRead).toBe(r.totalBytes);
     expect(r.stats.bytesSent - r.stats.bytesRead).toBe(r.stats.bytesReplayed);
   }, 120_000);
-});
-
-describe.concurrent('two faults, one recording apart, on the plain emulator (one recording repeated, as in the soak)', () => {
-  // A 6.4 s recording of two turns (customer, then agent), three times; each fault strikes the
-  // agent's turn at the same offset, the second one recording later.
-  const PERIOD_MS = 6_400;
-  const once = pcmOf(11_600, 18_000);
-  const pcm = Buffer.concat([once, once, once]);
-  let pool: LanePool;
-  let truth: Truth;
-  let walked: TrueClip;
-  beforeAll(async () => {
-    pool = await startPool([]);
-    truth = truthOf(await pool.with((lane) => run(lane, pcm, [])));
-    walked = truth.clips[1]!;
-    expect(truth.clips).toHaveLength(6);
-  }, 60_000);
-  afterAll(async () => {
-    await Promise.all(pool?.lanes.map((l) => l.close()) ?? []);
-  });
-
-  const ci: ReadonlyArray<readonly [Kind, Kind]> = [
-    ['reset', 'reset'],
-    ['SIGKILL', 'reset'],
-    ['reset', 'SIGTERM'],
-    ['stall', 'reset'],
-  ];
-  const pairs = FULL ? KINDS.flatMap((a) => KINDS.map((b) => [a, b] as const)) : ci;
-  const offsets = FULL ? OFFSETS : [offset('between its partials')];
-  for (const o of offsets) {
-    for (const [a, b] of pairs) {
-      it(`${a} then ${b} one recording later, ${o.name}`, async () => {
-        const at = o.at(walked);
-        const r = await pool.with((lane) =>
-          run(lane, pcm, [
-            { atMs: at, kind: a },
-            { atMs: at + PERIOD_MS, kind: b },
-          ]),
-        );
-        expectWhole(r, truth, [a, b]);
-      }, 120_000);
-    }
-  }
-  // The second fault as the session after the first opens: the clip in progress is finished two sessions on.
-  const atOnce = FULL ? pairs.filter(([a]) => reconnects(a)) : ci.filter(([a, b]) => reconnects(a) && b === 'reset');
-  for (const o of offsets) {
-    for (const [a, b] of atOnce) {
-      it(`${a} then ${b} as the next session opens, ${o.name}`, async () => {
-        const at = o.at(walked);
-        const r = await pool.with((lane) =>
-          run(lane, pcm, [
-            { atMs: at, kind: a },
-            { atMs: at, kind: b, atOpen: true },
-          ]),
-        );
-        expectWhole(r, truth, [a, b]);
-      }, 120_000);
-    }
-  }
 });
