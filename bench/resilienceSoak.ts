@@ -27,7 +27,7 @@ import { clipsReducer, initialClipsState, type ClipsState } from '../src/state/c
 import { startTcpProxy } from '../test/internal/tcpProxy.js';
 import { watchLoop } from '../test/faults/loopStall.js';
 import type { AudioWarning, ReplayGapWarning } from '../src/warnings.js';
-import { fmt, machine } from './benchInternals.js';
+import { fmt, machine, median } from './benchInternals.js';
 
 const AUDIO_S = Number(process.env['SOAK_AUDIO_S'] ?? 3600);
 const RATE = Number(process.env['SOAK_RATE'] ?? 4);
@@ -155,6 +155,11 @@ const loop = watchLoop();
 const t0 = performance.now();
 const wallS = (): number => (performance.now() - t0) / 1000;
 let restarting: Promise<void> | undefined;
+/** For each kill, how long until the new emulator listened (the 1.5 s wait, and its start on a loaded machine). */
+const downMs: number[] = [];
+/** For each failure, how long until a session streamed again. */
+const outageMs: number[] = [];
+let failedAt: number | undefined;
 
 const gaps: Array<ReplayGapWarning & { readonly wallS: number }> = [];
 const onAudioWarning = (w: AudioWarning): void => {
@@ -164,6 +169,11 @@ const onAudioWarning = (w: AudioWarning): void => {
 // The life cycle, for what happened around a gap or a loss.
 const moves: string[] = [];
 stats.state$.subscribe((st) => {
+  if (st.status === 'reconnecting') failedAt ??= performance.now();
+  if ((st.status === 'streaming' || st.status === 'paused') && failedAt !== undefined) {
+    outageMs.push(performance.now() - failedAt);
+    failedAt = undefined;
+  }
   if (st.status === 'reconnecting') moves.push(`${fmt(wallS(), 1)} s reconnecting (attempt ${st.attempt}: ${(st.error as { code?: string }).code ?? String(st.error)})`);
   else if (st.status === 'streaming' || st.status === 'paused') moves.push(`${fmt(wallS(), 1)} s ${st.status}, segment ${stats.segment}, audio read ${fmt(stats.bytesRead / BYTES_PER_MS / 1000, 1)} s`);
 });
@@ -206,9 +216,11 @@ const schedule = setInterval(() => {
       const signal = round % 2 === 0 ? 'SIGKILL' : 'SIGTERM';
       note(signal);
       restarting = (async () => {
+        const killedAt = performance.now();
         await stopEmulator(emu, signal);
         await new Promise((r) => setTimeout(r, RESTART_AFTER_MS));
         emu = await startEmulator(port);
+        downMs.push(performance.now() - killedAt);
       })()
         .catch((err: unknown) => console.error('restart failed:', err))
         .finally(() => (restarting = undefined));
@@ -259,6 +271,10 @@ console.log(`| replay_gap warnings | ${gaps.length}${gaps.map((g) => ` (${g.from
 console.log(`| clip events with a UUID already used | ${shared} |`);
 console.log(`| faults | ${faults.length} (${[...byKind].map(([k, n]) => `${n} ${k}`).join(', ')}) |`);
 console.log(`| reconnects, segment | ${stats.reconnects}, ${stats.segment} |`);
+const sortedDown = [...downMs].sort((a, b) => a - b);
+const sortedOutages = [...outageMs].sort((a, b) => a - b);
+console.log(`| emulator down per kill (to listening again), median / max | ${fmt(median(sortedDown) / 1000, 1)} s / ${fmt((sortedDown.at(-1) ?? 0) / 1000, 1)} s |`);
+console.log(`| outage (failure to streaming again), median / max | ${fmt(median(sortedOutages) / 1000, 1)} s / ${fmt((sortedOutages.at(-1) ?? 0) / 1000, 1)} s (at ${RATE}x the outage bound, replayMs + outageMs = 60 s of audio, is ${fmt(60 / RATE, 0)} s) |`);
 console.log(`| bytes read, sent, replayed, dropped | ${stats.bytesRead}, ${stats.bytesSent}, ${stats.bytesReplayed}, ${stats.bytesDropped} (sent − read = replayed: ${stats.bytesSent - stats.bytesRead === stats.bytesReplayed}) |`);
 console.log(`| event loop, longest stall | ${fmt(stalls.longestMs, 1)} ms (${fmt(stalls.busiestMs, 0)} ms of it on a CPU; monitorEventLoopDelay max ${fmt(histogram.max / 1e6, 1)} ms) |`);
 console.log(`| RSS over time (MB, by minute) | ${rss.map((r) => `${r.minute}: ${fmt(r.mb, 0)}`).join(', ')} |`);
