@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { fileSource } from '../src/audio/fileSource.js';
 import { analyzeConversation } from '../src/session/conversation.js';
-import type { SessionEvent } from '../src/session/segments.js';
+import type { SessionEvent } from '../src/session/SegmentClock.js';
 import { createSessionStats } from '../src/session/stats.js';
 import { clipsReducer, initialClipsState, type ClipsState } from '../src/state/clips.js';
 import { startTcpProxy } from '../test/internal/tcpProxy.js';

@@ -9,7 +9,7 @@ import { createRtpSourceStats, type CallLeg } from '../../telephony/RtpLegs.js';
 import { hasReusePort, rtpSource } from '../../telephony/rtpSource.js';
 import type { CallAnalysis } from '../../telephony/analyzeCalls.js';
 import type { CallWorker } from '../../telephony/callWorkers.js';
-import { InputError } from '../../errors.js';
+import { InputError } from '../../errors/index.js';
 import type { LimitWarning, PayloadTypeWarning } from '../../warnings.js';
 import { defineCommand, printError, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
