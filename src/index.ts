@@ -76,7 +76,7 @@ export type { ConversationSnapshot } from './state/snapshot.js';
 
 // Errors and warnings: one hierarchy with a stable code on each; one warning shape.
 export * from './errors/publicErrors.js';
-export type { SvcWarning, WarningCode, WarningHandler, EventWarning, AudioWarning, LimitWarning, PayloadTypeWarning } from './warnings.js';
+export type { SvcWarning, WarningCode, WarningHandler, EventWarning, AudioWarning, AudioSourceWarning, ReplayGapWarning, LimitWarning, PayloadTypeWarning } from './warnings.js';
 export type { ToleranceAction } from './schema/parseServerEvent.js';
 export { redactUrl } from './redact.js';
 

@@ -47,11 +47,37 @@ export interface EventWarning {
  *   session subscribed (an operator subscribes it later, as `subscribeOn` does): the session
  *   treats it as a push source, bounded by `maxBufferedBytes`.
  */
-export interface AudioWarning {
+export interface AudioSourceWarning {
   readonly code: 'audio_meta_missing' | 'audio_format_unknown' | 'flow_not_connected';
   /** One line saying what and what to do, for a log. */
   readonly message: string;
 }
+
+/**
+ * Audio of a reconnected stream that no session analyses (docs/resilience.md, "What is
+ * replayed"): the session after a failure could not start where it should, because the bounds
+ * (`reconnect.replayMs` + `outageMs`) had let go of audio the failed session was sent and the
+ * service never answered. The clips in that span are lost, and said here; those already begun
+ * in it (their partials delivered) are never finished. Given to `onAudioWarning` and counted in
+ * `stats.audioWarnings`, like an {@link AudioSourceWarning}.
+ */
+export interface ReplayGapWarning {
+  /** Always `replay_gap`. */
+  readonly code: 'replay_gap';
+  /** The segment that resumed after the gap (`segment` of its events). */
+  readonly segment: number;
+  /** Where the span no session analyses starts, on the stream's axis (ms): the commit point, or the end of what the service heard past it. */
+  readonly fromMs: number;
+  /** Where it ends, on the stream's axis (ms): where the segment's audio starts. */
+  readonly toMs: number;
+  /** The clips begun before the gap's end (their partials delivered) that no session will finish. */
+  readonly clipUuids: readonly string[];
+  /** One line saying all of it, for a log. */
+  readonly message: string;
+}
+
+/** What a session says about its audio: the source's, or a replay that could not start where it should. */
+export type AudioWarning = AudioSourceWarning | ReplayGapWarning;
 
 /**
  * A bound refused a call, said once per source or server (docs/telephony.md): `rtpSource` and

@@ -8,7 +8,7 @@ import type { AudioFormat } from '../schema/audio.js';
 import type { FlowControl } from '../audio/FlowControl.js';
 import type { StatsCounters } from './stats.js';
 import { callUser } from '../internal/userCallback.js';
-import type { AudioWarning, WarningHandler } from '../warnings.js';
+import type { AudioSourceWarning, AudioWarning, WarningHandler } from '../warnings.js';
 
 /** The session options about audio warnings (see docs/audio-sources.md). */
 export interface AudioWarningOptions {
@@ -86,10 +86,14 @@ export class AudioCheck {
     );
   }
 
-  private warn(code: AudioWarning['code'], message: string): void {
-    const warning: AudioWarning = { code, message };
-    this.stats.audioWarnings++;
-    this.stats.lastAudioWarning = warning;
-    callUser(this.options.onAudioWarning, warning);
+  private warn(code: AudioSourceWarning['code'], message: string): void {
+    reportAudioWarning(this.stats, this.options, { code, message });
   }
+}
+
+/** Count `warning` in `stats` (`audioWarnings`, `lastAudioWarning`) and give it to `onAudioWarning`. */
+export function reportAudioWarning(stats: StatsCounters, options: AudioWarningOptions, warning: AudioWarning): void {
+  stats.audioWarnings++;
+  stats.lastAudioWarning = warning;
+  callUser(options.onAudioWarning, warning);
 }

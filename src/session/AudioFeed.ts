@@ -80,6 +80,8 @@ export class AudioFeed {
   private finished = false;
   /** Stream position before which the log's bytes were let go of (by {@link AudioFeed.keepFrom}). */
   keptFrom = 0;
+  /** Stream position up to which a server read what its session sent, as far as it said ({@link AudioFeed.heard}). */
+  heardPosition = 0;
   /** The reader whose unflushed bytes are held, from its attach until it ends ({@link AudioFeed.letGo}). */
   private holder: FeedReader | undefined;
 
@@ -248,6 +250,11 @@ export class AudioFeed {
     if (keep > unsentFrom) this.drop(keep - unsentFrom);
     this.keptFrom = keep;
     log.trim(keep);
+  }
+
+  /** A server acknowledged reading the stream up to `pos` (it answered a ping sent after it): what it had to say of that audio has come. */
+  heard(pos: number): void {
+    if (pos > this.heardPosition) this.heardPosition = pos;
   }
 
   /** A reader cut frames up to `pos`: a feed that keeps nothing sent lets go of them (ws copied each frame as it sent it). */

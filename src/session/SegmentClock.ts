@@ -46,10 +46,12 @@ export class SegmentClock {
   private overlap: Span[] = [];
   /** Finalized spans that may still overlap a later segment (kept short: only those near the end). */
   private recent: Span[] = [];
-  /** Clip UUIDs delivered by earlier segments, so a new segment's reused UUID is told apart. */
-  private readonly earlierUuids = new Set<string>();
-  private readonly segmentUuids = new Set<string>();
-  /** This segment's UUIDs that collided with an earlier segment's: uuid → the one delivered. */
+  /**
+   * Every clip UUID delivered so far, a partial's as well as a clip's, by any segment: a later
+   * segment's UUID that equals one of them names another clip and is replaced.
+   */
+  private readonly delivered = new Set<string>();
+  /** This segment's UUIDs as delivered: server uuid → the one delivered (itself, a carried partial's, or a replacement). */
   private readonly remap = new Map<string, string>();
   /** This segment's clips dropped as duplicates (their partials and updates go too). */
   private readonly dropped = new Set<string>();
@@ -64,19 +66,37 @@ export class SegmentClock {
     return c;
   }
 
-  /** Start the next segment at `offsetMs` on the stream's axis. */
-  nextSegment(offsetMs: number): void {
-    for (const u of this.segmentUuids) this.earlierUuids.add(u);
-    this.segmentUuids.clear();
+  /** Whether an utterance is in progress: a partial without its clip, or one carried from a break that this segment has not reached again. */
+  get inProgress(): boolean {
+    return this.open.size > 0 || this.carried.length > 0;
+  }
+
+  /**
+   * Start the next segment at `offsetMs` on the stream's axis. Returns the UUIDs of the
+   * utterances in progress (partials delivered, no clip yet) that it starts too late to
+   * analyse again, so that no session will finish them (none when it starts at the commit point).
+   */
+  nextSegment(offsetMs: number): string[] {
     this.remap.clear();
     this.dropped.clear();
     // An utterance in progress at the break is analysed again: its clip takes the partial's UUID.
-    this.carried = [...this.open.values()];
+    // One carried to the segment that just ended and not reached by it (it failed first, as
+    // it opened) waits on for this one: otherwise its clip would come under a new UUID and
+    // its partial stay unfinished in a consumer's transcript (issue 45). Only while this
+    // segment starts before it: one that starts after it cannot analyse it from its start.
+    const unfinished: string[] = [];
+    const carried: Array<{ readonly start: number; readonly delivered: string }> = [];
+    for (const c of [...this.carried, ...this.open.values()]) {
+      if (c.start >= offsetMs - CARRY_MS) carried.push(c);
+      else unfinished.push(c.delivered);
+    }
+    this.carried = carried;
     this.open.clear();
     this.segment++;
     this.offsetMs = offsetMs;
     this.overlap = this.recent.filter((s) => s.end > offsetMs);
     this.recent = this.overlap.slice();
+    return unfinished;
   }
 
   /**
@@ -122,7 +142,6 @@ export class SegmentClock {
           if (end > this.finalizedEnd) this.finalizedEnd = end;
           this.remember({ start, end });
         }
-        this.segmentUuids.add(uuid);
         if (seg === 0) return event;
         return { ...event, clip: { ...c, clip_uuid: uuid, ...(start !== undefined ? { start_ms: start } : {}) }, segment: seg };
       }
@@ -155,23 +174,33 @@ export class SegmentClock {
 
   /**
    * A UUID of this segment as delivered: the partial's UUID when this is the utterance that
-   * was in progress at the break (same start, within {@link CARRY_MS}); a fresh one when an
-   * earlier segment already used this UUID; else the server's.
+   * was in progress at the break (same start, within {@link CARRY_MS}); a fresh one when the
+   * server's UUID was already delivered for another clip; else the server's.
+   *
+   * "Already delivered" must cover every UUID a consumer holds, not only earlier segments'
+   * clips (issue 45): a server that derives UUIDs from time in the session (the emulator) can
+   * give a later clip of this segment the UUID a carried partial had in the segment before,
+   * which this segment has just given to that partial's clip; or an earlier segment's
+   * partial's, whose clip came under another UUID. Delivered as it is, the later clip would
+   * replace the earlier one in a consumer's state (which is keyed by UUID), and that clip
+   * would vanish from the transcript.
    */
   private uuid(raw: string, start?: number): string {
-    if (this.segment === 0) return raw;
+    if (this.segment === 0) {
+      this.delivered.add(raw);
+      return raw;
+    }
     let mapped = this.remap.get(raw);
     if (mapped !== undefined) return mapped;
     const i = start === undefined ? -1 : this.carried.findIndex((c) => Math.abs(c.start - start) <= CARRY_MS);
     if (i >= 0) {
       mapped = this.carried[i]!.delivered;
       this.carried.splice(i, 1);
-    } else if (this.earlierUuids.has(raw)) {
-      mapped = segmentUuid(raw, this.segment);
     } else {
-      return raw;
+      mapped = this.delivered.has(raw) ? segmentUuid(raw, this.segment) : raw;
     }
     this.remap.set(raw, mapped);
+    this.delivered.add(mapped);
     return mapped;
   }
 

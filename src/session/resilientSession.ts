@@ -13,6 +13,7 @@ import type { SessionState } from '../schema/sessionState.js';
 import type { ServerEvent } from '../schema/events.js';
 import { sameLabel, type ResultLabel } from '../schema/resultLabel.js';
 import { AudioFeed } from './AudioFeed.js';
+import { reportAudioWarning } from './AudioCheck.js';
 import { resumable } from './closeErrors.js';
 import type { ReconnectPolicy } from './reconnect.js';
 import { initialResilienceState, resilienceReducer, type ResilienceEvent, type ResilienceState } from './resilienceState.js';
@@ -89,6 +90,12 @@ const SHOWN = new Set(['streaming', 'paused', 'finishing', 'closing']);
 /** The WAV header must be complete within this many bytes, or the stream is not resumed. */
 const MAX_HEADER_BYTES = 1 << 20;
 
+/**
+ * Audio this close before what the server acknowledged is not taken as heard: an utterance
+ * that began there may have no partial yet.
+ */
+const HEARD_MARGIN_MS = 2_000;
+
 class ResilientSession {
   private readonly clock = new SegmentClock();
   private readonly feed: AudioFeed;
@@ -112,6 +119,8 @@ class ResilientSession {
   /** The log's end at the last trim, and where it was cut. */
   private trimmedAt = 0;
   private keptFrom = 0;
+  /** Stream position up to which what was let go of was heard by the server with no utterance in progress in it: no clip lies there. */
+  private heardUpTo = 0;
   private heldError: SessionEvent | undefined;
   /** A session was launched (the next ones resume the stream). */
   private launched = false;
@@ -274,10 +283,43 @@ class ResilientSession {
     // The outage's time runs on to the first frame this session flushes (onFlushed).
     if (old.downSince !== undefined) this.own.reconnects++;
     // A session that opened is a segment; the attempts that never connected are not.
-    if (reconnected) this.clock.nextSegment((held.segment!.from - this.layout!.dataOffset) / this.layout!.perMs);
+    if (reconnected) {
+      const from = held.segment!.from;
+      // Where the audio no session will analyse starts: the commit point, or past it what the
+      // server heard with nothing in progress (it had nothing to say of that).
+      const lostFrom = Math.max(this.posOf(this.clock.commitMs), this.heardUpTo);
+      const unfinished = this.clock.nextSegment((from - this.layout!.dataOffset) / this.layout!.perMs);
+      if (from > lostFrom || unfinished.length > 0) this.replayGap(lostFrom, from, unfinished);
+    }
     // Progress only once it had an event or stayed up a while: a server that drops every
     // session young does not restart the outage's deadline.
     if (proving) held.uptime = timer(this.policy.minUptimeMs, this.settings.scheduler).subscribe(() => this.dispatch({ type: 'uptime' }));
+  }
+
+  /**
+   * The segment that just opened starts after the audio it should resume from: the bounds let
+   * go of audio the failed session was sent and the server had not answered (a stall longer
+   * than replayMs + outageMs of audio), so no session analyses it again. Its clips are lost:
+   * said, with where, never silently gone (issue 45).
+   */
+  private replayGap(lostFrom: number, from: number, clipUuids: readonly string[]): void {
+    const l = this.layout!;
+    const fromMs = (lostFrom - l.dataOffset) / l.perMs;
+    const toMs = Math.max(fromMs, (from - l.dataOffset) / l.perMs);
+    const segment = this.clock.segment;
+    const begun = `${clipUuids.length} clip${clipUuids.length === 1 ? '' : 's'} begun before it will not be finished (${clipUuids.join(', ')})`;
+    const gap =
+      toMs > fromMs
+        ? `segment ${segment} resumed at ${Math.round(toMs)} ms, after ${Math.round(fromMs)} ms: the replay and outage bounds (reconnect.replayMs, outageMs) had let go of the audio between, which the server never answered, so no session analyses it and its clips are lost`
+        : `segment ${segment} resumed at ${Math.round(fromMs)} ms`;
+    reportAudioWarning(this.own, this.settings, {
+      code: 'replay_gap',
+      segment,
+      fromMs,
+      toMs,
+      clipUuids,
+      message: clipUuids.length > 0 ? `${gap}; ${begun}` : gap,
+    });
   }
 
   /** Start the next session from the commit point (or as far back as the bounds kept). */
@@ -368,9 +410,11 @@ class ResilientSession {
   };
 
   /**
-   * Tell the feed what no resume will need: what lies before the commit point, and beyond the
-   * replay bound (in an outage, the replay and outage bounds). The feed cuts its log there (never
-   * what the current session has not flushed) and counts what it drops.
+   * Tell the feed what no resume will need: what lies before the commit point; beyond the
+   * replay bound, what the server has heard with no utterance in progress in it (in an outage,
+   * the replay and outage bounds); beyond the replay and outage bounds, whatever it is. The
+   * feed cuts its log there (never what the current session has not flushed) and counts what
+   * it drops.
    */
   private trim(): void {
     if (this.layoutPending) return;
@@ -381,8 +425,20 @@ class ResilientSession {
       this.feed.keepFrom(log.end);
     } else {
       const l = this.layout;
+      const commit = this.posOf(this.clock.commitMs);
       const cap = (this.policy.replayMs + (this.state.outageSince !== undefined ? this.policy.outageMs : 0)) * l.perMs;
-      this.feed.keepFrom(Math.max(this.posOf(this.clock.commitMs), log.end - cap), this.alignDown);
+      const hardCap = (this.policy.replayMs + this.policy.outageMs) * l.perMs;
+      // Past the commit point, the replay bound lets go only of audio the server has heard (it
+      // answered a ping sent after it, so what it had to say of it has come) with no utterance
+      // in progress in it. What it has not answered is what a resume needs: a stall longer
+      // than replayMs of audio, or a reconnected session with a long backlog, then a failure
+      // before the results came, lost the clips in between (issue 45). That waits for the
+      // outage bound, as audio no session takes.
+      const heard = this.clock.inProgress ? commit : Math.max(commit, this.feed.heardPosition - HEARD_MARGIN_MS * l.perMs);
+      const safe = Math.max(commit, Math.min(log.end - cap, heard));
+      const before = this.feed.keptFrom;
+      this.feed.keepFrom(Math.max(safe, log.end - hardCap), this.alignDown);
+      if (this.feed.keptFrom > before) this.heardUpTo = Math.max(this.heardUpTo, Math.min(this.feed.keptFrom, this.alignDown(safe)));
     }
     this.keptFrom = this.feed.keptFrom;
   }

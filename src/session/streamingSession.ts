@@ -171,6 +171,9 @@ export class StreamingSession<T> implements FeedReader {
   private apiKey = '';
   private safeUrl = '';
   private heartbeat: Heartbeat | undefined;
+  /** Each ping not yet answered: its number (its payload, echoed by the pong) → the stream position flushed when it went. */
+  private readonly pings = new Map<number, number>();
+  private pingCount = 0;
 
   constructor(
     private readonly feed: AudioFeed,
@@ -332,7 +335,10 @@ export class StreamingSession<T> implements FeedReader {
       this.socketError = err;
     });
     ws.on('close', (code, reason) => this.guard(() => this.onClose(code, reason.toString('utf8'))));
-    ws.on('pong', () => this.heartbeat?.touch());
+    ws.on('pong', (data) => {
+      this.heartbeat?.touch();
+      this.onPong(data);
+    });
     ws.on('ping', () => this.heartbeat?.touch());
   }
 
@@ -456,7 +462,13 @@ export class StreamingSession<T> implements FeedReader {
     const settings = this.settings.heartbeat;
     if (settings === undefined) return;
     const ping = (): void => {
-      if (ws.readyState === WebSocket.OPEN) ws.ping(undefined, undefined, () => undefined);
+      if (ws.readyState !== WebSocket.OPEN) return;
+      // Numbered, so that only the pong of this ping (which echoes its payload) acknowledges what went before it.
+      const n = this.pingCount++;
+      this.pings.set(n, this.sender.flushedPosition);
+      const payload = Buffer.allocUnsafe(4);
+      payload.writeUInt32BE(n >>> 0);
+      ws.ping(payload, undefined, () => undefined);
     };
     this.heartbeat = new Heartbeat(settings, this.scheduler, ping, (silentMs) => {
       const now = this.store.value;
@@ -474,6 +486,23 @@ export class StreamingSession<T> implements FeedReader {
       // A dead peer will not answer a close frame: cut the socket now.
       ws.terminate();
     });
+  }
+
+  /**
+   * A pong that echoes one of our pings: the server read every frame flushed before that ping
+   * (and sent what it had to say of them first), so the feed hears of it: the resilient layer
+   * lets such audio go at the replay bound.
+   */
+  private onPong(data: Buffer): void {
+    if (data.length !== 4) return;
+    const n = data.readUInt32BE(0);
+    const at = this.pings.get(n);
+    if (at === undefined) return;
+    for (const k of this.pings.keys()) {
+      if (k > n) break;
+      this.pings.delete(k);
+    }
+    this.feed.heard(at);
   }
 
   private onRefused(req: { destroy(): void }, res: IncomingMessage): void {
