@@ -138,7 +138,7 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
 function warningLine(w: LimitWarning | PayloadTypeWarning): string {
   if (w.option !== 'payloadTypes') return w.message.replace('Raise maxLegs', 'Raise --max-legs');
   const map = `--payload-type ${w.payloadType}=${w.mapping ?? 'CODEC/RATE'}`;
-  return w.message.replace(/^rtpSource: /, '').replace(/Map it in payloadTypes.*$/, w.mapping ? `Map it with ${map} to be sure.` : `Map it with ${map} (e.g. ${w.payloadType}=L16/16000, ${w.payloadType}=opus/48000/2).`);
+  return w.message.replace(/^rtpSource: /, '').replace(/Map it in payloadTypes.*$/, w.mapping ? `Map it with ${map} to be sure.` : `Map it with ${map} (e.g. ${w.payloadType}=PCMU/16000, ${w.payloadType}=PCMA/8000, ${w.payloadType}=L16/16000, ${w.payloadType}=opus/48000/2).`);
 }
 
 export const rtpCommands: readonly Command[] = [
@@ -149,7 +149,9 @@ export const rtpCommands: readonly Command[] = [
     description: `Listen for RTP on a UDP port and analyse every call leg (one per SSRC) in its own live
 session, printing one line per result, prefixed with the leg's id.
 PCMU (0), PCMA (8), G.722 (9), L16 (10, 11) are known; map dynamic payload types with
---payload-type. DTMF and comfort noise are dropped; RTCP on the same port is ignored.`,
+--payload-type. An unmapped dynamic type is told from its packets where they leave no doubt
+(G.711 or L16 at any rate, Opus), and said once. DTMF and comfort noise are dropped; RTCP on
+the same port is ignored.`,
     options: OPTIONS,
     footer: `Environment: SVC_API_KEY, SVC_BASE_URL. With neither set, an embedded emulator is started.
 Exit status: 0 after --exit-after calls (or Ctrl-C); 1 on failure to listen.`,
