@@ -210,6 +210,12 @@ function onText(state: AudioHookState, json: unknown, bytes: number, rules: Audi
   const base = AudioHookClientBaseSchema.safeParse(json);
   if (!base.success) return disconnect(state, 'error', `not a well-formed client message (${base.error.issues[0]?.path.join('.') || 'message'}: ${base.error.issues[0]?.message ?? 'invalid'})`);
   const m = base.data;
+  // After this server disconnected or closed, only the client's close matters, whatever its seq
+  // (a session ended for a sequence gap is still closed cleanly).
+  if (state.phase === 'disconnecting' || state.phase === 'closed') {
+    if (m.type !== 'close') return { state, actions: [{ kind: 'ignored', reason: `'${m.type}' after the session ended` }] };
+    return send({ ...state, phase: 'closed', clientseq: Math.max(state.clientseq, m.seq) }, 'closed', {}, [{ kind: 'await-client' }]);
+  }
   // A sequence gap ends the session: nothing after it can be trusted to be in order.
   if (m.seq !== state.clientseq + 1) return disconnect(state, 'error', `seq ${m.seq} where ${state.clientseq + 1} was due`);
   if (m.serverseq > state.seq) return disconnect({ ...state, clientseq: m.seq }, 'error', `serverseq ${m.serverseq} is ahead of the last seq sent (${state.seq})`);
@@ -220,8 +226,6 @@ function onText(state: AudioHookState, json: unknown, bytes: number, rules: Audi
   const parsed = AUDIOHOOK_CLIENT_PARAMETERS[m.type].safeParse(m.parameters);
   if (!parsed.success) return disconnect(s, 'error', `'${m.type}' with bad parameters (${parsed.error.issues[0]?.path.join('.') || 'parameters'}: ${parsed.error.issues[0]?.message ?? 'invalid'})`);
   const position = samplesOf(m.position);
-  // After this server disconnected or closed, only the client's close matters.
-  if ((s.phase === 'disconnecting' || s.phase === 'closed') && m.type !== 'close') return { state: s, actions: [{ kind: 'ignored', reason: `'${m.type}' after the session ended` }] };
   switch (m.type) {
     case 'open':
       return onOpen(s, parsed.data as AudioHookOpenParameters, rules);
@@ -233,8 +237,7 @@ function onText(state: AudioHookState, json: unknown, bytes: number, rules: Audi
       if (s.phase === 'paused' && s.pausedAt !== undefined && position > s.pausedAt) {
         actions.push({ kind: 'notice', notice: { type: 'resumed', gap: { cause: 'paused', atMs: msOf(s.samples), durationMs: msOf(position - s.pausedAt), filled: false } } });
       }
-      // After a disconnect, the end was said already: the close only completes the transaction.
-      if (s.phase !== 'disconnecting' && s.phase !== 'closed') actions.push({ kind: 'end', end: { how: 'closed', reason: (parsed.data as { reason: string }).reason } });
+      actions.push({ kind: 'end', end: { how: 'closed', reason: (parsed.data as { reason: string }).reason } });
       return send({ ...s, phase: 'closed' }, 'closed', {}, [...actions, { kind: 'await-client' }]);
     }
     case 'paused':
