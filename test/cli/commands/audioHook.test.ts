@@ -1,0 +1,103 @@
+// `svc-stream audiohook`: the server run in-process against the embedded emulator, with its own
+// --demo client (signed as Genesys signs) and the test's scripted AudioHook client.
+import { PassThrough, Readable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { main } from '../../../src/cli/main.js';
+import { connectPeer } from '../../telephony/audioHookPeer.js';
+
+interface Running {
+  readonly port: Promise<number>;
+  readonly exit: Promise<number>;
+  stdout(): string;
+  stderr(): string;
+  stop(): void;
+}
+
+const running: Running[] = [];
+afterEach(async () => {
+  for (const r of running.splice(0)) {
+    r.stop();
+    await r.exit;
+  }
+});
+
+function start(args: string[], env: NodeJS.ProcessEnv = {}): Running {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  let gotPort!: (p: number) => void;
+  const port = new Promise<number>((r) => (gotPort = r));
+  stdout.on('data', (c: Buffer) => (out += c.toString()));
+  stderr.on('data', (c: Buffer) => {
+    err += c.toString();
+    const m = /AudioHook on ws:\/\/[^:]+:(\d+)/.exec(err);
+    if (m) gotPort(Number(m[1]));
+  });
+  const controller = new AbortController();
+  const exit = main(['audiohook', '--port', '0', ...args], { stdout, stderr, stdin: Readable.from([]), env, signal: controller.signal });
+  const r: Running = { port, exit, stdout: () => out, stderr: () => err, stop: () => controller.abort() };
+  running.push(r);
+  return r;
+}
+
+const ndjson = (text: string) => text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
+
+describe('svc-stream audiohook', () => {
+  it('prints its help', async () => {
+    const stdout = new PassThrough();
+    let out = '';
+    stdout.on('data', (c: Buffer) => (out += c.toString()));
+    expect(await main(['audiohook', '--help'], { stdout, stderr: new PassThrough(), stdin: Readable.from([]), env: {} })).toBe(0);
+    expect(out).toContain('--audiohook-api-key K');
+    expect(out).toContain('--max-gap-fill-ms MS');
+  });
+
+  it('--demo: a signed stereo session with a hold, analysed on the embedded emulator; NDJSON per call with the AudioHook notices', async () => {
+    const r = start(['--demo', '--speed', '20', '--seconds', '9', '--json']);
+    expect(await r.exit).toBe(0);
+    const lines = ndjson(r.stdout());
+    const call = lines.find((l) => l.type === 'call')!;
+    expect(call).toMatchObject({
+      participant: { ani: '+1-555-555-0100', aniName: 'Demo Caller' },
+      language: 'en-US',
+      media: { format: 'PCMU', channels: ['external', 'internal'], rate: 8000 },
+      channels: ['external', 'internal'],
+      format: { audio_format: 'mulaw', sample_rate: 8000, num_channels: 2 },
+    });
+    const notices = lines.filter((l) => l.type === 'audiohook').map((l) => l.notice);
+    expect(notices).toEqual([
+      { type: 'paused', atMs: 3000 },
+      { type: 'resumed', gap: { cause: 'paused', atMs: 3000, durationMs: 2000, filled: true } },
+      { type: 'ended', end: { how: 'closed', reason: 'end' } },
+    ]);
+    // The call's 9 s, its hold filled with silence: the session keeps the call's time.
+    expect(lines.find((l) => l.type === 'call_end')).toMatchObject({ id: call.id, status: 'done', duration_ms: 9000, stats: { paused_ms: 2000, filled_ms: 2000 } });
+    // Both sides, a speaker per channel: the customer on channel 1.
+    const speakers = new Set(lines.filter((l) => l.type === 'event' && l.event.type === 'clip').map((l) => l.event.clip.speaker_label));
+    expect([...speakers].sort()).toEqual(['1', '2']);
+    expect(lines.at(-1)).toMatchObject({ type: 'state', id: call.id, source: 'scenario' });
+  }, 30_000);
+
+  it('a connection that fails authentication is refused (401) and said on stderr without its key; nothing is analysed', async () => {
+    const r = start(['--exit-after', '1'], { AUDIOHOOK_API_KEY: 'the-right-key', AUDIOHOOK_CLIENT_SECRET: Buffer.from('a secret').toString('base64') });
+    const url = `ws://127.0.0.1:${await r.port}/`;
+    await expect(connectPeer(url, { sessionId: '30b0e395-84d3-4570-ac13-9a62d8f514c0', apiKey: 'a-wrong-key' })).rejects.toMatchObject({ status: 401 });
+    await expect(connectPeer(url, { sessionId: '30b0e395-84d3-4570-ac13-9a62d8f514c0', apiKey: 'the-right-key', clientSecret: Buffer.from('not it').toString('base64') })).rejects.toMatchObject({ status: 401 });
+    r.stop();
+    expect(await r.exit).toBe(0);
+    expect(r.stderr()).toMatch(/refused a connection from 127\.0\.0\.1: unknown_api_key \(the X-API-KEY is not one of the keys configured\)/);
+    expect(r.stderr()).toMatch(/refused a connection from 127\.0\.0\.1: bad_signature \(the signature does not match\)/);
+    expect(r.stderr()).not.toContain('the-right-key');
+    // No call: only the line saying where results would come from.
+    expect(r.stdout()).toBe('source: emulator, speech segments only (no transcription: clips have no text; try --scenario)\n');
+  });
+
+  it('listening beyond loopback without a key is refused before anything starts (exit 2)', async () => {
+    const stderr = new PassThrough();
+    let err = '';
+    stderr.on('data', (c: Buffer) => (err += c.toString()));
+    expect(await main(['audiohook', '--host', '0.0.0.0'], { stdout: new PassThrough(), stderr, stdin: Readable.from([]), env: {} })).toBe(2);
+    expect(err).toMatch(/invalid_argument: listening on 0\.0\.0\.0 needs --audiohook-api-key/);
+  });
+});
