@@ -3,7 +3,10 @@
 import { PassThrough, Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../../../src/cli/main.js';
-import { connectPeer } from '../../telephony/audioHookPeer.js';
+import { connectPeer, interleave } from '../../telephony/audioHookPeer.js';
+import { killSpawned, spawnBin } from '../spawned.js';
+
+afterEach(killSpawned);
 
 interface Running {
   readonly port: Promise<number>;
@@ -100,4 +103,41 @@ describe('svc-stream audiohook', () => {
     expect(await main(['audiohook', '--host', '0.0.0.0'], { stdout: new PassThrough(), stderr, stdin: Readable.from([]), env: {} })).toBe(2);
     expect(err).toMatch(/invalid_argument: listening on 0\.0\.0\.0 needs --audiohook-api-key/);
   });
+});
+
+describe('svc-stream audiohook --workers', () => {
+  it('deals the sessions to two worker processes; every call ends done; the totals on stderr count both', async () => {
+    const key = 'workers-key';
+    const run = spawnBin(['audiohook', '--port', '0', '--workers', '2', '--audiohook-api-key', key, '--max-calls', '4', '--exit-after', '2', '--json']);
+    const child = run.child;
+    const port = await new Promise<number>((resolve, reject) => {
+      const check = (): void => {
+        const m = /AudioHook on ws:\/\/[^:]+:(\d+)/.exec(run.err());
+        if (m) resolve(Number(m[1]));
+        else if (child.exitCode !== null) reject(new Error(run.err()));
+      };
+      child.stderr!.on('data', check);
+      child.once('exit', check);
+    });
+    const url = `ws://127.0.0.1:${port}/`;
+    const session = async (id: string): Promise<void> => {
+      const c = await connectPeer(url, { sessionId: id, apiKey: key });
+      c.open();
+      await c.next();
+      for (let i = 0; i < 3; i++) c.audio(interleave(new Uint8Array(1600).fill(0x7f), new Uint8Array(1600).fill(0xff)));
+      c.send('close', { reason: 'end' });
+      await c.next();
+      c.ws.close();
+      await c.closed;
+    };
+    await Promise.all([session('11111111-2222-4333-8444-555555555501'), session('11111111-2222-4333-8444-555555555502')]);
+    expect(await new Promise<number | null>((r) => child.once('close', r))).toBe(0);
+    const ends = ndjson(run.out()).filter((l) => l.type === 'call_end');
+    expect(ends.map((e) => [e.id, e.status, e.duration_ms]).sort()).toEqual([
+      ['11111111-2222-4333-8444-555555555501', 'done', 600],
+      ['11111111-2222-4333-8444-555555555502', 'done', 600],
+    ]);
+    expect(run.err()).toMatch(/worker 0 started[\s\S]*worker 1 started|worker 1 started[\s\S]*worker 0 started/);
+    expect(run.err()).toMatch(/2 worker\(s\) running, 0 restart\(s\): 2 calls, 2 done, 0 failed, 0 rejected, 0 lost with a worker; connections 2, closed 2, disconnected 0, lost 0, unauthorized 0, overCapacity 0/);
+  }, 60_000);
 });
