@@ -19,6 +19,7 @@ import {
   type AudioHookRules,
   type AudioHookState,
 } from './audioHookState.js';
+import type { AudioHookServerStats } from './audioHookServer.js';
 import { LiveAudio, type LiveGrouping } from './liveAudio.js';
 
 /** Counters of one call, updated in place. */
@@ -79,33 +80,27 @@ export interface AudioHookContext {
   /** How long the client is waited for (its `open`; its `close` after a disconnect; its socket's close after `closed`), ms. */
   readonly openTimeoutMs: number;
   readonly closeTimeoutMs: number;
-  readonly stats: AudioHookCounters;
+  /** The server's counters, moved by every connection. */
+  readonly stats: AudioHookServerStats;
   /** A call is ready (not for a connection probe). */
   emit(call: AudioHookCall): void;
   /** What the protocol says along the way, with the session and its call (if it has one). */
   notice(notice: AudioHookNotice, sessionId: string | undefined, call: AudioHookCall | undefined): void;
 }
 
-/** The server counters a connection moves. */
-export interface AudioHookCounters {
-  messages: number;
-  audioFrames: number;
-  audioBytes: number;
-  ignored: number;
-  calls: number;
-  probes: number;
-  closed: number;
-  disconnected: number;
-  lost: number;
-  oversized: number;
-  pauses: number;
-  pausedMs: number;
-  discards: number;
-  discardedMs: number;
-  filledMs: number;
-}
-
 const CHANNEL_ORDER: readonly AudioHookChannel[] = ['external', 'internal'];
+
+/** Count a gap in a call's or a server's counters. */
+function countGap(counters: Pick<AudioHookCallStats, 'pauses' | 'pausedMs' | 'discards' | 'discardedMs' | 'filledMs'>, gap: AudioHookGap): void {
+  if (gap.cause === 'paused') {
+    counters.pauses++;
+    counters.pausedMs += gap.durationMs;
+  } else {
+    counters.discards++;
+    counters.discardedMs += gap.durationMs;
+  }
+  if (gap.filled) counters.filledMs += gap.durationMs;
+}
 
 class Call implements AudioHookCall {
   readonly stats: AudioHookCallStats = { frames: 0, bytes: 0, pauses: 0, pausedMs: 0, discards: 0, discardedMs: 0, filledMs: 0 };
@@ -315,24 +310,10 @@ export class AudioHookConnection {
     const call = this.call;
     const gap = n.type === 'resumed' || n.type === 'discarded' ? n.gap : undefined;
     if (gap) {
-      if (gap.cause === 'paused') {
-        stats.pauses++;
-        stats.pausedMs += gap.durationMs;
-      } else {
-        stats.discards++;
-        stats.discardedMs += gap.durationMs;
-      }
-      if (gap.filled) stats.filledMs += gap.durationMs;
+      countGap(stats, gap);
       if (call) {
         call.gaps.push(gap);
-        if (gap.cause === 'paused') {
-          call.stats.pauses++;
-          call.stats.pausedMs += gap.durationMs;
-        } else {
-          call.stats.discards++;
-          call.stats.discardedMs += gap.durationMs;
-        }
-        if (gap.filled) call.stats.filledMs += gap.durationMs;
+        countGap(call.stats, gap);
       }
     }
     if (n.type === 'update' && call) call.language = n.language ?? call.language;

@@ -72,6 +72,14 @@ async function peer(url: string, options: Parameters<typeof connectPeer>[1] = { 
   return p;
 }
 
+/** A client whose session is opened (the standard offer), and the server's call of it. */
+async function openedCall(s: Awaited<ReturnType<typeof serve>>): Promise<{ c: Peer; call: AudioHookCall }> {
+  const c = await peer(s.url);
+  c.open();
+  await c.next();
+  return { c, call: await s.next() };
+}
+
 /** The sample call as the customer's side, its next second as the agent's: `ms` of stereo PCMU from `at` ms. */
 function stereo(atMs: number, ms: number): Uint8Array {
   const n = ms * 8;
@@ -193,10 +201,7 @@ describe('audioHookServer: media', () => {
 describe('audioHookServer: protocol errors end the session with disconnect', () => {
   it('a sequence gap: disconnect (error), the call ends with what came, the client closes, closed, the socket goes', async () => {
     const s = await serve();
-    const c = await peer(s.url);
-    c.open();
-    await c.next();
-    const call = await s.next();
+    const { c, call } = await openedCall(s);
     const audio = collectBytes(call.audio$);
     c.audio(stereo(0, 200));
     c.seq++; // a message lost: the next one skips a number
@@ -313,10 +318,7 @@ describe('audioHookServer: drain and shutdown', () => {
   it('a drain: new sessions answered 503, live ones asked to reconnect; it completes when the last session ends', async () => {
     const drain = new Subject<void>();
     const s = await serve({ drain });
-    const c = await peer(s.url);
-    c.open();
-    await c.next();
-    const call = await s.next();
+    const { c, call } = await openedCall(s);
     drain.next();
     expect(await c.next()).toMatchObject({ type: 'reconnect', seq: 2, parameters: { info: expect.stringMatching(/draining/) } });
     await expect(connectPeer(s.url, { sessionId: '41b0e395-84d3-4570-ac13-9a62d8f514c1' })).rejects.toMatchObject({ status: 503, headers: { 'retry-after': '5' } });
@@ -333,10 +335,7 @@ describe('audioHookServer: drain and shutdown', () => {
 
   it('unsubscribing ends every live session with disconnect, then the socket', async () => {
     const s = await serve();
-    const c = await peer(s.url);
-    c.open();
-    await c.next();
-    const call = await s.next();
+    const { c, call } = await openedCall(s);
     const audio = collectBytes(call.audio$);
     c.audio(stereo(0, 200));
     await until(() => call.stats.frames === 1);

@@ -2,23 +2,19 @@
 // comes (both sides, one channel each), printing what `analyze` prints, per call.
 import { randomBytes } from 'node:crypto';
 import { InputError } from '../../errors.js';
-import { analyzeCalls, createAnalyzeCallsStats, type CallAnalysis } from '../../telephony/analyzeCalls.js';
-import type { AudioHookAuth } from '../../telephony/audioHookAuth.js';
-import { audioHookServer, createAudioHookServerStats, type AudioHookCall } from '../../telephony/audioHookServer.js';
-import type { AudioHookFormat, AudioHookNotice } from '../../telephony/audioHookState.js';
-import type { CallWorker } from '../../telephony/callWorkers.js';
-import { clock } from '../terminalView.js';
-import { customerFirstScenario, playAudioHookDemo, type AudioHookDemoOptions } from '../audioHookDemo.js';
-import { showCalls } from '../callView.js';
-import { inCallWorker, showCallsOnWorkers, workersSummary } from '../callWorkersView.js';
-import { defineCommand, printError, type CliIo, type Command } from '../command.js';
-import { openEndpoint } from '../endpoint.js';
-import { option, type OptionValues } from '../options.js';
-import { commandPublisher, PUBLISH_OPTION } from '../publishFlag.js';
-import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
-import { embeddedSource, sourceNote, watchSource } from '../resultSource.js';
-import { BASE_URL_OPTION, CONFIG_OPTION, loadScenario, scenarioOption } from '../sharedOptions.js';
 import { samplePath } from '../../samples.js';
+import { analyzeCalls } from '../../telephony/analyzeCalls.js';
+import type { AudioHookAuth } from '../../telephony/audioHookAuth.js';
+import { audioHookServer, type AudioHookCall } from '../../telephony/audioHookServer.js';
+import type { AudioHookFormat, AudioHookNotice } from '../../telephony/audioHookState.js';
+import { customerFirstScenario, playAudioHookDemo, type AudioHookDemoOptions } from '../audioHookDemo.js';
+import { callCommandSettings, runCallCommand } from '../callCommand.js';
+import { defineCommand, type CliIo, type Command } from '../command.js';
+import { option, type OptionValues } from '../options.js';
+import { PUBLISH_OPTION } from '../publishFlag.js';
+import { REDIS_OPTION } from '../redisFlag.js';
+import { BASE_URL_OPTION, CONFIG_OPTION, loadScenario, scenarioOption } from '../sharedOptions.js';
+import { clock } from '../terminalView.js';
 
 const FORMATS = ['PCMU', 'L16'] as const;
 
@@ -79,7 +75,6 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   const { host, port, speed, seconds } = values;
   const demo = values.demo;
   if (demo && values.workers > 1) throw new InputError('invalid_argument', '--demo plays one call into one process: leave out --workers', { path: 'workers' });
-  const onWorkers = values.workers > 1 || inCallWorker();
   const exitAfter = values['exit-after'] ?? (demo ? 1 : undefined);
   // The demo brings a key and a secret of its own when none is set, so its server is never open.
   let apiKey = values['audiohook-api-key'] ?? io.env['AUDIOHOOK_API_KEY'];
@@ -101,116 +96,69 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
           ...(values.organization.length > 0 ? { organizationIds: values.organization } : {}),
           ...(values['public-url'] !== undefined ? { publicUrl: values['public-url'] } : {}),
         };
-  const config = values.config ?? 'default';
   const scenarioPath = values.scenario ?? (demo ? samplePath('call.scenario.json') : undefined);
   const loaded = scenarioPath ? await loadScenario(scenarioPath) : undefined;
   // The demo's call has the customer on channel 1: the sample's speakers follow (see customerFirstScenario).
   const scenario = demo && values.scenario === undefined ? customerFirstScenario(loaded) : loaded;
   const turns = demo ? ((loaded as { transcript?: AudioHookDemoOptions['turns'] } | undefined)?.transcript ?? []) : [];
-
-  const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
-  const fleet = await fleetLimits(values.redis, io.env);
-  const published = await commandPublisher(values.publish, io);
-  const serverStats = createAudioHookServerStats();
-  const callStats = createAnalyzeCallsStats();
-  const out = (line: string): void => void io.stdout.write(`${line}\n`);
-  const json = values.json === true;
-  const embedded = embeddedSource(endpoint.emulator !== undefined, scenario as never);
-  // Across workers, the primary (which runs the embedded emulator) says it once; a worker does not.
-  const source = watchSource((first) => {
-    if (!json && !onWorkers && first !== 'service') out(sourceNote(first, scenarioPath));
-  }, embedded);
-  if (!json && onWorkers && !inCallWorker() && embedded !== undefined) out(sourceNote(embedded, scenarioPath));
-
-  const calls = (fail: (err: unknown) => void, worker?: CallWorker) =>
-    analyzeCalls(
-      audioHookServer({
-        ...(worker ? { worker } : {}),
-        host,
-        port,
-        ...(values.path !== undefined ? { path: values.path } : {}),
-        ...(authenticate ? { authenticate } : {}),
-        ...(values.formats.length > 0 ? { formats: values.formats } : {}),
-        ...(values['max-gap-fill-ms'] !== undefined ? { maxGapFillMs: values['max-gap-fill-ms'] } : {}),
-        ...(values['max-connections'] !== undefined ? { maxConnections: values['max-connections'] } : {}),
-        ...(values['frame-ms'] !== undefined ? { frameMs: values['frame-ms'] } : {}),
-        stats: serverStats,
-        onRefused: (failure, req) => io.stderr.write(`svc-stream: refused a connection from ${req.socket.remoteAddress ?? '?'}: ${failure.reason} (${failure.detail})\n`),
-        onNotice: (notice, sessionId, call) => {
-          if (call === undefined) {
-            // A session that never became a call (a probe, media not taken, no open): said on stderr.
-            if (notice.type === 'ended') io.stderr.write(`svc-stream: AudioHook session ${sessionId ?? '(no id)'} ${noticeLine(notice)}\n`);
-            return;
-          }
-          if (json) out(JSON.stringify({ type: 'audiohook', id: call.id, notice }));
-          else out(`${call.id} ${noticeLine(notice)}`);
+  const settings = callCommandSettings(values, { exitAfter, scenario, scenarioPath, totals: { source: 'audioHookServer', keys: ['connections', 'closed', 'disconnected', 'lost', 'unauthorized', 'overCapacity'] } });
+  return runCallCommand<AudioHookCall>(
+    io,
+    settings,
+    (run, fail, worker) =>
+      analyzeCalls(
+        audioHookServer({
+          ...(worker ? { worker } : {}),
+          host,
+          port,
+          ...(values.path !== undefined ? { path: values.path } : {}),
+          ...(authenticate ? { authenticate } : {}),
+          ...(values.formats.length > 0 ? { formats: values.formats } : {}),
+          ...(values['max-gap-fill-ms'] !== undefined ? { maxGapFillMs: values['max-gap-fill-ms'] } : {}),
+          ...(values['max-connections'] !== undefined ? { maxConnections: values['max-connections'] } : {}),
+          ...(values['frame-ms'] !== undefined ? { frameMs: values['frame-ms'] } : {}),
+          onRefused: (failure, req) => io.stderr.write(`svc-stream: refused a connection from ${req.socket.remoteAddress ?? '?'}: ${failure.reason} (${failure.detail})\n`),
+          onNotice: (notice, sessionId, call) => {
+            if (call === undefined) {
+              // A session that never became a call (a probe, media not taken, no open): said on stderr.
+              if (notice.type === 'ended') io.stderr.write(`svc-stream: AudioHook session ${sessionId ?? '(no id)'} ${noticeLine(notice)}\n`);
+              return;
+            }
+            run.out(run.json ? JSON.stringify({ type: 'audiohook', id: call.id, notice }) : `${call.id} ${noticeLine(notice)}`);
+          },
+          onWarning: (w) => io.stderr.write(`svc-stream: ${w.message.replace('Raise maxConnections', 'Raise --max-connections')}\n`),
+          onListening: (a) => {
+            const path = values.path ?? '/';
+            io.stderr.write(`svc-stream: AudioHook on ws://${a.address}:${a.port}${path}\n`);
+            if (!demo) return;
+            playAudioHookDemo({ url: `ws://127.0.0.1:${a.port}${path}`, apiKey: apiKey!, clientSecret, speed, seconds, pauseSeconds: 2, turns }).catch(fail);
+          },
+        }),
+        run.analyze<AudioHookCall>(worker),
+      ),
+    (call) => {
+      const c = call.call;
+      const p = c.participant;
+      return {
+        started: {
+          text: `call ${c.conversationId} from ${p.ani || '?'}${p.aniName ? ` (${p.aniName})` : ''} to ${p.dnis || '?'}, ${c.media.format} ${c.channels.join('+')} as ${c.format.audio_format}/${c.format.sample_rate}/${c.format.num_channels}, ${call.status}`,
+          json: {
+            type: 'call',
+            id: call.id,
+            conversation_id: c.conversationId,
+            organization_id: c.organizationId,
+            participant: c.participant,
+            language: c.language ?? null,
+            media: c.media,
+            channels: c.channels,
+            format: c.format,
+            status: call.status,
+          },
         },
-        onWarning: (w) => io.stderr.write(`svc-stream: ${w.message.replace('Raise maxConnections', 'Raise --max-connections')}\n`),
-        onListening: (a) => {
-          const path = values.path ?? '/';
-          io.stderr.write(`svc-stream: AudioHook on ws://${a.address}:${a.port}${path}\n`);
-          if (!demo) return;
-          playAudioHookDemo({ url: `ws://127.0.0.1:${a.port}${path}`, apiKey: apiKey!, clientSecret, speed, seconds, pauseSeconds: 2, turns }).catch(fail);
-        },
-      }),
-      {
-        apiKey: endpoint.apiKey,
-        baseUrl: endpoint.baseUrl,
-        config,
-        maxConcurrent: values['max-calls'],
-        whenFull: values['when-full'],
-        callStats,
-        limiter: fleet.limiter,
-        publish: published.publisher,
-        ...(worker ? { worker } : {}),
-        webSocketFactory: source.webSocketFactory,
-      },
-    );
-  const view = (call: CallAnalysis<AudioHookCall>) => {
-    const c = call.call;
-    const p = c.participant;
-    const media = `${c.media.format} ${c.channels.join('+')}`;
-    return {
-      json,
-      out,
-      started: {
-        text: `call ${c.conversationId} from ${p.ani || '?'}${p.aniName ? ` (${p.aniName})` : ''} to ${p.dnis || '?'}, ${media} as ${c.format.audio_format}/${c.format.sample_rate}/${c.format.num_channels}, ${call.status}`,
-        json: {
-          type: 'call',
-          id: call.id,
-          conversation_id: c.conversationId,
-          organization_id: c.organizationId,
-          participant: c.participant,
-          language: c.language ?? null,
-          media: c.media,
-          channels: c.channels,
-          format: c.format,
-          status: call.status,
-        },
-      },
-      counters: () => ({ frames: c.stats.frames, bytes: c.stats.bytes, paused_ms: c.stats.pausedMs, discarded_ms: c.stats.discardedMs, filled_ms: c.stats.filledMs }),
-      stateSource: () => source.source ?? 'service',
-    };
-  };
-
-  try {
-    if (onWorkers) {
-      return await showCallsOnWorkers(
-        io,
-        { workers: values.workers, exitAfter, json, endpoint, summary: (s) => workersSummary(s, 'audioHookServer', ['connections', 'closed', 'disconnected', 'lost', 'unauthorized', 'overCapacity']) },
-        (worker) => calls(() => undefined, worker),
-        view,
-      );
-    }
-    return await showCalls(io, exitAfter, (fail) => calls(fail), view);
-  } catch (err) {
-    printError(io, err);
-    return 1;
-  } finally {
-    await published.close();
-    await fleet.close();
-    await endpoint.close();
-  }
+        counters: () => ({ frames: c.stats.frames, bytes: c.stats.bytes, paused_ms: c.stats.pausedMs, discarded_ms: c.stats.discardedMs, filled_ms: c.stats.filledMs }),
+      };
+    },
+  );
 }
 
 export const audioHookCommand: Command = defineCommand({

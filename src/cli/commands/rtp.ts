@@ -1,21 +1,16 @@
 // `svc-stream rtp`: receive RTP calls and analyse each one live.
-import { analyzeCalls, createAnalyzeCallsStats } from '../../telephony/analyzeCalls.js';
-import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
-import { commandPublisher, PUBLISH_OPTION } from '../publishFlag.js';
-import { option, type OptionValues } from '../options.js';
-import { BASE_URL_OPTION, CONFIG_OPTION, loadScenario, scenarioOption } from '../sharedOptions.js';
-import { parsePayloadTypeArg, type PayloadTypeSpec } from '../../telephony/payloadTypes.js';
-import { createRtpSourceStats, type CallLeg } from '../../telephony/RtpLegs.js';
-import { hasReusePort, rtpSource } from '../../telephony/rtpSource.js';
-import type { CallAnalysis } from '../../telephony/analyzeCalls.js';
-import type { CallWorker } from '../../telephony/callWorkers.js';
 import { InputError } from '../../errors.js';
+import { analyzeCalls } from '../../telephony/analyzeCalls.js';
+import { parsePayloadTypeArg, type PayloadTypeSpec } from '../../telephony/payloadTypes.js';
+import type { CallLeg } from '../../telephony/RtpLegs.js';
+import { hasReusePort, rtpSource } from '../../telephony/rtpSource.js';
 import type { LimitWarning, PayloadTypeWarning } from '../../warnings.js';
-import { defineCommand, printError, type CliIo, type Command } from '../command.js';
-import { openEndpoint } from '../endpoint.js';
-import { showCalls } from '../callView.js';
-import { inCallWorker, showCallsOnWorkers, workersSummary } from '../callWorkersView.js';
-import { embeddedSource, sourceNote, watchSource } from '../resultSource.js';
+import { callCommandSettings, runCallCommand } from '../callCommand.js';
+import { defineCommand, type CliIo, type Command } from '../command.js';
+import { option, type OptionValues } from '../options.js';
+import { PUBLISH_OPTION } from '../publishFlag.js';
+import { REDIS_OPTION } from '../redisFlag.js';
+import { BASE_URL_OPTION, CONFIG_OPTION, loadScenario, scenarioOption } from '../sharedOptions.js';
 
 const OPTIONS = {
   port: option.integer('N', 'UDP port (default 5004; 0 picks a free one, printed on stderr)', { min: 0, max: 65535, fallback: 5004 }),
@@ -46,92 +41,44 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   const payloadTypes: Record<number, PayloadTypeSpec> = Object.fromEntries(values['payload-type']);
   const port = values.port;
   const exitAfter = values['exit-after'];
-  const config = values.config ?? 'default';
   const scenario = values.scenario ? await loadScenario(values.scenario) : undefined;
   if (values['reuse-port'] && !hasReusePort()) throw new InputError('invalid_argument', `--reuse-port needs Node 22.12 or later (this is ${process.versions.node}); without it each worker takes its own port, --port + i`, { path: 'reuse-port' });
-  const onWorkers = values.workers > 1 || inCallWorker();
-
-  const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
-  const fleet = await fleetLimits(values.redis, io.env);
-  const published = await commandPublisher(values.publish, io);
-  const sourceStats = createRtpSourceStats();
-  const callStats = createAnalyzeCallsStats();
-  const out = (line: string): void => void io.stdout.write(`${line}\n`);
-  const json = values.json === true;
-  // Where the results come from, as analyze says it: a line when the first call's session is
-  // answered (before its events), and `source` in each call's --json state line.
-  const embedded = embeddedSource(endpoint.emulator !== undefined, scenario as never);
-  // Across workers, the primary (which runs the embedded emulator) says it once; a worker does not.
-  const source = watchSource((first) => {
-    if (!json && !onWorkers && first !== 'service') out(sourceNote(first, values.scenario));
-  }, embedded);
-  if (!json && onWorkers && !inCallWorker() && embedded !== undefined) out(sourceNote(embedded, values.scenario));
-
-  const calls = (worker?: CallWorker) =>
-    analyzeCalls(
-      rtpSource({
-        ...(worker ? { worker } : {}),
-        ...(values['reuse-port'] ? { reusePort: true } : {}),
-        host: values.host,
-        port,
-        payloadTypes,
-        stats: sourceStats,
-        ...(values.jitter !== undefined ? { playoutDelayMs: values.jitter } : {}),
-        ...(values['idle-timeout'] !== undefined ? { idleTimeoutMs: values['idle-timeout'] } : {}),
-        ...(values['max-legs'] !== undefined ? { maxLegs: values['max-legs'] } : {}),
-        ...(values['frame-ms'] !== undefined ? { frameMs: values['frame-ms'] } : {}),
-        onListening: (a) => io.stderr.write(`svc-stream: listening for RTP on ${a.address}:${a.port}\n`),
-        onWarning: (w) => io.stderr.write(`svc-stream: ${warningLine(w)}\n`),
-      }),
-      {
-        apiKey: endpoint.apiKey,
-        baseUrl: endpoint.baseUrl,
-        config,
-        maxConcurrent: values['max-calls'],
-        whenFull: values['when-full'],
-        callStats,
-        limiter: fleet.limiter,
-        publish: published.publisher,
-        webSocketFactory: source.webSocketFactory,
-        ...(worker ? { worker } : {}),
-      },
-    );
-  const view = (call: CallAnalysis<CallLeg>) => {
-    const leg = call.call;
-    const fmt = `${leg.codec.name}/${leg.codec.clockRate} as ${leg.format.audio_format}`;
-    return {
-      json,
-      out,
-      started: {
-        text: `call from ${leg.remote.address}:${leg.remote.port} (${fmt}), ${call.status}`,
-        json: { type: 'call', id: call.id, ssrc: leg.ssrc, payload_type: leg.payloadType, codec: leg.codec.name, format: leg.format, status: call.status, remote: leg.remote },
-      },
-      stateSource: () => source.source ?? 'service',
-      counters: () => {
-        const s = leg.stats;
-        return { received: s.received, lost: s.lost, late: s.late, duplicated: s.duplicated, reordered: s.reordered, dtmf: s.dtmf, cn: s.cn, rtcp: s.rtcp };
-      },
-    };
-  };
-
-  try {
-    if (onWorkers) {
-      return await showCallsOnWorkers(
-        io,
-        { workers: values.workers, exitAfter, json, endpoint, summary: (s) => workersSummary(s, 'rtpSource', ['datagrams', 'legs', 'refusedLegs', 'malformed']) },
-        calls,
-        view,
-      );
-    }
-    return await showCalls(io, exitAfter, () => calls(), view);
-  } catch (err) {
-    printError(io, err);
-    return 1;
-  } finally {
-    await published.close();
-    await fleet.close();
-    await endpoint.close();
-  }
+  const settings = callCommandSettings(values, { exitAfter, scenario, scenarioPath: values.scenario, totals: { source: 'rtpSource', keys: ['datagrams', 'legs', 'refusedLegs', 'malformed'] } });
+  return runCallCommand<CallLeg>(
+    io,
+    settings,
+    (run, _fail, worker) =>
+      analyzeCalls(
+        rtpSource({
+          ...(worker ? { worker } : {}),
+          ...(values['reuse-port'] ? { reusePort: true } : {}),
+          host: values.host,
+          port,
+          payloadTypes,
+          ...(values.jitter !== undefined ? { playoutDelayMs: values.jitter } : {}),
+          ...(values['idle-timeout'] !== undefined ? { idleTimeoutMs: values['idle-timeout'] } : {}),
+          ...(values['max-legs'] !== undefined ? { maxLegs: values['max-legs'] } : {}),
+          ...(values['frame-ms'] !== undefined ? { frameMs: values['frame-ms'] } : {}),
+          onListening: (a) => io.stderr.write(`svc-stream: listening for RTP on ${a.address}:${a.port}\n`),
+          onWarning: (w) => io.stderr.write(`svc-stream: ${warningLine(w)}\n`),
+        }),
+        run.analyze<CallLeg>(worker),
+      ),
+    (call) => {
+      const leg = call.call;
+      const fmt = `${leg.codec.name}/${leg.codec.clockRate} as ${leg.format.audio_format}`;
+      return {
+        started: {
+          text: `call from ${leg.remote.address}:${leg.remote.port} (${fmt}), ${call.status}`,
+          json: { type: 'call', id: call.id, ssrc: leg.ssrc, payload_type: leg.payloadType, codec: leg.codec.name, format: leg.format, status: call.status, remote: leg.remote },
+        },
+        counters: () => {
+          const s = leg.stats;
+          return { received: s.received, lost: s.lost, late: s.late, duplicated: s.duplicated, reordered: s.reordered, dtmf: s.dtmf, cn: s.cn, rtcp: s.rtcp };
+        },
+      };
+    },
+  );
 }
 
 /** A source's warning in the command line's words: the flag, not the option. */
