@@ -119,7 +119,8 @@ export interface AudioHookServerOptions {
   /**
    * The longest pause or discarded span filled with silence, ms (default 60000), so the session's
    * time stays the call's. A longer one is not filled: the session's audio goes on from where it
-   * stopped, and the gap is counted and said (`gaps`, `onNotice`). 0: never fill.
+   * stopped, and the gap is counted and said (`gaps`, `onNotice`). So is a gap that would make
+   * the call's silence more than its received audio plus this bound. 0: never fill.
    */
   readonly maxGapFillMs?: number | undefined;
   /** Frames of audio sent to the service, ms (default 100; see docs/telephony.md, Frames). */

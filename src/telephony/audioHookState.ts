@@ -106,6 +106,8 @@ export interface AudioHookState {
   readonly probe: boolean;
   /** Samples per channel in the call's audio: received and filled. */
   readonly samples: number;
+  /** Of which filled with silence. */
+  readonly filled: number;
   /** Samples of the client's position where its pause began. */
   readonly pausedAt: number | undefined;
   /** A `pause` this server sent is not yet answered. */
@@ -137,7 +139,7 @@ export type AudioHookInput =
 
 /** A session just connected: `id` from the `Audiohook-Session-Id` header, when it has one. */
 export function initialAudioHookState(id: string | undefined): AudioHookState {
-  return { phase: 'awaiting-open', id, seq: 0, clientseq: 0, media: undefined, frameBytes: 0, probe: false, samples: 0, pausedAt: undefined, pauseAsked: false };
+  return { phase: 'awaiting-open', id, seq: 0, clientseq: 0, media: undefined, frameBytes: 0, probe: false, samples: 0, filled: 0, pausedAt: undefined, pauseAsked: false };
 }
 
 const NONE: readonly AudioHookAction[] = [];
@@ -265,13 +267,19 @@ function onText(state: AudioHookState, json: unknown, bytes: number, rules: Audi
   }
 }
 
-/** A gap of `samples` per channel in the call: filled with silence up to the bound, said either way. */
+/**
+ * A gap of `samples` per channel in the call, said either way: filled with silence when it is at
+ * most `maxFillSamples`, and when the call's silence stays within its received audio plus that
+ * bound (a message of a hundred bytes cannot make a client's call hours of silence: it must send
+ * audio to earn it).
+ */
 function gap(state: AudioHookState, cause: 'paused' | 'discarded', samples: number, rules: AudioHookRules): AudioHookStep {
-  const filled = samples > 0 && samples <= rules.maxFillSamples;
+  const received = state.samples - state.filled;
+  const filled = samples > 0 && samples <= rules.maxFillSamples && state.filled + samples <= received + rules.maxFillSamples;
   const g: AudioHookGap = { cause, atMs: msOf(state.samples), durationMs: msOf(samples), filled };
   const notice: AudioHookAction = { kind: 'notice', notice: cause === 'paused' ? { type: 'resumed', gap: g } : { type: 'discarded', gap: g } };
   if (!filled) return { state, actions: [notice] };
-  return { state: { ...state, samples: state.samples + samples }, actions: [{ kind: 'fill', samples }, notice] };
+  return { state: { ...state, samples: state.samples + samples, filled: state.filled + samples }, actions: [{ kind: 'fill', samples }, notice] };
 }
 
 function onOpen(state: AudioHookState, open: AudioHookOpenParameters, rules: AudioHookRules): AudioHookStep {

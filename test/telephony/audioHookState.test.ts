@@ -93,6 +93,23 @@ describe('audioHookReducer: the protocol step by step', () => {
     expect(state.samples).toBe(0);
   });
 
+  it('silence is earned: gaps are filled only while they stay within the audio received plus one bound', () => {
+    const rules = { ...RULES, maxFillSamples: 8000 };
+    const { steps, state } = run(
+      [
+        ...opened,
+        { type: 'binary', bytes: 8000 }, // 0.5 s
+        msg(2, 'discarded', { start: 'PT0.5S', discarded: 'PT1S' }, { serverseq: 1 }), // 1 s ≤ 0.5 s + 1 s: filled
+        msg(3, 'discarded', { start: 'PT1.5S', discarded: 'PT1S' }, { serverseq: 1 }), // 2 s > 0.5 s + 1 s: not filled
+      ],
+      undefined,
+      rules,
+    );
+    expect(steps[2]![0]).toEqual({ kind: 'fill', samples: 8000 });
+    expect(steps[3]).toEqual([{ kind: 'notice', notice: { type: 'discarded', gap: { cause: 'discarded', atMs: 1500, durationMs: 1000, filled: false } } }]);
+    expect(state).toMatchObject({ samples: 4000 + 8000, filled: 8000 });
+  });
+
   it('a close while paused: the pause to the end is counted, not filled', () => {
     const { last } = run([...opened, msg(2, 'paused', {}, { serverseq: 1, position: 'PT0S' }), msg(3, 'close', { reason: 'end' }, { serverseq: 1, position: 'PT4S' })]);
     expect(last).toContainEqual({ kind: 'notice', notice: { type: 'resumed', gap: { cause: 'paused', atMs: 0, durationMs: 4000, filled: false } } });
