@@ -1,6 +1,8 @@
 // One session's side of a publisher: its entries numbered 1, 2, 3 … in its epoch and queued
 // until stored, its statuses and end, a new epoch when its stream was lost, and the report it
 // settles with. The publisher that owns it writes the queue; what it asks of it is `WriterOwner`.
+// Batches are always the head of the queue, so what may be stored without Redis having said so
+// is a prefix of it, kept as a count: the entries of a command sent and not answered.
 import type { Observable, Subscription } from 'rxjs';
 import type { SvcError } from '../errors.js';
 import type { PublishReport, PublishStats, SessionPublisher } from '../publishing.js';
@@ -32,6 +34,8 @@ export interface WriterOwner {
   enqueued(writer: SessionWriter): void;
   /** `writer` ended (its id may run again once it settles). */
   ended(writer: SessionWriter): void;
+  /** `writer` made another event (for the directory's count). */
+  progressed(writer: SessionWriter): void;
 }
 
 /** An entry waiting to be stored. */
@@ -43,7 +47,7 @@ export interface Entry {
 }
 
 export function freshStats(): PublishStats {
-  return { entries: 0, published: 0, unpublished: 0, pending: 0, outages: 0, streamsLost: 0 };
+  return { entries: 0, published: 0, notPublished: 0, unconfirmed: 0, pending: 0, outages: 0, streamsLost: 0 };
 }
 
 export class SessionWriter implements SessionPublisher {
@@ -52,6 +56,10 @@ export class SessionWriter implements SessionPublisher {
   readonly queue: Entry[] = [];
   private seq = 0;
   private lastMs = 0;
+  /** Entries at the head of the queue in a command sent now, not answered yet. */
+  private inFlight = 0;
+  /** Entries at the head of the queue sent in a command that was never answered (timed out, or the connection closed): Redis may hold them. */
+  private doubtful = 0;
   private lastStatus = '';
   private ended = false;
   gaveUp = false;
@@ -79,7 +87,7 @@ export class SessionWriter implements SessionPublisher {
   private push(kind: EntryKind, data: string): void {
     if (this.gaveUp) {
       this.count('entries', 1);
-      this.count('unpublished', 1);
+      this.count('notPublished', 1);
       this.checkSettled();
       return;
     }
@@ -88,7 +96,7 @@ export class SessionWriter implements SessionPublisher {
     this.count('entries', 1);
     // Only events are dropped past the bounds: the start, statuses and the end always wait.
     if (kind === 'event' && !this.owner.room(data.length)) {
-      this.count('unpublished', 1);
+      this.count('notPublished', 1);
       this.error ??= this.owner.overflowError();
       return;
     }
@@ -103,10 +111,16 @@ export class SessionWriter implements SessionPublisher {
     this.owner.stats[field] += n;
   }
 
+  /** An outage began while this session runs (the publisher counts it once for itself). */
+  outageBegan(): void {
+    if (!this.done) this.stats.outages++;
+  }
+
   event(event: ServerEvent): void {
     if (this.ended) return;
     this.events++;
     this.push('event', JSON.stringify(wireEvent(event)));
+    this.owner.progressed(this);
   }
 
   status(status: string): void {
@@ -141,12 +155,18 @@ export class SessionWriter implements SessionPublisher {
   restart(): void {
     this.epoch = newEpoch();
     this.count('streamsLost', 1);
+    // Nothing of the old epoch can be stored any more: its stream is gone, and a batch of it
+    // still on its way is refused by the script (another epoch holds the key, or none does).
+    this.inFlight = 0;
+    this.doubtful = 0;
     const pending = this.queue.splice(0);
     this.seq = 0;
     const first = pending[0]?.ms ?? this.owner.now();
     const start: Entry = { ms: first, seq: ++this.seq, kind: 'start', data: JSON.stringify({ title: this.title, startedAt: this.startedAt, restarted: true }) };
     this.queue.push(start);
     this.owner.held(1, start.data.length);
+    // The new start is an entry made like any other: counted, so `published <= entries` holds.
+    this.count('entries', 1);
     this.count('pending', 1);
     for (const e of pending) {
       e.seq = ++this.seq;
@@ -156,9 +176,15 @@ export class SessionWriter implements SessionPublisher {
     this.owner.note(this, 'start', { title: this.title, startedAt: this.startedAt, status: this.lastStatus || 'streaming', events: this.events });
   }
 
-  /** Entries stored (or found already stored): off the queue. */
-  acknowledge(n: number): void {
-    const taken = this.queue.splice(0, n);
+  /**
+   * Redis answered the batch in flight: its first `stored` entries are stored (or were already),
+   * off the queue; the rest of it is known not stored. Any earlier unanswered command of this
+   * connection ran before the answer, so nothing is in doubt any more.
+   */
+  acknowledge(stored: number): void {
+    const taken = this.queue.splice(0, stored);
+    this.inFlight = 0;
+    this.doubtful = 0;
     this.owner.held(-taken.length, -taken.reduce((s, e) => s + e.data.length, 0));
     this.count('pending', -taken.length);
     this.count('published', taken.length);
@@ -166,24 +192,52 @@ export class SessionWriter implements SessionPublisher {
     this.checkSettled();
   }
 
-  /** Give up on every pending entry (and any later one), with `error` as the reason. */
-  abandon(error: SvcError): void {
+  /** The command in flight got no answer (a timeout, a closed connection): Redis may hold its entries. */
+  unanswered(): void {
+    this.doubtful = Math.max(this.doubtful, this.inFlight);
+    this.inFlight = 0;
+  }
+
+  /** The command in flight never left (the connection was not writable): nothing of it was stored. */
+  unsent(): void {
+    this.inFlight = 0;
+  }
+
+  /** Entries that may be stored though Redis never said so. */
+  get inDoubt(): number {
+    return Math.min(this.queue.length, Math.max(this.doubtful, this.inFlight));
+  }
+
+  /**
+   * Give up on every pending entry (and any later one), with `error` as the reason: those sent
+   * without an answer are `unconfirmed`, the others `notPublished`. `answered`: Redis's answer
+   * says none of them is stored (another run took the id).
+   */
+  abandon(error: SvcError, answered = false): void {
+    const unconfirmed = answered ? 0 : this.inDoubt;
     const taken = this.queue.splice(0);
+    this.inFlight = 0;
+    this.doubtful = 0;
     this.owner.held(-taken.length, -taken.reduce((s, e) => s + e.data.length, 0));
     this.count('pending', -taken.length);
-    this.count('unpublished', taken.length);
+    this.count('unconfirmed', unconfirmed);
+    this.count('notPublished', taken.length - unconfirmed);
     this.error = error;
     this.gaveUp = true;
     this.checkSettled();
   }
 
+  /** The next batch to send, from the head of the queue; marked in flight until `acknowledge`, `unanswered` or `unsent`. */
   batch(): Entry[] {
-    return this.queue.slice(0, BATCH);
+    const batch = this.queue.slice(0, BATCH);
+    this.inFlight = batch.length;
+    return batch;
   }
 
   checkSettled(): void {
     if (this.done || !this.ended || this.queue.length > 0) return;
     this.done = true;
-    this.resolveSettled({ id: this.id, ...this.stats, ...(this.stats.unpublished > 0 && this.error ? { error: this.error } : {}) });
+    const lost = this.stats.notPublished + this.stats.unconfirmed;
+    this.resolveSettled({ id: this.id, ...this.stats, ...(lost > 0 && this.error ? { error: this.error } : {}) });
   }
 }

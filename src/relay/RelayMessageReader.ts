@@ -2,7 +2,7 @@
 // the protocol's schemas (an event with the schema parser), its id taken as the new position
 // only when it moves forward within an epoch (or a reset came first), an in-process relay's
 // gap moving the resume point past what it skipped. No I/O: the client feeds it messages.
-import { ERROR_CODES, RelayError, SessionError, type ErrorCode } from '../errors.js';
+import { ERROR_CODES, RelayError, SessionError, type ErrorCode, type SvcError } from '../errors.js';
 import type { ServerEvent } from '../schema/events.js';
 import { parseServerEventValue } from '../schema/parseServerEvent.js';
 import { parseRelayCursor, RelayEndSchema, RelayGapSchema, RelayResetSchema, RelayStatusSchema, type RelayCursor, type RelayEnd, type RelayGap, type RelayReset } from './protocol.js';
@@ -18,7 +18,12 @@ export type RelayMessage =
   | { readonly type: 'status'; readonly status: string; readonly title: string }
   | { readonly type: 'gap'; readonly gap: RelayGap }
   | { readonly type: 'reset'; readonly reset: RelayReset }
-  | { readonly type: 'connection'; readonly state: 'open' | 'reconnecting' };
+  | {
+      readonly type: 'connection';
+      readonly state: 'open' | 'reconnecting';
+      /** Why it reconnects: the relay's refusal (`redis_unavailable`, `relay_busy`: an `ApiError` with its code) or the connection (`connection_failed`, `connection_lost`). */
+      readonly error?: SvcError | undefined;
+    };
 
 const KNOWN_CODES: ReadonlySet<string> = new Set(ERROR_CODES);
 

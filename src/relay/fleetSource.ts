@@ -5,8 +5,8 @@ import type { ServerResponse } from 'node:http';
 import type { SchedulerLike } from 'rxjs';
 import type { SvcError } from '../errors.js';
 import type { DirectorySession } from '../fleet/FleetDirectory.js';
-import { openFleetReader, type FleetReader } from '../fleet/streamReader.js';
-import type { FollowSink, Follower } from '../fleet/StreamFollower.js';
+import { openFleetReader, type FleetReader, type FollowJoin } from '../fleet/streamReader.js';
+import type { FollowSink, Follower, FollowStart } from '../fleet/StreamFollower.js';
 import type { StreamEntry } from '../fleet/streamEntries.js';
 import { parseRelayCursor, type RelayGap, type RelayReset, type RelaySessionInfo } from './protocol.js';
 import { PageSocket } from './pageSocket.js';
@@ -23,7 +23,10 @@ export interface FleetSourceOptions {
   readonly onRedisError?: ((error: SvcError) => void) | undefined;
 }
 
-/** How a request for a session's events went. */
+/**
+ * How a request for a session's events went. Every refusal comes before the headers: `open`
+ * is called only for a page that gets something (the stream, or the end again).
+ */
 export type FleetJoin =
   | { readonly kind: 'not_found' }
   | { readonly kind: 'bad_cursor' }
@@ -34,8 +37,12 @@ export type FleetJoin =
 export interface FleetSource {
   readonly reader: FleetReader;
   sessions(): RelaySessionInfo[];
-  /** Check the request, then (headers written by `open`) stream the session to `res`. */
-  join(id: string, lastEventId: string | undefined, res: ServerResponse, open: () => void): Promise<FleetJoin>;
+  /**
+   * Check the request and decide where the page starts (Redis is read first: a refusal is
+   * still possible), then write the headers (`open`) and stream the session to `res`; a HEAD
+   * request (`head`) gets the headers only.
+   */
+  join(id: string, lastEventId: string | undefined, res: ServerResponse, head: boolean, open: () => void): Promise<FleetJoin>;
   heartbeat(): void;
   close(): Promise<void>;
 }
@@ -46,16 +53,27 @@ class FleetPage implements FollowSink {
   private finished = false;
   private readonly socket: PageSocket;
 
+  /** What the directory knows of the session (read once the join is decided). */
+  session: DirectorySession | undefined;
+
   constructor(
     private readonly source: FleetSourceImpl,
     private readonly res: ServerResponse,
-    private readonly session: DirectorySession | undefined,
+    private readonly id: string,
     /** From the start of what is kept (no cursor): the first entry may not be the start, which names the status. */
     private fresh: boolean,
   ) {
     // Cut off when its socket stays full; it resumes from its cursor.
     this.socket = new PageSocket(res, source.options.stallTimeoutMs, source.options.scheduler, () => source.clientsDropped++);
-    res.on('close', () => this.finish());
+  }
+
+  /** The headers are out: take entries from `follower` until the end or the page leaves. */
+  attach(follower: Follower): void {
+    this.follower = follower;
+    this.source.pages.add(this);
+    this.source.joined(this.id);
+    this.res.on('close', () => this.finish());
+    follower.start();
   }
 
   /** What this run of entries wrote, sent in one write by `flush`. */
@@ -110,7 +128,7 @@ class FleetPage implements FollowSink {
     this.socket.stop();
     this.follower?.close();
     this.source.pages.delete(this);
-    this.source.left(this.session?.id);
+    this.source.left(this.id);
   }
 
   close(): void {
@@ -172,41 +190,51 @@ class FleetSourceImpl implements FleetSource {
     });
   }
 
-  left(id: string | undefined): void {
-    if (id === undefined) return;
+  left(id: string): void {
     const n = (this.clients.get(id) ?? 1) - 1;
     if (n <= 0) this.clients.delete(id);
     else this.clients.set(id, n);
   }
 
-  async join(id: string, lastEventId: string | undefined, res: ServerResponse, open: () => void): Promise<FleetJoin> {
-    let session = this.reader.session(id);
-    if (!session) {
-      // Not in the directory (its notes trimmed, or this relay started after): the stream decides.
-      try {
-        if (!(await this.reader.exists(id))) return { kind: 'not_found' };
-      } catch {
-        return { kind: 'unavailable' };
-      }
-      session = this.reader.session(id);
-    }
-    let from: { epoch: string; seq: number; streamId: string; cursor: string } | undefined;
+  joined(id: string): void {
+    this.clients.set(id, (this.clients.get(id) ?? 0) + 1);
+  }
+
+  async join(id: string, lastEventId: string | undefined, res: ServerResponse, head: boolean, open: () => void): Promise<FleetJoin> {
+    let from: FollowStart | undefined;
     if (lastEventId !== undefined && lastEventId !== '') {
       const c = parseRelayCursor(lastEventId);
       if (!c || c.streamId === undefined) return { kind: 'bad_cursor' };
       from = { epoch: c.epoch, seq: c.seq, streamId: c.streamId, cursor: lastEventId };
     }
-    open();
-    const page = new FleetPage(this, res, session, from === undefined);
-    this.pages.add(page);
-    this.clients.set(id, (this.clients.get(id) ?? 0) + 1);
+    // Redis is known to be away: refused now (503, Retry-After), before any header.
+    if (!this.reader.connected) return { kind: 'unavailable' };
+    const page = new FleetPage(this, res, id, from === undefined);
+    let joined: FollowJoin;
     try {
-      page.follower = await this.reader.follow(id, from, page);
-      if (res.destroyed) page.follower.close();
+      joined = await this.reader.follow(id, head ? undefined : from, page);
     } catch {
-      // Redis went away while the page joined: it reconnects with its Last-Event-ID.
-      res.destroy();
+      return { kind: 'unavailable' };
     }
+    if (joined.kind === 'not_found') return joined;
+    const follower = joined.kind === 'follow' ? joined.follower : undefined;
+    if (res.destroyed || head) {
+      // The page left while Redis was read, or asked for the headers only.
+      follower?.close();
+      if (!res.destroyed) {
+        open();
+        res.end();
+      }
+      return { kind: 'joined' };
+    }
+    open();
+    if (joined.kind === 'ended') {
+      // The cursor is the session's end: the page has everything; it is told the end again.
+      res.end(this.frame(joined.end, joined.end.cursor, undefined));
+      return { kind: 'joined' };
+    }
+    page.session = this.reader.session(id);
+    page.attach(follower!);
     return { kind: 'joined' };
   }
 

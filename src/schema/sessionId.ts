@@ -5,6 +5,11 @@ import { InputError } from '../errors.js';
 
 const SESSION_ID = /^[A-Za-z0-9._~:-]{1,128}$/;
 
+/** True when `id` is a session id: 1 to 128 characters of `A-Z a-z 0-9 . _ ~ : -`. */
+export function isSessionId(id: string): boolean {
+  return SESSION_ID.test(id);
+}
+
 /** Checks a session id: 1 to 128 characters of `A-Z a-z 0-9 . _ ~ : -`; throws `InputError('invalid_argument')` (path `id`) otherwise. */
 export function checkSessionId(id: string): void {
   if (!SESSION_ID.test(id)) throw new InputError('invalid_argument', `relay session id ${JSON.stringify(id.slice(0, 140))}: use 1 to 128 characters of A-Z a-z 0-9 . _ ~ : -`, { path: 'id' });

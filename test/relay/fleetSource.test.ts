@@ -167,9 +167,10 @@ describe('relay from Redis', () => {
   it('answers 404 for an unknown session, 400 for a cursor it cannot read, 401 without the token', async () => {
     const { urls } = await setup();
     expect((await page(urls[0]!, 'nobody')).status).toBe(404);
+    // A cursor no relay of the fleet writes is refused before Redis is read.
     const bad = await openSse(`${urls[0]}/sessions/x/events`, { ...AUTH, 'last-event-id': '17' });
     pages.push(bad);
-    expect(bad.status).toBe(404);
+    expect(bad.status).toBe(400);
     const { publisher, urls: u2 } = await setup();
     publisher.session('known').event(topics(1));
     await expect.poll(async () => (await listRelaySessions(u2[0]!, { token: 'tok' })).length).toBe(1);
