@@ -233,8 +233,11 @@ export class AudioHookConnection {
   }
 
   private step(input: AudioHookInput, audio?: Buffer): void {
+    const before = this.state.phase;
     const { state, actions } = audioHookReducer(this.state, input, this.ctx.rules);
     this.state = state;
+    // Opened (a call, or a probe): the wait for `open` is over.
+    if (before === 'awaiting-open' && state.phase === 'active') this.wait?.unsubscribe();
     for (const a of actions) this.apply(a, audio);
   }
 
@@ -273,7 +276,6 @@ export class AudioHookConnection {
   }
 
   private start(open: AudioHookOpenParameters, media: AudioHookMedia): void {
-    this.wait?.unsubscribe();
     const l16 = media.format === 'L16';
     const format: RawAudioFormat = { audio_format: l16 ? 's16le' : 'mulaw', sample_rate: 8000, num_channels: media.channels.length };
     if (media.channels.length === 2 && media.channels[0] === 'internal') this.swapBytes = l16 ? 2 : 1;

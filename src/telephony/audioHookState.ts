@@ -174,6 +174,8 @@ export function audioHookReducer(state: AudioHookState, input: AudioHookInput, r
       return disconnect(state, input.reason, input.info);
     case 'timeout':
       if (state.phase === 'awaiting-open') return disconnect(state, 'error', 'no open message in time');
+      // Opened meanwhile: nothing was being waited for.
+      if (state.phase === 'active' || state.phase === 'paused') return { state, actions: NONE };
       // The client did not close: the socket goes (the call ended when the wait began).
       return { state: { ...state, phase: 'ended' }, actions: [{ kind: 'close-socket' }] };
     case 'socket-closed': {

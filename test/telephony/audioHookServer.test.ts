@@ -184,11 +184,12 @@ describe('audioHookServer: media', () => {
     expect(mono.channels).toEqual(['internal']);
   });
 
-  it('a connection probe (the null conversation) is answered opened and makes no call', async () => {
-    const s = await serve();
+  it('a connection probe (the null conversation) is answered opened and makes no call; opened, it is not cut by the open timeout', async () => {
+    const s = await serve({ openTimeoutMs: 30 });
     const c = await peer(s.url);
     c.open(undefined, '00000000-0000-0000-0000-000000000000');
     expect(await c.next()).toMatchObject({ type: 'opened', parameters: { media: [{ channels: ['external', 'internal'] }] } });
+    await settle();
     c.send('close', { reason: 'end' });
     expect(await c.next()).toMatchObject({ type: 'closed' });
     c.ws.close();
@@ -244,7 +245,7 @@ describe('audioHookServer: protocol errors end the session with disconnect', () 
     delay.disable();
     expect(delay.max / 1e6).toBeLessThan(100);
     expect(s.stats).toMatchObject({ disconnected: 3, oversized: 1, lost: 1 });
-  });
+  }, 20_000);
 });
 
 describe('audioHookServer: who may connect, and how many', () => {

@@ -154,6 +154,10 @@ describe('audioHookReducer: the protocol step by step', () => {
     expect(run([...opened, msg(2, 'close', { reason: 'end' }, { serverseq: 1 }), { type: 'socket-closed' }]).last).toEqual([]);
   });
 
+  it('a timeout once opened (a probe kept open) changes nothing', () => {
+    expect(run([...opened, { type: 'timeout' }]).last).toEqual([]);
+  });
+
   it('no open in time: disconnect; a client that does not close when asked: the socket goes', () => {
     const { steps } = run([{ type: 'timeout' }, { type: 'timeout' }]);
     expect(disconnectInfo(steps[0]!)).toEqual({ reason: 'error', info: 'no open message in time' });
