@@ -178,6 +178,10 @@ export class AudioHookConnection {
     ws.on('close', () => this.onSocketClose());
     ws.on('error', (err: Error & { code?: string }) => {
       if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') ctx.stats.oversized++;
+      // The socket is done for (ws has sent its close, and reads no more): the session ends now,
+      // not when the peer gets round to closing, and the socket goes within a second.
+      this.onSocketClose();
+      setTimeout(() => ws.terminate(), 1_000).unref();
     });
     this.waitForClient(ctx.openTimeoutMs);
   }

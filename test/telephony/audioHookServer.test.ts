@@ -348,7 +348,7 @@ describe('audioHookServer: drain and shutdown', () => {
 });
 
 /** Wait for `cond` (bounded). */
-async function until(cond: () => boolean, ms = 5000): Promise<void> {
+async function until(cond: () => boolean, ms = 15_000): Promise<void> {
   const t0 = Date.now();
   while (!cond()) {
     if (Date.now() - t0 > ms) throw new Error('condition not met in time');
