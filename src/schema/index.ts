@@ -114,3 +114,6 @@ export {
   RelayRefusalSchema,
 } from './relay.js';
 export { FleetCallSchema } from './fleetCall.js';
+
+// Genesys Cloud AudioHook's wire (the telephony entry's audioHookServer reads it).
+export { AudioHookClientBaseSchema, AudioHookMediaSchema, AudioHookParticipantSchema, AudioHookOpenParametersSchema } from './audioHook.js';

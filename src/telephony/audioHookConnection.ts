@@ -7,7 +7,7 @@ import type { WebSocket } from 'ws';
 import type { AudioObservable } from '../audio/meta.js';
 import { rawDataText } from '../internal/wsData.js';
 import type { RawAudioFormat } from '../schema/audio.js';
-import type { AudioHookChannel, AudioHookMedia, AudioHookOpenParameters, AudioHookParticipant } from './audioHookMessages.js';
+import type { AudioHookChannel, AudioHookMedia, AudioHookOpenParameters, AudioHookParticipant } from '../schema/audioHook.js';
 import {
   audioHookReducer,
   initialAudioHookState,

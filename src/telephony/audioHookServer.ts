@@ -10,7 +10,7 @@ import { callUser } from '../internal/userCallback.js';
 import type { LimitWarning, WarningHandler } from '../warnings.js';
 import { AudioHookVerifier, DEFAULT_AUDIOHOOK_MIN_FAILURE_DELAY_MS, type AudioHookAuth, type AudioHookAuthFailure } from './audioHookAuth.js';
 import { AudioHookConnection, type AudioHookCall, type AudioHookContext } from './audioHookConnection.js';
-import type { AudioHookChannel } from './audioHookMessages.js';
+import type { AudioHookChannel } from '../schema/audioHook.js';
 import { AUDIOHOOK_RATE, type AudioHookFormat, type AudioHookNotice } from './audioHookState.js';
 import { workerHandle, type CallWorker } from './callWorker.js';
 import { warnOnce } from './limitWarning.js';

@@ -13,7 +13,7 @@ import {
   type AudioHookOpenParameters,
   type AudioHookServerMessage,
   type AudioHookServerType,
-} from './audioHookMessages.js';
+} from '../schema/audioHook.js';
 
 /** The audio formats AudioHook offers, as a server takes them. */
 export type AudioHookFormat = 'PCMU' | 'L16';

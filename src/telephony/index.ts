@@ -48,9 +48,9 @@ export {
   type AudioHookServerOptions,
   type AudioHookServerStats,
 } from './audioHookServer.js';
-export { audioHookSignatureHeaders, type AudioHookAuth, type AudioHookAuthFailure, type AudioHookRefusal, type AudioHookSignatureRequest } from './audioHookAuth.js';
+export { AUDIOHOOK_SIGNED_COMPONENTS, audioHookSignatureHeaders, type AudioHookAuth, type AudioHookAuthFailure, type AudioHookRefusal, type AudioHookSignatureRequest } from './audioHookAuth.js';
 export type { AudioHookEnd, AudioHookFormat, AudioHookGap, AudioHookNotice } from './audioHookState.js';
-export type { AudioHookChannel, AudioHookMedia, AudioHookOpenParameters, AudioHookParticipant } from './audioHookMessages.js';
+export type { AudioHookChannel, AudioHookMedia, AudioHookOpenParameters, AudioHookParticipant } from '../schema/audioHook.js';
 export type { LimitWarning, PayloadTypeWarning, WarningHandler } from '../warnings.js';
 export {
   callWorkers,

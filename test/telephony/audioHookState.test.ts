@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NULL_UUID, type AudioHookMedia } from '../../src/telephony/audioHookMessages.js';
+import { NULL_UUID, type AudioHookMedia } from '../../src/schema/audioHook.js';
 import { audioHookReducer, chooseMedia, initialAudioHookState, type AudioHookAction, type AudioHookInput, type AudioHookRules, type AudioHookState } from '../../src/telephony/audioHookState.js';
 
 const ID = '30b0e395-84d3-4570-ac13-9a62d8f514c0';

@@ -1,6 +1,7 @@
-// The AudioHook protocol's messages (Genesys Cloud, version 2) as zod schemas: what a client
-// sends, checked as the public reference implementation checks it, and what a server sends
-// back. Tolerant where the protocol may grow (extra fields, media formats we do not take).
+// Genesys Cloud AudioHook's wire (protocol version 2) as zod schemas: what a client sends,
+// checked as the public reference implementation checks it, and what a server sends back.
+// Tolerant where the protocol may grow (extra fields, media formats not taken). The telephony
+// entry's AudioHook server reads them; 'svc-stream/schema' exports them.
 import { z } from 'zod';
 
 /** The protocol version every message carries. */
@@ -17,7 +18,7 @@ const uuid = z.string().regex(UUID);
 const duration = z.string().regex(DURATION);
 const seq = z.int().min(0);
 
-/** What every client message carries. */
+/** Validates what every AudioHook client message carries: `version` 2, the session's `id`, `type`, `seq`, `serverseq`, `position`, `parameters`. */
 export const AudioHookClientBaseSchema = z.looseObject({
   version: z.literal(AUDIOHOOK_VERSION),
   id: uuid,
@@ -27,41 +28,53 @@ export const AudioHookClientBaseSchema = z.looseObject({
   position: duration,
   parameters: z.looseObject({}),
 });
+/** What every AudioHook client message carries. */
 export type AudioHookClientBase = z.infer<typeof AudioHookClientBaseSchema>;
 
-/** The sides of a call a channel carries: the customer's (`external`) and the agent's (`internal`). */
+/** The sides of a call an AudioHook channel carries: the customer's (`external`) and the agent's (`internal`). */
 export type AudioHookChannel = 'external' | 'internal';
 
-/** One media format offered in `open` (and the one chosen, echoed in `opened`). */
+/** Validates one media format of an AudioHook `open` (and `opened`). Infers {@link AudioHookMedia}. */
 export const AudioHookMediaSchema = z.looseObject({
   type: z.string(),
   format: z.string(),
   channels: z.array(z.string()),
   rate: z.number(),
 });
+/** One media format offered in `open` (and the one chosen, echoed in `opened`): `type` `audio`, `format` `PCMU` or `L16`, `channels` (`external`, `internal`), `rate` 8000. */
 export type AudioHookMedia = z.infer<typeof AudioHookMediaSchema>;
 
-/** The caller on the customer's side, as Genesys names it. */
+/** Validates an AudioHook `open`'s participant. Infers {@link AudioHookParticipant}. */
 export const AudioHookParticipantSchema = z.looseObject({
   id: z.string(),
   ani: z.string(),
   aniName: z.string(),
   dnis: z.string(),
 });
+/** The customer's side of the call, as Genesys names it: `id`, `ani` (the caller's number), `aniName`, `dnis` (the number called). */
 export type AudioHookParticipant = z.infer<typeof AudioHookParticipantSchema>;
+
+/** Validates the parameters of an AudioHook `open`. Infers {@link AudioHookOpenParameters}. */
+export const AudioHookOpenParametersSchema = z.looseObject({
+  organizationId: uuid,
+  conversationId: uuid,
+  participant: AudioHookParticipantSchema,
+  media: z.array(AudioHookMediaSchema),
+  language: z.optional(z.string()),
+  supportedLanguages: z.optional(z.boolean()),
+  continuedSessions: z.optional(z.array(z.looseObject({ id: uuid, serverseq: seq, clientseq: seq }))),
+  customConfig: z.optional(z.looseObject({})),
+});
+/**
+ * The parameters of an AudioHook `open`: the organization and conversation, the participant, the
+ * media offered, the language, the integration's `customConfig`, and after a reconnect the
+ * sessions it continues (`continuedSessions`).
+ */
+export type AudioHookOpenParameters = z.infer<typeof AudioHookOpenParametersSchema>;
 
 /** The parameters of each client message, by type. */
 export const AUDIOHOOK_CLIENT_PARAMETERS = {
-  open: z.looseObject({
-    organizationId: uuid,
-    conversationId: uuid,
-    participant: AudioHookParticipantSchema,
-    media: z.array(AudioHookMediaSchema),
-    language: z.optional(z.string()),
-    supportedLanguages: z.optional(z.boolean()),
-    continuedSessions: z.optional(z.array(z.looseObject({ id: uuid, serverseq: seq, clientseq: seq }))),
-    customConfig: z.optional(z.looseObject({})),
-  }),
+  open: AudioHookOpenParametersSchema,
   close: z.looseObject({ reason: z.string() }),
   discarded: z.looseObject({ start: duration, discarded: duration }),
   error: z.looseObject({ code: z.int(), message: z.string(), retryAfter: z.optional(duration) }),
@@ -71,8 +84,8 @@ export const AUDIOHOOK_CLIENT_PARAMETERS = {
   update: z.looseObject({ language: z.optional(z.string()) }),
 } as const;
 
+/** The client's message types. */
 export type AudioHookClientType = keyof typeof AUDIOHOOK_CLIENT_PARAMETERS;
-export type AudioHookOpenParameters = z.infer<(typeof AUDIOHOOK_CLIENT_PARAMETERS)['open']>;
 
 /** Whether `type` is one of the client messages. */
 export function isClientType(type: string): type is AudioHookClientType {
