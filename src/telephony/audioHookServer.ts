@@ -281,7 +281,9 @@ export function audioHookServer(options: AudioHookServerOptions = {}): Observabl
       onError: (err) => subscriber.error(new AudioSourceError('source_error', `AudioHook server failed: ${err.message}`, { cause: err })),
     });
 
-    const drained = options.drain?.subscribe(() => {
+    // The server's two moves in a drain: take no new session (and ask the live ones to move),
+    // then, if it must, end those still here.
+    const stopAccepting = (): void => {
       if (draining) return;
       draining = true;
       server.drain();
@@ -291,11 +293,15 @@ export function audioHookServer(options: AudioHookServerOptions = {}): Observabl
         c.input({ type: 'reconnect', info: 'this server is draining: reconnect to continue the session elsewhere' });
       }
       maybeComplete();
-    });
+    };
+    const endCalls = (): void => {
+      for (const c of [...connections]) c.shutdown();
+    };
+    const drained = options.drain?.subscribe(stopAccepting);
 
     return () => {
       drained?.unsubscribe();
-      for (const c of [...connections]) c.shutdown();
+      endCalls();
       server.close();
     };
   });
