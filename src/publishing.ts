@@ -3,7 +3,7 @@
 // publishes (telephony's analyzeCalls) names this seam; the fleet's Redis Streams publisher
 // (src/fleet/publisher.ts) implements it, and its ioredis types stay out of the others' declarations.
 import type { Observable } from 'rxjs';
-import type { SvcError } from './errors.js';
+import type { SvcError } from './errors/index.js';
 import type { ServerEvent } from './schema/events.js';
 import type { RelayEnd } from './schema/relay.js';
 import type { SessionState } from './schema/sessionState.js';

@@ -1,7 +1,18 @@
-// The one warning shape, beside the one error hierarchy (src/errors.ts): something went on,
+// The one warning shape, beside the one error hierarchy (src/errors/index.ts): something went on,
 // but a user should know. Every warning has a stable `code` to switch on and a one-line
 // `message` for a log; each kind adds the fields that say what, where and what to do.
-import type { ToleranceAction } from './schema/parseServerEvent.js';
+
+/**
+ * What tolerant parsing does with an out-of-contract value of one field:
+ * - `null`: the value becomes `null` ("none"), which the delivered type allows;
+ * - `drop`: the field is removed, as if the server had not sent it (a `clip_update` then
+ *   keeps the earlier value);
+ * - `label`: a speaker label; a number becomes its decimal text, anything else `null`;
+ * - `text`: the value becomes text (`JSON.stringify`), so an `error` is never lost.
+ * A field with no entry (an id, a required score, a `topics` list…) has no clear meaning
+ * without its value: the whole event is delivered as `{ type: 'unknown', reason }`.
+ */
+export type ToleranceAction = 'null' | 'drop' | 'label' | 'text';
 
 /**
  * An out-of-contract value met in an otherwise well-formed event, and what was done with it

@@ -8,6 +8,6 @@ export * from '../schema/events.js';
 export * from '../schema/parseServerEvent.js';
 export * from '../state/index.js';
 export * from '../operators/index.js';
-export * from '../publicErrors.js';
+export * from '../errors/publicErrors.js';
 export type * from '../warnings.js';
 export * from '../relay/client.js';

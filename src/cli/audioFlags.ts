@@ -9,7 +9,7 @@ import { basename, extname, join } from 'node:path';
 import { fileSource, type FileSourceOptions } from '../audio/fileSource.js';
 import { RAW_FILE_EXTENSIONS, rawFormatHint } from '../audio/fileFormats.js';
 import type { AudioObservable } from '../audio/meta.js';
-import { InputError } from '../errors.js';
+import { InputError } from '../errors/index.js';
 import { resolveFfmpeg } from '../internal/ffmpegPath.js';
 import { isRawFormat, type AudioFormat, type RawAudioFormat } from '../schema/audio.js';
 import { option } from './options.js';

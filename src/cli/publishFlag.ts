@@ -2,7 +2,7 @@
 // for the relay and the dashboard: live events through Redis Streams (docs/fleet.md). Redis
 // code loads only when one is given.
 import type { Observable } from 'rxjs';
-import { InputError } from '../errors.js';
+import { InputError } from '../errors/index.js';
 import type { Publisher, PublishReport, PublishStats } from '../publishing.js';
 import type { ServerEvent } from '../schema/events.js';
 import type { SessionState } from '../schema/sessionState.js';

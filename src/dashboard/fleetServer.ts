@@ -3,7 +3,7 @@
 // away. One reader serves both: the fold of every call here, and the relay the call pages read.
 import { createServer, type ServerResponse } from 'node:http';
 import { asyncScheduler, interval, type SchedulerLike, type Subscription } from 'rxjs';
-import type { SvcError } from '../errors.js';
+import type { SvcError } from '../errors/index.js';
 import type { FollowSink, Follower } from '../fleet/StreamFollower.js';
 import { parseServerEventValue } from '../schema/parseServerEvent.js';
 import type { FleetSource } from '../relay/fleetSource.js';

@@ -4,7 +4,7 @@
 // close within one deadline. Options are read in publisher.ts.
 import type { Redis } from 'ioredis';
 import { timer, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
-import { InputError, SvcError } from '../errors.js';
+import { InputError, SvcError } from '../errors/index.js';
 import { callUser } from '../internal/userCallback.js';
 import type { PublishOptions, PublishStats, Publisher, SessionPublisher } from '../publishing.js';
 import type { ServerEvent } from '../schema/events.js';

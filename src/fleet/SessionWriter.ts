@@ -4,7 +4,7 @@
 // Batches are always the head of the queue, so what may be stored without Redis having said so
 // is a prefix of it, kept as a count: the entries of a command sent and not answered.
 import type { Observable, Subscription } from 'rxjs';
-import type { SvcError } from '../errors.js';
+import type { SvcError } from '../errors/index.js';
 import type { PublishReport, PublishStats, SessionPublisher } from '../publishing.js';
 import type { ServerEvent } from '../schema/events.js';
 import { wireEvent, type RelayEnd } from '../schema/relay.js';

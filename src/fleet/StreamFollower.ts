@@ -1,7 +1,7 @@
 // One follower of a followed stream (one page of a relay): where it is, what it was last given
 // (epoch, number, cursor), and the reset or gap it is told before an entry. Served from the
 // stream's tail while it is near the end; paged from Redis on the shared connection when behind.
-import type { SvcError } from '../errors.js';
+import type { SvcError } from '../errors/index.js';
 import type { RelayGap, RelayReset } from '../schema/relay.js';
 import { before, idOf, positionOf, START, type FollowedStream, type Position, type TailFollower } from './FollowedStream.js';
 import { decodeEntry, type StreamEntry } from './streamEntries.js';

@@ -6,7 +6,7 @@
 // session's queue SessionWriter.ts, the append script appendScript.ts.
 import type { Redis } from 'ioredis';
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
-import { InputError, type SvcError } from '../errors.js';
+import { InputError, type SvcError } from '../errors/index.js';
 import { positiveOption } from '../internal/positiveOption.js';
 import type { Publisher } from '../publishing.js';
 import { PublisherCore, type PublisherSettings } from './PublisherCore.js';

@@ -7,7 +7,7 @@
 // (FollowedStream.ts) and one follower (StreamFollower.ts) are their own.
 import type { Redis } from 'ioredis';
 import { asyncScheduler, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
-import type { SvcError } from '../errors.js';
+import type { SvcError } from '../errors/index.js';
 import { positiveOption } from '../internal/positiveOption.js';
 import { callUser } from '../internal/userCallback.js';
 import { BlockingRead, type ReadPlan } from './BlockingRead.js';

@@ -2,7 +2,7 @@
 // the protocol's schemas (an event with the schema parser), its id taken as the new position
 // only when it moves forward within an epoch (or a reset came first), an in-process relay's
 // gap moving the resume point past what it skipped. No I/O: the client feeds it messages.
-import { ERROR_CODES, RelayError, SessionError, type ErrorCode, type SvcError } from '../errors.js';
+import { ERROR_CODES, RelayError, SessionError, type ErrorCode, type SvcError } from '../errors/index.js';
 import type { ServerEvent } from '../schema/events.js';
 import { parseServerEventValue } from '../schema/parseServerEvent.js';
 import { parseRelayCursor, RelayEndSchema, RelayGapSchema, RelayResetSchema, RelayStatusSchema, type RelayCursor, type RelayEnd, type RelayGap, type RelayReset } from './protocol.js';

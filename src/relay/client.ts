@@ -3,7 +3,7 @@
 // only fetch, TextDecoder and AbortController: no Node built-in, so it bundles for browsers.
 // This file is the connection (fetch, retry, resume); reading the messages is RelayMessageReader.ts's.
 import { Observable, timer, type SchedulerLike } from 'rxjs';
-import { RelayError, type SvcError } from '../errors.js';
+import { RelayError, type SvcError } from '../errors/index.js';
 import type { ServerEvent } from '../schema/events.js';
 import { RelayListingSchema, type RelayGap, type RelayReset, type RelaySessionInfo } from './protocol.js';
 import { relayHeaders, relayHttpError } from './relayHttp.js';

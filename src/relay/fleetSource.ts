@@ -3,13 +3,13 @@
 // events whose ids every relay of the fleet understands. Loaded only with `from`.
 import type { ServerResponse } from 'node:http';
 import type { SchedulerLike } from 'rxjs';
-import type { SvcError } from '../errors.js';
+import type { SvcError } from '../errors/index.js';
 import type { DirectorySession } from '../fleet/FleetDirectory.js';
 import { openFleetReader, type FleetReader, type FollowJoin } from '../fleet/streamReader.js';
 import type { FollowSink, Follower, FollowStart } from '../fleet/StreamFollower.js';
 import type { StreamEntry } from '../fleet/streamEntries.js';
 import { parseRelayCursor, type RelayGap, type RelayReset, type RelaySessionInfo } from './protocol.js';
-import { PageSocket } from './pageSocket.js';
+import { PageSocket } from './PageSocket.js';
 import { sseMessage } from './sse.js';
 
 /** What the relay's options say about serving a fleet. */

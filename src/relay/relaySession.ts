@@ -4,12 +4,12 @@
 // history it is skipped ahead with a `gap` message.
 import type { ServerResponse } from 'node:http';
 import type { Observable, SchedulerLike, Subscription } from 'rxjs';
-import { InputError } from '../errors.js';
+import { InputError } from '../errors/index.js';
 import type { ServerEvent } from '../schema/events.js';
 import { checkSessionId } from '../schema/sessionId.js';
 import { isTerminalStatus, type SessionState } from '../schema/sessionState.js';
 import { errorSummary, wireEvent, type RelayEnd, type RelaySessionInfo } from './protocol.js';
-import { PageSocket } from './pageSocket.js';
+import { PageSocket } from './PageSocket.js';
 import { sseMessage } from './sse.js';
 
 /** The limits a session's history and its pages live within (see `RelayOptions`). */

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { interval, timer, type Subscription } from 'rxjs';
-import { InputError, RelayError } from '../errors.js';
+import { InputError, RelayError } from '../errors/index.js';
 import { checkSessionId } from '../schema/sessionId.js';
 import type { FleetSource } from './fleetSource.js';
 import type { RelaySessionInfo } from './protocol.js';

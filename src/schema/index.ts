@@ -99,7 +99,7 @@ export {
   type ErrorResponse,
   type ValidationError,
   type HTTPValidationError,
-} from './errorBody.js';
+} from '../errors/errorBody.js';
 
 // The relay's wire: the messages of a session's event stream, the listing, refusals; and
 // what the fleet dashboard's page is sent of each call.

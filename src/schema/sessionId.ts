@@ -1,7 +1,7 @@
 // The one rule for a session's id in the fleet and on a relay: it goes in a URL path
 // (`/sessions/ID/events`) and in Redis keys. Checked by the relay, the publisher and the CLI;
 // any name (a file's stem, a provider's call id) becomes an id by it.
-import { InputError } from '../errors.js';
+import { InputError } from '../errors/index.js';
 
 const SESSION_ID = /^[A-Za-z0-9._~:-]{1,128}$/;
 

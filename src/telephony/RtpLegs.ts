@@ -10,7 +10,7 @@ import { bytesPerFrame, type AudioFormat } from '../schema/audio.js';
 import type { WorkerHandle } from './callWorker.js';
 import type { PayloadTypeGuesser } from './PayloadTypeGuesser.js';
 import { resolvePayloadType, routeFormat, type PayloadTypeSpec, type RtpCodec } from './payloadTypes.js';
-import { PlayoutStream, type StreamStats } from './playoutStream.js';
+import { PlayoutStream, type StreamStats } from './PlayoutStream.js';
 import { createRtpHeader, isRtcpDatagram, isRtpDatagram, parseRtpHeader } from './rtpHeader.js';
 import { SequenceExtender } from './rtpSequence.js';
 

@@ -3,7 +3,7 @@
 // key's client secret: covered components, age, clock skew, a nonce never seen twice.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { InputError } from '../errors.js';
+import { InputError } from '../errors/index.js';
 import { isInnerList, parseDictionary, serializeInnerList, StructuredFieldError, Token, type InnerList } from './structuredFields.js';
 
 /** The components Genesys signs, each of which a signature must cover. */

@@ -4,20 +4,20 @@ import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { asyncScheduler, Observable, type SchedulerLike } from 'rxjs';
 import type { WebSocket } from 'ws';
-import { AudioSourceError, InputError } from '../errors.js';
+import { AudioSourceError, InputError } from '../errors/index.js';
 import { positiveInteger } from '../internal/positiveOption.js';
 import { callUser } from '../internal/userCallback.js';
 import type { LimitWarning, WarningHandler } from '../warnings.js';
 import { AudioHookVerifier, DEFAULT_AUDIOHOOK_MIN_FAILURE_DELAY_MS, type AudioHookAuth, type AudioHookAuthFailure } from './audioHookAuth.js';
-import { AudioHookConnection, type AudioHookCall, type AudioHookContext } from './audioHookConnection.js';
+import { AudioHookConnection, type AudioHookCall, type AudioHookContext } from './AudioHookConnection.js';
 import type { AudioHookChannel } from '../schema/audioHook.js';
 import { AUDIOHOOK_RATE, type AudioHookFormat, type AudioHookNotice } from './audioHookState.js';
 import { workerHandle, type CallWorker } from './callWorker.js';
 import { warnOnce } from './limitWarning.js';
-import { DEFAULT_LIVE_FRAME_MS } from './liveAudio.js';
+import { DEFAULT_LIVE_FRAME_MS } from './LiveAudio.js';
 import { wsCallServer } from './wsCallServer.js';
 
-export type { AudioHookCall, AudioHookCallStats } from './audioHookConnection.js';
+export type { AudioHookCall, AudioHookCallStats } from './AudioHookConnection.js';
 
 /** Counters of the server, updated in place. */
 export interface AudioHookServerStats {

@@ -9,7 +9,7 @@ export {
   type JitterPacket,
   type JitterStats,
   type Playout,
-} from './jitterBuffer.js';
+} from './JitterBuffer.js';
 export {
   STATIC_PAYLOAD_TYPES,
   parsePayloadTypeArg,
@@ -20,7 +20,7 @@ export {
   type RtpCodecName,
 } from './payloadTypes.js';
 export { OggOpusWriter } from './oggOpus.js';
-export type { StreamStats } from './playoutStream.js';
+export type { StreamStats } from './PlayoutStream.js';
 export { rtpSource, type RtpSourceOptions } from './rtpSource.js';
 export { createRtpSourceStats, type CallLeg, type RtpSourceStats } from './RtpLegs.js';
 export {

@@ -4,18 +4,18 @@ import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { asyncScheduler, Observable, type SchedulerLike } from 'rxjs';
 import type { WebSocket } from 'ws';
-import { AudioSourceError, InputError } from '../errors.js';
+import { AudioSourceError, InputError } from '../errors/index.js';
 import { callUser } from '../internal/userCallback.js';
-import { DEFAULT_LIVE_FRAME_MS } from './liveAudio.js';
+import { DEFAULT_LIVE_FRAME_MS } from './LiveAudio.js';
 import { warnOnce } from './limitWarning.js';
 import type { LimitWarning, WarningHandler } from '../warnings.js';
 import { checkUpgrade, type MediaStreamAuth, type MediaStreamRefusal } from './mediaStreamAuth.js';
-import { MediaStreamConnection, type ConnectionContext, type DecodedPayload, type MediaStreamCall, type MediaTrack } from './mediaStreamConnection.js';
+import { MediaStreamConnection, type ConnectionContext, type DecodedPayload, type MediaStreamCall, type MediaTrack } from './MediaStreamConnection.js';
 import { MEDIA_STREAM_PRESETS, type MediaStreamPreset, type MediaStreamPresetName } from './mediaStreamPresets.js';
 import { workerHandle, type CallWorker } from './callWorker.js';
 import { OVER_CAPACITY_CLOSE_CODE, wsCallServer } from './wsCallServer.js';
 
-export type { MediaStreamCall, MediaTrack } from './mediaStreamConnection.js';
+export type { MediaStreamCall, MediaTrack } from './MediaStreamConnection.js';
 
 /** Counters of the server, updated in place. */
 export interface MediaStreamServerStats {

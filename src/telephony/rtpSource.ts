@@ -4,13 +4,13 @@
 import dgram from 'node:dgram';
 import type { AddressInfo } from 'node:net';
 import { asyncScheduler, Observable, type SchedulerLike } from 'rxjs';
-import { AudioSourceError, InputError } from '../errors.js';
+import { AudioSourceError, InputError } from '../errors/index.js';
 import { positiveInteger } from '../internal/positiveOption.js';
 import type { LimitWarning, PayloadTypeWarning, WarningHandler } from '../warnings.js';
 import { sourceFilter } from './allowedSources.js';
 import { workerHandle, type CallWorker } from './callWorker.js';
 import { warnOnce } from './limitWarning.js';
-import { DEFAULT_LIVE_FRAME_MS } from './liveAudio.js';
+import { DEFAULT_LIVE_FRAME_MS } from './LiveAudio.js';
 import { PayloadTypeGuesser } from './PayloadTypeGuesser.js';
 import { resolvePayloadType, type PayloadTypeSpec } from './payloadTypes.js';
 import { createRtpSourceStats, RtpLegs, type CallLeg, type RtpSourceStats } from './RtpLegs.js';

@@ -36,11 +36,7 @@ function statusLines(screen: string): Array<{ status: string; positionMs: number
 }
 
 const until = async (what: () => boolean, label: string, ms = 60_000): Promise<void> => {
-  const deadline = Date.now() + ms;
-  while (!what()) {
-    if (Date.now() > deadline) throw new Error(`never: ${label}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await expect.poll(what, { timeout: ms, interval: 50, message: `never: ${label}` }).toBe(true);
 };
 
 describe('analyze on a terminal, its emulator killed and restarted mid-call', () => {

@@ -28,8 +28,8 @@ describe('terminal summary', () => {
   it('reconnects, their time, and audio dropped when any', () => {
     const stats = createSessionStats();
     expect(reconnectSummary(stats)).toBe('');
-    Object.assign(stats, { reconnects: 2, reconnectingMs: 1_300, bytesDropped: 640 });
-    expect(reconnectSummary(stats)).toBe(', 2 reconnects (1.3 s), 640 bytes of audio dropped');
+    // The stats are the session's to write: the figures after two reconnects, as a copy.
+    expect(reconnectSummary({ ...stats, reconnects: 2, reconnectingMs: 1_300, bytesDropped: 640 })).toBe(', 2 reconnects (1.3 s), 640 bytes of audio dropped');
   });
 });
 
@@ -60,21 +60,25 @@ afterAll(() => {
 /** Run `command` in a fresh pane of `cols`×`rows`; poll the screen until `until` matches it. */
 async function pane(name: string, command: string, cols: number, rows: number, until: RegExp, watch?: (screen: string) => void): Promise<{ plain: string; styled: string }> {
   tmux('new-session', '-d', '-s', name, '-x', String(cols), '-y', String(rows), `cd ${root} && ${command}; echo "EXIT=$?"; sleep 60`);
-  const deadline = Date.now() + 40_000;
-  for (;;) {
-    const plain = tmux('capture-pane', '-p', '-t', name);
-    watch?.(plain);
-    if (until.test(plain)) {
-      const styled = tmux('capture-pane', '-p', '-e', '-t', name);
-      tmux('kill-session', '-t', name);
-      return { plain, styled };
-    }
-    if (Date.now() > deadline) {
-      tmux('kill-session', '-t', name);
-      throw new Error(`the screen never matched ${until}:\n${plain}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
+  let plain = '';
+  try {
+    await expect
+      .poll(
+        () => {
+          plain = tmux('capture-pane', '-p', '-t', name);
+          watch?.(plain);
+          return until.test(plain);
+        },
+        { timeout: 40_000, interval: 100 },
+      )
+      .toBe(true);
+  } catch {
+    tmux('kill-session', '-t', name);
+    throw new Error(`the screen never matched ${until}:\n${plain}`);
   }
+  const styled = tmux('capture-pane', '-p', '-e', '-t', name);
+  tmux('kill-session', '-t', name);
+  return { plain, styled };
 }
 
 const ANALYZE = 'env -u NO_COLOR -u FORCE_COLOR SVC_API_KEY= SVC_BASE_URL= TERM=xterm-256color node bin/svc-stream.js analyze samples/call.wav --config samples/call.config.json --speed 10 2>/dev/null';

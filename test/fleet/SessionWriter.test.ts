@@ -4,7 +4,7 @@
 // sent, and the report it settles with: every entry in exactly one count.
 import { Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { SvcError } from '../../src/errors.js';
+import { SvcError } from '../../src/errors/index.js';
 import { freshStats, SessionWriter, type WriterOwner } from '../../src/fleet/SessionWriter.js';
 import type { SessionState } from '../../src/schema/sessionState.js';
 

@@ -2,7 +2,7 @@
 // appended, and the run ends as the stream does (done, failed with a summary, closed).
 import { Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { InputError, SvcError } from '../../src/errors.js';
+import { InputError, SvcError } from '../../src/errors/index.js';
 import { publishEvents } from '../../src/fleet/publishEvents.js';
 import type { PublishReport, SessionPublisher } from '../../src/publishing.js';
 import type { ServerEvent } from '../../src/schema/events.js';

@@ -4,7 +4,7 @@
 import { BehaviorSubject, lastValueFrom, NEVER, of, Subject, throwError, toArray } from 'rxjs';
 import type { SessionState } from '../../src/schema/sessionState.js';
 import { describe, expect, it } from 'vitest';
-import { SessionError } from '../../src/errors.js';
+import { SessionError } from '../../src/errors/index.js';
 import { createPublisher } from '../../src/fleet/publisher.js';
 import { publishSession } from '../../src/fleet/publishSession.js';
 import type { PublishReport } from '../../src/publishing.js';

@@ -11,7 +11,7 @@ import { createPublisher } from '../../src/fleet/publisher.js';
 import { publishSession } from '../../src/fleet/publishSession.js';
 import type { PublishReport, PublishStats, Publisher } from '../../src/publishing.js';
 import type { ServerEvent } from '../../src/schema/events.js';
-import type { SvcError } from '../../src/errors.js';
+import type { SvcError } from '../../src/errors/index.js';
 import { watchLoop } from '../faults/loopStall.js';
 import { useRedis } from './redisFixture.js';
 import { startRedis } from './redisServer.js';

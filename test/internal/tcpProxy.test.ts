@@ -38,8 +38,7 @@ async function connect(port: number, ends: string[]): Promise<{ socket: Socket; 
 }
 
 const until = async (cond: () => boolean, ms = 2_000): Promise<void> => {
-  const end = Date.now() + ms;
-  while (!cond() && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+  await expect.poll(cond, { timeout: ms, interval: 10 }).toBe(true);
 };
 
 describe('startTcpProxy', () => {

@@ -35,11 +35,10 @@ function run(cmd: string, args: readonly string[], options: ExecFileSyncOptions 
 }
 
 async function check(name: string, fn: () => void | Promise<void>): Promise<void> {
-  const t0 = Date.now();
   try {
     await fn();
     passes++;
-    console.log(`  ✓ ${name} (${Date.now() - t0} ms)`);
+    console.log(`  ✓ ${name}`);
   } catch (err) {
     failures++;
     const e = err as { message?: string; stdout?: string; stderr?: string };

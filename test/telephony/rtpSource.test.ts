@@ -183,11 +183,7 @@ describe('rtpSource against spoofed and unwanted senders', () => {
   }
 
   const until = async (cond: () => boolean, ms = 5_000): Promise<void> => {
-    const end = Date.now() + ms;
-    while (!cond()) {
-      if (Date.now() > end) throw new Error('condition not met in time');
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await expect.poll(cond, { timeout: ms, interval: 10 }).toBe(true);
   };
 
   /** Wait until `count()` has not moved for 150 ms (the sender is done, the socket drained). */

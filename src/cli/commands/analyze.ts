@@ -8,7 +8,7 @@ import { transcode } from '../../audio/transcode.js';
 import { AUDIO_OPTIONS, fileAudio, formatFromFlags } from '../audioFlags.js';
 import { fromReadable } from '../../audio/fromReadable.js';
 import { audioMetaOf, type AudioObservable } from '../../audio/meta.js';
-import { InputError, SvcError } from '../../errors.js';
+import { InputError, SvcError } from '../../errors/index.js';
 import { isRawFormat, type AudioFormat } from '../../schema/audio.js';
 import type { ServerEvent } from '../../schema/events.js';
 import { conversationSession } from '../../session/conversation.js';

@@ -1,7 +1,7 @@
 // `svc-stream audiohook`: a server for Genesys Cloud AudioHook that analyses each call as it
 // comes (both sides, one channel each), printing what `analyze` prints, per call.
 import { randomBytes } from 'node:crypto';
-import { InputError } from '../../errors.js';
+import { InputError } from '../../errors/index.js';
 import { samplePath } from '../../samples.js';
 import { analyzeCalls } from '../../telephony/analyzeCalls.js';
 import type { AudioHookAuth } from '../../telephony/audioHookAuth.js';

@@ -5,7 +5,7 @@ import { detectAudioEvents, detectEmotion, listPresetsAsync } from '../../batch/
 import { batchFiles, type FileOutcome } from '../../batch/batchFiles.js';
 import type { BatchOptions } from '../../batch/request.js';
 import { MAX_BATCH_CONCURRENCY } from '../../schema/limits.js';
-import { InputError } from '../../errors.js';
+import { InputError } from '../../errors/index.js';
 import { describeByteLimit, MAX_UPLOAD_BYTES } from '../../schema/limits.js';
 import { defineCommand, printError, type CliIo, type Command } from '../command.js';
 import { openEndpoint, type ModelsEndpoint } from '../endpoint.js';

@@ -8,7 +8,7 @@ import { BASE_URL_OPTION, checkInputFile, loadScenario, readConfig, scenarioOpti
 import { openBrowser } from '../../dashboard/openBrowser.js';
 import { startDashboard } from '../../dashboard/server.js';
 import type { DashboardView } from '../../dashboard/view.js';
-import { InputError } from '../../errors.js';
+import { InputError } from '../../errors/index.js';
 import { conversationSession } from '../../session/conversation.js';
 import { createSessionStats } from '../../session/stats.js';
 import { aborted, defineCommand, type CliIo, type Command } from '../command.js';

@@ -1,6 +1,6 @@
 // `svc-stream job submit|status`: the orchestration API from the command line.
 import { lastValueFrom, tap } from 'rxjs';
-import { InputError } from '../../errors.js';
+import { InputError } from '../../errors/index.js';
 import { reportUsageError } from '../usage.js';
 import { HELP_OPTION, option, optionsHelp, parseOptions, type OptionValues } from '../options.js';
 import { AUDIO_OPTIONS, prepareUpload, type PreparedUpload } from '../audioFlags.js';

@@ -1,7 +1,7 @@
 // `svc-stream media-stream`: a bridge for Twilio/Telnyx media streams that analyses each call
 // as it comes, printing what `analyze` prints, per call.
 import { randomBytes } from 'node:crypto';
-import { InputError } from '../../errors.js';
+import { InputError } from '../../errors/index.js';
 import { samplePath } from '../../samples.js';
 import { analyzeCalls } from '../../telephony/analyzeCalls.js';
 import type { MediaStreamAuth } from '../../telephony/mediaStreamAuth.js';

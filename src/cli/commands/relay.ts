@@ -5,7 +5,7 @@ import { basename, extname } from 'node:path';
 import { AUDIO_OPTIONS, fileAudio } from '../audioFlags.js';
 import { option, type OptionValues } from '../options.js';
 import { BASE_URL_OPTION, checkInputFile, CONFIG_OPTION, loadScenario, scenarioOption } from '../sharedOptions.js';
-import { InputError } from '../../errors.js';
+import { InputError } from '../../errors/index.js';
 import { createRelay } from '../../relay/server.js';
 import { errorSummary, type RelayEnd } from '../../relay/protocol.js';
 import { commandPublisher, fromOption, PUBLISH_OPTION } from '../publishFlag.js';

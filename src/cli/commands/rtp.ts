@@ -1,5 +1,5 @@
 // `svc-stream rtp`: receive RTP calls and analyse each one live.
-import { InputError } from '../../errors.js';
+import { InputError } from '../../errors/index.js';
 import { analyzeCalls } from '../../telephony/analyzeCalls.js';
 import { parsePayloadTypeArg, type PayloadTypeSpec } from '../../telephony/payloadTypes.js';
 import type { CallLeg } from '../../telephony/RtpLegs.js';

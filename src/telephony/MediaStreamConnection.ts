@@ -4,12 +4,12 @@ import type { WebSocket } from 'ws';
 import type { AudioObservable } from '../audio/meta.js';
 import { rawDataText } from '../internal/wsData.js';
 import type { RawAudioFormat } from '../schema/audio.js';
-import type { LiveGrouping } from './liveAudio.js';
+import type { LiveGrouping } from './LiveAudio.js';
 import { hasFastMediaPath, matchMediaMessage } from './mediaMessage.js';
-import { TrackMixer } from './mediaStreamMixer.js';
+import { TrackMixer } from './TrackMixer.js';
 import { detectPreset, encodingLaw, MEDIA_STREAM_PRESETS, normalizeTrack, readField, readNumber, type MediaStreamPreset, type MediaStreamPresetName } from './mediaStreamPresets.js';
 import { resolvePayloadType } from './payloadTypes.js';
-import { PlayoutStream, type StreamStats } from './playoutStream.js';
+import { PlayoutStream, type StreamStats } from './PlayoutStream.js';
 import type { SchedulerLike } from 'rxjs';
 
 /** A media-stream track: the caller's audio (`inbound`) or the audio sent to the caller (`outbound`). */

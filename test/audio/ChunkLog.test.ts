@@ -1,8 +1,8 @@
-// The one chunk grouper (src/audio/chunkLog.ts), stepped through tables: appends (fresh or
+// The one chunk grouper (src/audio/ChunkLog.ts), stepped through tables: appends (fresh or
 // copied), reads by position (frames of up to N bytes, exact slices), trims; and what is
 // copied: a fresh chunk never on append, a copied chunk once, a block never again.
 import { describe, expect, it } from 'vitest';
-import { ChunkLog } from '../../src/audio/chunkLog.js';
+import { ChunkLog } from '../../src/audio/ChunkLog.js';
 
 /** `n` bytes counting up from `from` (mod 256), so any misplaced byte shows. */
 const bytes = (n: number, from = 0): Uint8Array => Uint8Array.from({ length: n }, (_, i) => (from + i) & 0xff);

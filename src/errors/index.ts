@@ -2,7 +2,7 @@
 // (errors/classes.ts), masking keys out of them (errors/masking.ts), and the classifier from
 // what a server said to a typed error (errors/classify.ts). What users import is
 // publicErrors.ts's list.
-export * from './errors/codes.js';
-export * from './errors/classes.js';
-export { maskSecrets } from './errors/masking.js';
-export * from './errors/classify.js';
+export * from './codes.js';
+export * from './classes.js';
+export { maskSecrets } from './masking.js';
+export * from './classify.js';

@@ -1,4 +1,4 @@
-// The error bodies of the batch endpoints (§2.4): what src/errors.ts reads to classify an HTTP
+// The error bodies of the batch endpoints (§2.4): what src/errors/index.ts reads to classify an HTTP
 // failure. In zod/mini and apart from the other batch schemas, so the error classes stay light
 // in a browser bundle (docs/browser.md); 'svc-stream' exports them with the batch schemas.
 import * as z from 'zod/mini';

@@ -1,6 +1,6 @@
 import { Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { TrackMixer } from '../../src/telephony/mediaStreamMixer.js';
+import { TrackMixer } from '../../src/telephony/TrackMixer.js';
 
 const STEREO_MULAW = { audio_format: 'mulaw', sample_rate: 8000, num_channels: 2 } as const;
 

@@ -3,7 +3,7 @@
 import type { BatchConfig } from '../schema/config.js';
 import type { ClipUpdate } from '../schema/events.js';
 import { BUILTIN_PARTICIPANT_ROLES } from './catalog.js';
-import { ClipTracker, type DetectedClip, type PartialState } from './clipTracker.js';
+import { ClipTracker, type DetectedClip, type PartialState } from './ClipTracker.js';
 import { effectiveConfig, TrackedEngine, type EngineKind, type EngineOutput } from './engine.js';
 import { verbatimEvent, type BehaviorDetectionWireEvent, type EngineEvent } from './engineEvents.js';
 import { redactPii } from './pii.js';

@@ -2,8 +2,8 @@
 // so tests run on virtual time): its deadlines and idle timeout. Turns playouts into the codec's bytes.
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { AudioChunk } from '../audio/meta.js';
-import { JitterBuffer, type JitterPacket, type JitterStats, type Playout } from './jitterBuffer.js';
-import { LiveAudio, type LiveGrouping } from './liveAudio.js';
+import { JitterBuffer, type JitterPacket, type JitterStats, type Playout } from './JitterBuffer.js';
+import { LiveAudio, type LiveGrouping } from './LiveAudio.js';
 import { OggOpusWriter } from './oggOpus.js';
 import { routeFormat, type RtpCodec } from './payloadTypes.js';
 import { TimerWheel, type WheelTarget } from '../internal/timerWheel.js';

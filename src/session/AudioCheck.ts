@@ -5,8 +5,8 @@
 import type { AudioSourceMeta, AudioChunk } from '../audio/meta.js';
 import { sniffContainer, SNIFF_BYTES } from '../internal/sniffContainer.js';
 import type { AudioFormat } from '../schema/audio.js';
-import type { FlowControl } from '../audio/flow.js';
-import type { SessionStats } from './stats.js';
+import type { FlowControl } from '../audio/FlowControl.js';
+import type { StatsCounters } from './stats.js';
 import { callUser } from '../internal/userCallback.js';
 import type { AudioWarning, WarningHandler } from '../warnings.js';
 
@@ -34,7 +34,7 @@ export class AudioCheck {
   constructor(
     private readonly meta: AudioSourceMeta | undefined,
     private readonly options: CheckedOptions,
-    private readonly stats: SessionStats,
+    private readonly stats: StatsCounters,
   ) {
     const known = options.format?.audio_format ?? meta?.format?.audio_format;
     if (known === undefined) this.head = new Uint8Array(SNIFF_BYTES);

@@ -10,17 +10,17 @@ import type { BatchConfig } from '../schema/config.js';
 import type { SessionStatus } from '../schema/sessionState.js';
 import { rawDataBuffer } from '../internal/wsData.js';
 import type { AccountBook, Model, Organization } from './accounts.js';
-import { ConnectionSender } from './connectionSender.js';
+import { ConnectionSender } from './ConnectionSender.js';
 import type { Engine, EngineOutput } from './engine.js';
 import type { DoneWireEvent } from './engineEvents.js';
 import type { StreamingRoute } from './endpoints.js';
 import { onFrameRefused, type FrameRefusal } from './frameRefusals.js';
-import { AudioIntake, IntakeError } from './intake.js';
+import { AudioIntake, IntakeError } from './AudioIntake.js';
 import type { PcmBlock } from './pcm.js';
 import { DEFAULT_EMULATOR_LIMITS, type EmulatorLimits } from './routes.js';
 import { analysisEnabled, type Scenario } from './scenario.js';
 import { AligningEngine, type AlignmentNote } from './resumeAlignment.js';
-import { ScenarioScript } from './scenarioScript.js';
+import { ScenarioScript } from './ScenarioScript.js';
 import { GOING_AWAY_CLOSE_CODE, parseConfigFrame, STREAMING_ERRORS, type Handshake } from './streamingProtocol.js';
 
 /**

@@ -1,11 +1,11 @@
 import { map, VirtualTimeScheduler } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_LIVE_FRAME_MS, LiveAudio } from '../../src/telephony/liveAudio.js';
-import { PlayoutStream } from '../../src/telephony/playoutStream.js';
+import { DEFAULT_LIVE_FRAME_MS, LiveAudio } from '../../src/telephony/LiveAudio.js';
+import { PlayoutStream } from '../../src/telephony/PlayoutStream.js';
 import { TimerWheel } from '../../src/internal/timerWheel.js';
-import { FlowControl } from '../../src/audio/flow.js';
-import { AudioFeed, type FeedReader } from '../../src/session/audioFeed.js';
-import { accountOf, createSessionStats } from '../../src/session/stats.js';
+import { FlowControl } from '../../src/audio/FlowControl.js';
+import { AudioFeed, type FeedReader } from '../../src/session/AudioFeed.js';
+import { accountOf, countersOf, createSessionStats } from '../../src/session/stats.js';
 import { resolvePayloadType } from 'svc-stream/telephony';
 
 const MULAW = { audio_format: 'mulaw', sample_rate: 8000, num_channels: 1 } as const;
@@ -123,7 +123,7 @@ function feedOf(audio$: LiveAudio['audio$'], now: () => number, onAppended?: (fe
   const stats = createSessionStats();
   const told: Array<[at: number, end: number]> = [];
   let completed = false;
-  const feed: AudioFeed = new AudioFeed(audio$, { keepSent: true }, stats, { failed: (err) => { throw err; } });
+  const feed: AudioFeed = new AudioFeed(audio$, { keepSent: true }, countersOf(stats), { failed: (err) => { throw err; } });
   const reader: FeedReader = {
     sendsAtOnce: () => false,
     sendNow: () => undefined,
@@ -132,6 +132,7 @@ function feedOf(audio$: LiveAudio['audio$'], now: () => number, onAppended?: (fe
       onAppended?.(feed);
     },
     completed: () => (completed = true),
+    flushedPosition: 0,
   };
   feed.attach(reader, new FlowControl());
   return { feed, stats, told, done: () => completed };

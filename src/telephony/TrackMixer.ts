@@ -3,8 +3,8 @@
 import type { Observable } from 'rxjs';
 import type { AudioObservable } from '../audio/meta.js';
 import { RAW_FORMAT_DESCRIPTORS, type RawAudioFormat } from '../schema/audio.js';
-import { LiveAudio, type LiveGrouping } from './liveAudio.js';
-import { TrackInterleaver } from './trackInterleaver.js';
+import { LiveAudio, type LiveGrouping } from './LiveAudio.js';
+import { TrackInterleaver } from './TrackInterleaver.js';
 
 /** Feeds a {@link TrackInterleaver} from the tracks' audio and ends the call when every track added has. */
 export class TrackMixer {

@@ -1,7 +1,7 @@
 // A scenario's script on one connection: its verbatim `steps` sent in order as audio arrives,
 // and its `faults` struck once each at their point. What a fault does to the connection goes
 // through the connection's sender; a restart goes through the connection itself.
-import type { ConnectionSender } from './connectionSender.js';
+import type { ConnectionSender } from './ConnectionSender.js';
 import type { ErrorWireEvent } from './engineEvents.js';
 import type { Fault, Scenario, ScenarioStep } from './scenario.js';
 import { STREAMING_ERRORS } from './streamingProtocol.js';

@@ -1,6 +1,6 @@
 // The error bodies of §2.4: what every HTTP refusal carries, kept loose.
 import { describe, expect, it } from 'vitest';
-import { ErrorResponseSchema, HTTPValidationErrorSchema, ValidationErrorSchema } from '../../src/schema/errorBody.js';
+import { ErrorResponseSchema, HTTPValidationErrorSchema, ValidationErrorSchema } from '../../src/errors/errorBody.js';
 
 describe('error bodies (§2.4)', () => {
   it('ErrorResponse: accepts a string detail and keeps extra fields', () => {

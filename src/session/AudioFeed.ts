@@ -1,15 +1,15 @@
 // One subscription to a stream's audio, held once: every chunk read is checked, counted once
 // (`bytesRead`) and appended to the stream's ChunkLog, which each session reads from its own
 // position. The source is paused through one FlowControl that follows every reason to pause it.
-import { Subscription, type Observable } from 'rxjs';
-import { connectFlow } from '../internal/audioSources.js';
-import { ChunkLog } from '../audio/chunkLog.js';
-import { FlowControl } from '../audio/flow.js';
-import { audioMetaOf, liveWriterOf, type AudioChunk, type AudioSourceMeta, type LiveSink, type LiveWriter } from '../audio/meta.js';
-import { InputError } from '../errors.js';
-import { AudioCheck, type AudioWarningOptions } from './audioCheck.js';
+import { Observable, Subscription } from 'rxjs';
+import { connectFlow } from '../audio/sourceFlow.js';
+import { ChunkLog } from '../audio/ChunkLog.js';
+import { FlowControl } from '../audio/FlowControl.js';
+import { audioMetaOf, liveWriterOf, withAudioMeta, type AudioChunk, type AudioSourceMeta, type LiveSink, type LiveWriter } from '../audio/meta.js';
+import { InputError, type AudioAccount } from '../errors/index.js';
+import { AudioCheck, type AudioWarningOptions } from './AudioCheck.js';
 import type { AudioFormat } from '../schema/audio.js';
-import type { SessionStats } from './stats.js';
+import { accountOf, type StatsCounters } from './stats.js';
 
 /** The session reading the feed now (one at a time): told of each chunk and of the end. */
 export interface FeedReader {
@@ -21,6 +21,8 @@ export interface FeedReader {
   appended(): void;
   /** The source completed: the log's end is the audio's end. */
   completed(): void;
+  /** Stream position up to which the reader's frames were flushed: the feed never lets go of what lies after. */
+  readonly flushedPosition: number;
 }
 
 /** What the feed's owner (one session, or the resilient layer) hears from it. */
@@ -74,11 +76,16 @@ export class AudioFeed {
   private sentOnce = 0;
   private dropped = 0;
   private finished = false;
+  /** Stream position before which the log's bytes were let go of (by {@link AudioFeed.keepFrom}). */
+  keptFrom = 0;
+  /** The reader whose unflushed bytes are held, from its attach until it ends ({@link AudioFeed.letGo}). */
+  private holder: FeedReader | undefined;
 
   constructor(
     private readonly audio$: Observable<AudioChunk>,
     options: FeedOptions,
-    private readonly stats: SessionStats,
+    /** The stream's figures this feed writes: the bytes read, sent, replayed and dropped, the audio warnings. */
+    private readonly stats: StatsCounters,
     private readonly owner: FeedOwner,
   ) {
     this.meta = audioMetaOf(audio$);
@@ -152,9 +159,56 @@ export class AudioFeed {
     this.unfollowIdle();
   }
 
+  /** The audio account of the stream: every byte read is sent (once) or unsent. */
+  account(): AudioAccount {
+    return accountOf(this.stats);
+  }
+
+  /**
+   * The log from stream position `from` on, as audio of `format`: what a session of this stream
+   * subscribes to (it reads the log itself: see {@link feedCursorOf}). Subscribed otherwise, it
+   * emits copies of the bytes from `from`, then of each chunk as it comes, and completes with
+   * the source.
+   */
+  from(from: number, format: AudioFormat | undefined): Observable<AudioChunk> {
+    const audio$ = withAudioMeta(
+      new Observable<AudioChunk>((subscriber) => {
+        const flow = new FlowControl();
+        let pos = from;
+        const reader: FeedReader = {
+          sendsAtOnce: () => false,
+          sendNow: () => undefined,
+          appended: () => {
+            const log = this.log;
+            while (pos < log.end) {
+              const frame = log.frame(pos, 1 << 16);
+              pos += frame.byteLength;
+              subscriber.next(new Uint8Array(frame));
+            }
+          },
+          completed: () => subscriber.complete(),
+          get flushedPosition() {
+            return pos;
+          },
+        };
+        const release = this.attach(reader, flow);
+        reader.appended();
+        if (this.completed) subscriber.complete();
+        return () => {
+          release();
+          this.letGo(reader);
+        };
+      }),
+      { format },
+    );
+    CURSORS.set(audio$, { feed: this, from, format });
+    return audio$;
+  }
+
   /** `reader` reads the feed from now on; the source also follows `flow`. Returns the release. */
   attach(reader: FeedReader, flow: FlowControl): () => void {
     this.reader = reader;
+    this.holder = reader;
     const unfollow = this.gate.follow(flow);
     this.idle.resume();
     let attached = true;
@@ -168,6 +222,35 @@ export class AudioFeed {
       unfollow();
       this.owner.released?.();
     };
+  }
+
+  /** `reader` ended: what it did not flush is no longer held for it. */
+  letGo(reader: FeedReader): void {
+    if (this.holder === reader) this.holder = undefined;
+  }
+
+  /**
+   * Let go of the log before `pos` (no resume will need it), but never of what the reader still
+   * holds unflushed; `align` moves the cut down (to a frame boundary). Bytes let go of that no
+   * session was sent are dropped, and counted. The one place the log is cut while it is kept for
+   * a resume (see {@link AudioFeed.sentUpTo} for a feed that keeps nothing sent).
+   */
+  keepFrom(pos: number, align: (pos: number) => number = (p) => p): void {
+    const log = this.log;
+    let keep = Math.min(pos, log.end);
+    const holder = this.holder;
+    if (holder !== undefined) keep = Math.min(keep, holder.flushedPosition);
+    keep = align(keep);
+    if (keep <= this.keptFrom) return;
+    const unsentFrom = Math.max(this.keptFrom, this.sentHigh);
+    if (keep > unsentFrom) this.drop(keep - unsentFrom);
+    this.keptFrom = keep;
+    log.trim(keep);
+  }
+
+  /** A reader cut frames up to `pos`: a feed that keeps nothing sent lets go of them (ws copied each frame as it sent it). */
+  sentUpTo(pos: number): void {
+    if (!this.keepSent) this.log.trim(pos);
   }
 
   /** A frame of `len` bytes from `from` was flushed to a socket: counted, and counted as replayed where a session had flushed it before. */
@@ -226,4 +309,18 @@ export class AudioFeed {
     this.owner.appended?.();
     this.reader?.appended();
   }
+}
+
+/** Where a session's audio lies in a stream's feed (see {@link AudioFeed.from}). */
+export interface FeedCursor {
+  readonly feed: AudioFeed;
+  readonly from: number;
+  readonly format: AudioFormat | undefined;
+}
+
+const CURSORS = new WeakMap<Observable<unknown>, FeedCursor>();
+
+/** The feed and position behind an observable made by {@link AudioFeed.from}: a session reads that log in place. */
+export function feedCursorOf(audio$: Observable<unknown>): FeedCursor | undefined {
+  return CURSORS.get(audio$);
 }

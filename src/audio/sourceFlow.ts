@@ -2,9 +2,9 @@
 // consumer left in the slot, connecting a consumer's flow control, and the lazy pull loop
 // over async iterators.
 import type { Subscriber, Subscription } from 'rxjs';
-import { AudioSourceError, SvcError } from '../errors.js';
-import { FlowControl } from '../audio/flow.js';
-import type { AudioChunk, FlowSlot } from '../audio/meta.js';
+import { AudioSourceError, SvcError } from '../errors/index.js';
+import { FlowControl } from './FlowControl.js';
+import type { AudioChunk, FlowSlot } from './meta.js';
 
 /**
  * The gate of one source subscription: it follows the consumer's gate left in the slot (a

@@ -20,7 +20,7 @@ import {
   type AudioHookState,
 } from './audioHookState.js';
 import type { AudioHookServerStats } from './audioHookServer.js';
-import { LiveAudio, type LiveGrouping } from './liveAudio.js';
+import { LiveAudio, type LiveGrouping } from './LiveAudio.js';
 
 /** Counters of one call, updated in place. */
 export interface AudioHookCallStats {

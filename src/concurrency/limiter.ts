@@ -1,8 +1,8 @@
 // The one shape every concurrency bound has: acquire a slot (waiting, abortable), get a lease
 // back, release it once. The in-process Semaphore and the fleet's Redis limiter both fit it.
 import { Observable } from 'rxjs';
-import { SvcError } from './errors.js';
-import { operatorSubscriber } from './internal/operate.js';
+import { SvcError } from '../errors/index.js';
+import { operatorSubscriber } from '../internal/operate.js';
 
 /** A held concurrency slot. */
 export interface LimiterLease {

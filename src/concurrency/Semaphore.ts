@@ -1,9 +1,9 @@
-// A counting semaphore in one process: the in-process ConcurrencyLimiter (src/limiter.ts),
+// A counting semaphore in one process: the in-process ConcurrencyLimiter (src/concurrency/limiter.ts),
 // used by the batch calls (one per model, base URL and key) and by whoever needs a FIFO bound.
 import { Observable } from 'rxjs';
-import { InputError, SvcError } from './errors.js';
+import { InputError, SvcError } from '../errors/index.js';
 import { underLimiter, type ConcurrencyLimiter, type LimiterLease } from './limiter.js';
-import { MAX_BATCH_CONCURRENCY } from './schema/limits.js';
+import { MAX_BATCH_CONCURRENCY } from '../schema/limits.js';
 
 /**
  * A counting semaphore whose permits are held by subscriptions (`run`) or leases (`acquire`),

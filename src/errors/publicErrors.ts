@@ -20,5 +20,5 @@ export {
   type AudioAccount,
   type SvcErrorOptions,
   type SessionErrorOptions,
-} from './errors.js';
-export type { ValidationError } from './schema/errorBody.js';
+} from './index.js';
+export type { ValidationError } from './errorBody.js';

@@ -1,13 +1,13 @@
 // One call under analyzeCalls: its session run under a slot (queued, running, or refused), its
 // status and how long it waited, its outcome, and the streams that never error.
 import { AsyncSubject, catchError, defer, EMPTY, Observable, timer, type SchedulerLike, type Subscription } from 'rxjs';
-import { SessionError } from '../errors.js';
+import { SessionError } from '../errors/index.js';
 import type { ServerEvent } from '../schema/events.js';
 import { conversationSession, type ConversationOptions } from '../session/conversation.js';
 import { createSessionStats } from '../session/stats.js';
 import { splitSession, type SessionStreams } from '../state/splitSession.js';
 import { initialConversationSnapshot, type ConversationSnapshot } from '../state/snapshot.js';
-import type { AnalyzableCall, AnalyzeCallsStats, CallAnalysis, CallOutcome, CallStatus } from './analyzeCalls.js';
+import type { AnalyzableCall, AnalyzeCallsStats, CallAnalysis, CallOutcome, CallStatus } from './callAnalysis.js';
 import type { CallSlots } from './callSlots.js';
 import { isSlotRefusal } from './callWorker.js';
 import type { Publisher } from '../publishing.js';

@@ -3,7 +3,7 @@
 import { Observable, type SchedulerLike, type Subscriber } from 'rxjs';
 import { setLiveWriter, withAudioMeta, type AudioChunk, type AudioObservable, type LiveSink, type LiveWriter } from '../audio/meta.js';
 import { isRawFormat, msToBytes, type AudioFormat } from '../schema/audio.js';
-import { ChunkLog } from '../audio/chunkLog.js';
+import { ChunkLog } from '../audio/ChunkLog.js';
 import { TimerWheel, WHEEL_RESOLUTION_MS, type WheelTarget } from '../internal/timerWheel.js';
 
 /** How a live stream groups its chunks: into frames of `frameMs` of audio, on the process's timer wheel of `scheduler`. */

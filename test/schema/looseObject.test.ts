@@ -1,7 +1,7 @@
 // looseObject: zod's loose object on core's compiled parser, as the event schemas use it.
 import * as z from 'zod/mini';
 import { describe, expect, it } from 'vitest';
-import { looseObject } from '../../src/internal/looseObject.js';
+import { looseObject } from '../../src/schema/looseObject.js';
 
 describe('looseObject', () => {
   const Point = looseObject({ x: z.number(), label: z.optional(z.string()) });

@@ -2,9 +2,9 @@
 // is its queue), the frames it cut from there and handed to the socket, and the pressure they
 // make. A frame is a view of the log wherever the bytes lie in one segment of it.
 import WebSocket from 'ws';
-import { SessionError } from '../errors.js';
-import type { AudioFeed } from './audioFeed.js';
-import { accountOf, type SessionStats } from './stats.js';
+import { SessionError } from '../errors/index.js';
+import type { AudioFeed } from './AudioFeed.js';
+import type { StatsCounters } from './stats.js';
 
 /**
  * The largest binary frame the sender cuts from the log: what waits while a frame is being
@@ -71,7 +71,8 @@ export class AudioSender {
 
   constructor(
     private readonly feed: AudioFeed,
-    private readonly stats: SessionStats,
+    /** The connection's own figures: frames flushed, the peak of bytes waiting. */
+    private readonly stats: StatsCounters,
     private readonly host: AudioSenderHost,
     private readonly limits: AudioSenderLimits,
     /** Where in the stream this session starts. */
@@ -126,7 +127,8 @@ export class AudioSender {
    * else left in the log until it is. Reports `lost` when the socket is past the point of sending.
    */
   appended(): void {
-    const state = this.ws!.readyState;
+    // No socket yet (its key is being asked for): the bytes wait in the log.
+    const state = this.ws === undefined ? WebSocket.CONNECTING : this.ws.readyState;
     if (this.opened ? state !== WebSocket.OPEN : state > WebSocket.OPEN) {
       // Nothing can go (a socket gone, a handshake refused): stop reading now, so the account
       // is the one of this moment (and a source with no I/O between chunks cannot spin).
@@ -186,8 +188,8 @@ export class AudioSender {
       this.pos += len;
       this.sendFrame(frame, len);
     }
-    // Nothing keeps what went (ws masks each frame into a buffer of its own as it is sent).
-    if (!this.feed.keepSent) log.trim(this.pos);
+    // Nothing keeps what went unless the feed does (ws masks each frame into a buffer of its own as it is sent).
+    this.feed.sentUpTo(this.pos);
   }
 
   /** The tail waits for the next turn of the event loop (a turn, not a delay: no timer). */
@@ -259,7 +261,7 @@ export class AudioSender {
         new SessionError(
           'backpressure_overflow',
           `audio arrives faster than the socket sends it: ${pending} bytes waiting exceed maxBufferedBytes=${limits.maxBufferedBytes}; use a pull-capable source (fromReadable) or raise the bound`,
-          { audio: accountOf(this.stats) },
+          { audio: this.feed.account() },
         ),
       );
     }
