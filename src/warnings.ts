@@ -58,10 +58,10 @@ export interface AudioWarning {
  * `mediaStreamServer` give it to their `onWarning` the first time, and count every refusal.
  */
 export interface LimitWarning {
-  /** `max_legs`: an RTP leg refused by `maxLegs`; `max_connections`: a media-stream connection refused by `maxConnections`. */
-  readonly code: 'max_legs' | 'max_connections';
+  /** `max_legs`: an RTP leg refused by `maxLegs`; `max_connections`: a media-stream connection refused by `maxConnections`; `max_calls`: a SIP INVITE refused by `maxCalls`. */
+  readonly code: 'max_legs' | 'max_connections' | 'max_calls';
   /** The option that raises the bound. */
-  readonly option: 'maxLegs' | 'maxConnections';
+  readonly option: 'maxLegs' | 'maxConnections' | 'maxCalls';
   /** The bound in force. */
   readonly limit: number;
   /** One line for a log: what was refused, the counter that keeps counting, the option to raise. */

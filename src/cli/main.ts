@@ -11,9 +11,10 @@ import { mediaStreamCommand } from './commands/mediaStream.js';
 import { queueCommand } from './commands/queue.js';
 import { relayCommands } from './commands/relay.js';
 import { rtpCommands } from './commands/rtp.js';
+import { sipCommand } from './commands/sip.js';
 import { isUsageError, reportUsageError, suggestOption } from './usage.js';
 
-export const COMMANDS: readonly Command[] = [analyzeCommand, ...dashboardCommands, ...relayCommands, ...batchCommands, ...jobCommands, queueCommand, ...rtpCommands, mediaStreamCommand, audioHookCommand, emulatorCommand];
+export const COMMANDS: readonly Command[] = [analyzeCommand, ...dashboardCommands, ...relayCommands, ...batchCommands, ...jobCommands, queueCommand, ...rtpCommands, sipCommand, mediaStreamCommand, audioHookCommand, emulatorCommand];
 
 function version(): string {
   try {

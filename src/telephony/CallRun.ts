@@ -141,7 +141,7 @@ export class CallRun<C extends AnalyzableCall> {
         ctx.stats.peakRunning = Math.max(ctx.stats.peakRunning, ctx.stats.running);
         this.status = 'running';
         const session$ = conversationSession(call.audio$, sessionOptions);
-        return ctx.publish ? ctx.publish.publish(session$, { id: sessionIdOf(call.id), title: call.id, state$: stats.state$ }) : session$;
+        return ctx.publish ? ctx.publish.publish(session$, { id: sessionIdOf(call.id), title: call.title ?? call.id, state$: stats.state$ }) : session$;
       });
       let held = false;
       const inner = ctx.slots.run(

@@ -102,7 +102,8 @@ interface Leg {
   readonly bytesPerTick: number;
 }
 
-function legAudio(stream: PlayoutStream, codec: RtpCodec, settings: RtpLegsSettings): AudioObservable {
+/** A stream's audio as the session takes it: the live audio itself, or ffmpeg's decoding of it (G.722, L16 at other rates). */
+export function legAudio(stream: PlayoutStream, codec: RtpCodec, settings: Pick<RtpLegsSettings, 'ffmpegPath'>): AudioObservable {
   const route = codec.route;
   if (route.kind !== 'ffmpeg') return stream.live.audio$;
   const decoded = runFfmpeg({

@@ -13,6 +13,8 @@ export interface AnalyzableCall {
   readonly audio$: Observable<AudioChunk>;
   /** The audio's format, when `audio$` does not carry it. */
   readonly format?: AudioFormat | undefined;
+  /** Shown by pages where the session is published (`publish`): who is on the call. Default the id. */
+  readonly title?: string | undefined;
 }
 
 /** Where one call is in `analyzeCalls`: waiting for a session slot, running, or ended (`done`, `error`, `rejected` when full). */

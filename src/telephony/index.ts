@@ -53,6 +53,24 @@ export type { AudioHookEnd, AudioHookFormat, AudioHookGap, AudioHookNotice } fro
 export type { AudioHookChannel, AudioHookMedia, AudioHookOpenParameters, AudioHookParticipant } from '../schema/audioHook.js';
 export type { LimitWarning, PayloadTypeWarning, WarningHandler } from '../warnings.js';
 export {
+  sipServer,
+  createSipServerStats,
+  type SipServerOptions,
+  type SipServerStats,
+  type SipTimers,
+  type SipLifecycle,
+  type SipServerControl,
+  type SipMetric,
+  type SipRecOptions,
+} from './sip/sipServer.js';
+export type { SipCall, SipCallEnd, SipCallMetadata, SipCallParticipant, SipCallStats, SipParty } from './sip/sipCall.js';
+export type { SipRefusal } from './sip/SipUserAgent.js';
+export type { SipRefusalReason } from './sip/sipMessage.js';
+export type { SipDigestAuth, DigestAlgorithm, DigestRefusal } from './sip/digestAuth.js';
+export type { SipCodecName } from './sip/sipCodecs.js';
+export type { PortRange } from './sip/rtpPorts.js';
+export type { SipStreamCounters } from './sip/sipMedia.js';
+export {
   callWorkers,
   createCallWorkersStats,
   isCallWorker,
