@@ -7,6 +7,5 @@ type Table = Readonly<Record<string, z.ZodMiniObject>>;
 
 /** The union, discriminated on `type`, of `schemas` with `changes` (each keyed by its `type`: a kind replaced, or one added). */
 export function eventUnion<S extends Table, C extends Table>(schemas: S, changes: C) {
-  type Member = S[keyof S] | C[keyof C];
-  return z.discriminatedUnion('type', Object.values({ ...schemas, ...changes }) as [Member, ...Member[]]);
+  return z.discriminatedUnion('type', Object.values({ ...schemas, ...changes }) as [S[keyof S] | C[keyof C], ...(S[keyof S] | C[keyof C])[]]);
 }
