@@ -98,8 +98,8 @@ export interface LimitWarning {
  * An RTP stream of a dynamic payload type that `payloadTypes` does not map, said once per
  * payload type by `rtpSource` (docs/telephony.md, "A payload type nobody mapped"):
  * `unmapped_payload_type` when its codec could not be told from its packets (they are dropped
- * and counted in `stats.unknownPayloadType`), `inferred_payload_type` when it was (L16 or
- * Opus: `mapping` says what was taken; map it to be sure).
+ * and counted in `stats.unknownPayloadType`), `inferred_payload_type` when it was (G.711 or
+ * L16 at any rate, or Opus: `mapping` says what was taken; map it to be sure).
  */
 export interface PayloadTypeWarning {
   /** `unmapped_payload_type`: its packets are dropped; `inferred_payload_type`: they are played as `mapping`. */

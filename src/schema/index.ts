@@ -117,3 +117,6 @@ export { FleetCallSchema } from './fleetCall.js';
 
 // What made a result (the service, the emulator, a scenario, a recording): the label every view shows.
 export { ResultLabelSchema, RESULT_SOURCES, type ResultLabel } from './resultLabel.js';
+
+// Genesys Cloud AudioHook's wire (the telephony entry's audioHookServer reads it).
+export { AudioHookClientBaseSchema, AudioHookMediaSchema, AudioHookParticipantSchema, AudioHookOpenParametersSchema } from './audioHook.js';

@@ -1,5 +1,5 @@
 // 'svc-stream/telephony': call audio into sessions — RTP call legs with a jitter buffer,
-// cloud media streams (Twilio, Telnyx), and one session per call (analyzeCalls).
+// cloud media streams (Twilio, Telnyx), Genesys AudioHook, and one session per call (analyzeCalls).
 /// <reference types="node" preserve="true" />
 
 export {
@@ -40,6 +40,17 @@ export {
   type MediaTrack,
 } from './mediaStreamServer.js';
 export { twilioSignature, verifyTwilioSignature, type MediaStreamAuth, type MediaStreamRefusal } from './mediaStreamAuth.js';
+export {
+  audioHookServer,
+  createAudioHookServerStats,
+  type AudioHookCall,
+  type AudioHookCallStats,
+  type AudioHookServerOptions,
+  type AudioHookServerStats,
+} from './audioHookServer.js';
+export { AUDIOHOOK_SIGNED_COMPONENTS, audioHookSignatureHeaders, type AudioHookAuth, type AudioHookAuthFailure, type AudioHookRefusal, type AudioHookSignatureRequest } from './audioHookAuth.js';
+export type { AudioHookEnd, AudioHookFormat, AudioHookGap, AudioHookNotice } from './audioHookState.js';
+export type { AudioHookChannel, AudioHookMedia, AudioHookOpenParameters, AudioHookParticipant } from '../schema/audioHook.js';
 export type { LimitWarning, PayloadTypeWarning, WarningHandler } from '../warnings.js';
 export {
   sipServer,

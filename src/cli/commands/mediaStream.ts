@@ -2,23 +2,17 @@
 // as it comes, printing what `analyze` prints, per call.
 import { randomBytes } from 'node:crypto';
 import { InputError } from '../../errors/index.js';
-import { analyzeCalls, createAnalyzeCallsStats } from '../../telephony/analyzeCalls.js';
+import { samplePath } from '../../samples.js';
+import { analyzeCalls } from '../../telephony/analyzeCalls.js';
 import type { MediaStreamAuth } from '../../telephony/mediaStreamAuth.js';
-import { createMediaStreamServerStats, mediaStreamServer } from '../../telephony/mediaStreamServer.js';
-import { labelLines, showCalls } from '../callView.js';
-import { inCallWorker, showCallsOnWorkers, workersSummary } from '../callWorkersView.js';
-import type { CallAnalysis } from '../../telephony/analyzeCalls.js';
-import type { CallWorker } from '../../telephony/callWorkers.js';
-import type { MediaStreamCall } from '../../telephony/mediaStreamServer.js';
-import { defineCommand, printError, type CliIo, type Command } from '../command.js';
-import { openEndpoint } from '../endpoint.js';
+import { mediaStreamServer, type MediaStreamCall } from '../../telephony/mediaStreamServer.js';
+import { callCommandSettings, runCallCommand } from '../callCommand.js';
+import { defineCommand, type CliIo, type Command } from '../command.js';
 import { playMediaStreamDemo } from '../mediaStreamDemo.js';
 import { option, type OptionValues } from '../options.js';
+import { PUBLISH_OPTION } from '../publishFlag.js';
+import { REDIS_OPTION } from '../redisFlag.js';
 import { BASE_URL_OPTION, CONFIG_OPTION, loadScenario, scenarioOption } from '../sharedOptions.js';
-import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
-import { commandPublisher, PUBLISH_OPTION } from '../publishFlag.js';
-import { embeddedLabel } from '../resultSource.js';
-import { samplePath } from '../../samples.js';
 
 const OPTIONS = {
   port: option.integer('N', 'port (default 8080; 0 picks a free one, printed on stderr)', { min: 0, max: 65535, fallback: 8080 }),
@@ -51,14 +45,12 @@ const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }, io: CliIo): Promise<number> {
   const { host, port, preset, speed, seconds } = values;
   const trackMode = values.tracks;
-  const whenFull = values['when-full'];
   const limits = {
     ...(values['max-connections'] !== undefined ? { maxConnections: values['max-connections'] } : {}),
     ...(values['frame-ms'] !== undefined ? { frameMs: values['frame-ms'] } : {}),
   };
   const demo = values.demo;
   if (demo && values.workers > 1) throw new InputError('invalid_argument', '--demo plays one call into one process: leave out --workers', { path: 'workers' });
-  const onWorkers = values.workers > 1 || inCallWorker();
   const exitAfter = values['exit-after'] ?? (demo ? 1 : undefined);
   const twilioAuthToken = values['twilio-auth-token'] ?? io.env['TWILIO_AUTH_TOKEN'];
   // The demo brings a token of its own when none is set, so its bridge is never open.
@@ -72,102 +64,60 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
     ...(token !== undefined ? { token } : {}),
     ...(twilioAuthToken !== undefined ? { twilio: { authToken: twilioAuthToken, ...(publicUrl !== undefined ? { url: publicUrl } : {}) } } : {}),
   };
-  const config = values.config ?? 'default';
   const scenarioPath = values.scenario ?? (demo ? samplePath('call.scenario.json') : undefined);
   const scenario = scenarioPath ? await loadScenario(scenarioPath) : undefined;
-
-  const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
-  const fleet = await fleetLimits(values.redis, io.env);
-  const published = await commandPublisher(values.publish, io);
-  const serverStats = createMediaStreamServerStats();
-  const callStats = createAnalyzeCallsStats();
-  const out = (line: string): void => void io.stdout.write(`${line}\n`);
-  const json = values.json === true;
-  // What made the results: a line before the first call's first result (its session's label).
-  // Across workers, the primary (which runs the embedded emulator) says it once; a worker does not.
-  const embedded = json || inCallWorker() ? undefined : await embeddedLabel(endpoint.emulator !== undefined, scenario, onWorkers);
-  const onLabel = labelLines(json || onWorkers, out, embedded);
-
-  const calls = (fail: (err: unknown) => void, worker?: CallWorker) =>
-    analyzeCalls(
-      mediaStreamServer({
-        ...(worker ? { worker } : {}),
-        host,
-        port,
-        ...(values.path !== undefined ? { path: values.path } : {}),
-        preset,
-        trackMode,
-        stats: serverStats,
-        ...(token !== undefined || twilioAuthToken !== undefined ? { authenticate } : {}),
-        onRefused: (reason, req) => io.stderr.write(`svc-stream: refused a connection from ${req.socket.remoteAddress ?? '?'}: ${reason}\n`),
-        onMalformed: (reason) => io.stderr.write(`svc-stream: malformed message: ${reason}\n`),
-        ...limits,
-        onWarning: (w) => io.stderr.write(`svc-stream: ${w.message.replace('Raise maxConnections', 'Raise --max-connections')}\n`),
-        onListening: (a) => {
-          const path = values.path ?? '/';
-          io.stderr.write(`svc-stream: media streams on ws://${a.address}:${a.port}${path}\n`);
-          if (!demo) return;
-          playMediaStreamDemo({
-            url: `ws://127.0.0.1:${a.port}${path}`,
-            provider: preset === 'telnyx' ? 'telnyx' : 'twilio',
-            token,
-            twilioAuthToken,
-            // What the bridge verifies by default: wss:// + Host + path.
-            signedUrl: publicUrl ?? `wss://127.0.0.1:${a.port}${path}`,
-            speed,
-            seconds,
-          }).catch(fail);
+  const settings = callCommandSettings(values, { exitAfter, scenario, totals: { source: 'mediaStreamServer', keys: ['connections', 'messages', 'malformed', 'overCapacity'] } });
+  return runCallCommand<MediaStreamCall>(
+    io,
+    settings,
+    (run, fail, worker) =>
+      analyzeCalls(
+        mediaStreamServer({
+          ...(worker ? { worker } : {}),
+          host,
+          port,
+          ...(values.path !== undefined ? { path: values.path } : {}),
+          preset,
+          trackMode,
+          ...(token !== undefined || twilioAuthToken !== undefined ? { authenticate } : {}),
+          onRefused: (reason, req) => io.stderr.write(`svc-stream: refused a connection from ${req.socket.remoteAddress ?? '?'}: ${reason}\n`),
+          onMalformed: (reason) => io.stderr.write(`svc-stream: malformed message: ${reason}\n`),
+          ...limits,
+          onWarning: (w) => io.stderr.write(`svc-stream: ${w.message.replace('Raise maxConnections', 'Raise --max-connections')}\n`),
+          onListening: (a) => {
+            const path = values.path ?? '/';
+            io.stderr.write(`svc-stream: media streams on ws://${a.address}:${a.port}${path}\n`);
+            if (!demo) return;
+            playMediaStreamDemo({
+              url: `ws://127.0.0.1:${a.port}${path}`,
+              provider: preset === 'telnyx' ? 'telnyx' : 'twilio',
+              token,
+              twilioAuthToken,
+              // What the bridge verifies by default: wss:// + Host + path.
+              signedUrl: publicUrl ?? `wss://127.0.0.1:${a.port}${path}`,
+              speed,
+              seconds,
+            }).catch(fail);
+          },
+        }),
+        run.analyze<MediaStreamCall>(worker),
+      ),
+    (call) => {
+      const c = call.call;
+      const channels = c.format.num_channels > 1 ? `/${c.format.num_channels}` : '';
+      return {
+        started: {
+          text: `call ${c.callId ?? c.streamId} (${c.preset}, track ${c.track}, ${c.format.audio_format}/${c.format.sample_rate}${channels}), ${call.status}`,
+          json: { type: 'call', id: call.id, stream_id: c.streamId, call_id: c.callId ?? null, preset: c.preset, track: c.track, format: c.format, status: call.status },
         },
-      }),
-      {
-        apiKey: endpoint.apiKey,
-        baseUrl: endpoint.baseUrl,
-        config,
-        maxConcurrent: values['max-calls'],
-        whenFull,
-        callStats,
-        limiter: fleet.limiter,
-        publish: published.publisher,
-        ...(worker ? { worker } : {}),
-      },
-    );
-  const view = (call: CallAnalysis<MediaStreamCall>) => {
-    const c = call.call;
-    const channels = c.format.num_channels > 1 ? `/${c.format.num_channels}` : '';
-    return {
-      json,
-      out,
-      started: {
-        text: `call ${c.callId ?? c.streamId} (${c.preset}, track ${c.track}, ${c.format.audio_format}/${c.format.sample_rate}${channels}), ${call.status}`,
-        json: { type: 'call', id: call.id, stream_id: c.streamId, call_id: c.callId ?? null, preset: c.preset, track: c.track, format: c.format, status: call.status },
-      },
-      counters: () => {
-        const tracks = Object.values(c.stats) as Array<{ received: number; lost: number; late: number; duplicated: number; reordered: number }>;
-        const sum = (k: 'received' | 'lost' | 'late' | 'duplicated' | 'reordered') => tracks.reduce((n, t) => n + t[k], 0);
-        return { received: sum('received'), lost: sum('lost'), late: sum('late'), duplicated: sum('duplicated'), reordered: sum('reordered') };
-      },
-      onLabel,
-    };
-  };
-
-  try {
-    if (onWorkers) {
-      return await showCallsOnWorkers(
-        io,
-        { workers: values.workers, exitAfter, json, endpoint, summary: (s) => workersSummary(s, 'mediaStreamServer', ['connections', 'messages', 'malformed', 'overCapacity']) },
-        (worker) => calls(() => undefined, worker),
-        view,
-      );
-    }
-    return await showCalls(io, exitAfter, (fail) => calls(fail), view);
-  } catch (err) {
-    printError(io, err);
-    return 1;
-  } finally {
-    await published.close();
-    await fleet.close();
-    await endpoint.close();
-  }
+        counters: () => {
+          const tracks = Object.values(c.stats) as Array<{ received: number; lost: number; late: number; duplicated: number; reordered: number }>;
+          const sum = (k: 'received' | 'lost' | 'late' | 'duplicated' | 'reordered') => tracks.reduce((n, t) => n + t[k], 0);
+          return { received: sum('received'), lost: sum('lost'), late: sum('late'), duplicated: sum('duplicated'), reordered: sum('reordered') };
+        },
+      };
+    },
+  );
 }
 
 export const mediaStreamCommand: Command = defineCommand({

@@ -1,21 +1,16 @@
 // `svc-stream rtp`: receive RTP calls and analyse each one live.
-import { analyzeCalls, createAnalyzeCallsStats } from '../../telephony/analyzeCalls.js';
-import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
-import { commandPublisher, PUBLISH_OPTION } from '../publishFlag.js';
-import { option, type OptionValues } from '../options.js';
-import { BASE_URL_OPTION, CONFIG_OPTION, loadScenario, scenarioOption } from '../sharedOptions.js';
-import { parsePayloadTypeArg, type PayloadTypeSpec } from '../../telephony/payloadTypes.js';
-import { createRtpSourceStats, type CallLeg } from '../../telephony/RtpLegs.js';
-import { hasReusePort, rtpSource } from '../../telephony/rtpSource.js';
-import type { CallAnalysis } from '../../telephony/analyzeCalls.js';
-import type { CallWorker } from '../../telephony/callWorkers.js';
 import { InputError } from '../../errors/index.js';
+import { analyzeCalls } from '../../telephony/analyzeCalls.js';
+import { parsePayloadTypeArg, type PayloadTypeSpec } from '../../telephony/payloadTypes.js';
+import type { CallLeg } from '../../telephony/RtpLegs.js';
+import { hasReusePort, rtpSource } from '../../telephony/rtpSource.js';
 import type { LimitWarning, PayloadTypeWarning } from '../../warnings.js';
-import { defineCommand, printError, type CliIo, type Command } from '../command.js';
-import { openEndpoint } from '../endpoint.js';
-import { labelLines, showCalls } from '../callView.js';
-import { inCallWorker, showCallsOnWorkers, workersSummary } from '../callWorkersView.js';
-import { embeddedLabel } from '../resultSource.js';
+import { callCommandSettings, runCallCommand } from '../callCommand.js';
+import { defineCommand, type CliIo, type Command } from '../command.js';
+import { option, type OptionValues } from '../options.js';
+import { PUBLISH_OPTION } from '../publishFlag.js';
+import { REDIS_OPTION } from '../redisFlag.js';
+import { BASE_URL_OPTION, CONFIG_OPTION, loadScenario, scenarioOption } from '../sharedOptions.js';
 
 const OPTIONS = {
   port: option.integer('N', 'UDP port (default 5004; 0 picks a free one, printed on stderr)', { min: 0, max: 65535, fallback: 5004 }),
@@ -46,95 +41,51 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   const payloadTypes: Record<number, PayloadTypeSpec> = Object.fromEntries(values['payload-type']);
   const port = values.port;
   const exitAfter = values['exit-after'];
-  const config = values.config ?? 'default';
   const scenario = values.scenario ? await loadScenario(values.scenario) : undefined;
   if (values['reuse-port'] && !hasReusePort()) throw new InputError('invalid_argument', `--reuse-port needs Node 22.12 or later (this is ${process.versions.node}); without it each worker takes its own port, --port + i`, { path: 'reuse-port' });
-  const onWorkers = values.workers > 1 || inCallWorker();
-
-  const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
-  const fleet = await fleetLimits(values.redis, io.env);
-  const published = await commandPublisher(values.publish, io);
-  const sourceStats = createRtpSourceStats();
-  const callStats = createAnalyzeCallsStats();
-  const out = (line: string): void => void io.stdout.write(`${line}\n`);
-  const json = values.json === true;
-  // What made the results, as analyze says it: a line before the first call's first result
-  // (its session's label), and `source` and `label` in each call's --json state line. Across
-  // workers, the primary (which runs the embedded emulator) says it once; a worker does not.
-  const embedded = json || inCallWorker() ? undefined : await embeddedLabel(endpoint.emulator !== undefined, scenario, onWorkers);
-  const onLabel = labelLines(json || onWorkers, out, embedded);
-
-  const calls = (worker?: CallWorker) =>
-    analyzeCalls(
-      rtpSource({
-        ...(worker ? { worker } : {}),
-        ...(values['reuse-port'] ? { reusePort: true } : {}),
-        host: values.host,
-        port,
-        payloadTypes,
-        stats: sourceStats,
-        ...(values.jitter !== undefined ? { playoutDelayMs: values.jitter } : {}),
-        ...(values['idle-timeout'] !== undefined ? { idleTimeoutMs: values['idle-timeout'] } : {}),
-        ...(values['max-legs'] !== undefined ? { maxLegs: values['max-legs'] } : {}),
-        ...(values['frame-ms'] !== undefined ? { frameMs: values['frame-ms'] } : {}),
-        onListening: (a) => io.stderr.write(`svc-stream: listening for RTP on ${a.address}:${a.port}\n`),
-        onWarning: (w) => io.stderr.write(`svc-stream: ${warningLine(w)}\n`),
-      }),
-      {
-        apiKey: endpoint.apiKey,
-        baseUrl: endpoint.baseUrl,
-        config,
-        maxConcurrent: values['max-calls'],
-        whenFull: values['when-full'],
-        callStats,
-        limiter: fleet.limiter,
-        publish: published.publisher,
-        ...(worker ? { worker } : {}),
-      },
-    );
-  const view = (call: CallAnalysis<CallLeg>) => {
-    const leg = call.call;
-    const fmt = `${leg.codec.name}/${leg.codec.clockRate} as ${leg.format.audio_format}`;
-    return {
-      json,
-      out,
-      started: {
-        text: `call from ${leg.remote.address}:${leg.remote.port} (${fmt}), ${call.status}`,
-        json: { type: 'call', id: call.id, ssrc: leg.ssrc, payload_type: leg.payloadType, codec: leg.codec.name, format: leg.format, status: call.status, remote: leg.remote },
-      },
-      onLabel,
-      counters: () => {
-        const s = leg.stats;
-        return { received: s.received, lost: s.lost, late: s.late, duplicated: s.duplicated, reordered: s.reordered, dtmf: s.dtmf, cn: s.cn, rtcp: s.rtcp };
-      },
-    };
-  };
-
-  try {
-    if (onWorkers) {
-      return await showCallsOnWorkers(
-        io,
-        { workers: values.workers, exitAfter, json, endpoint, summary: (s) => workersSummary(s, 'rtpSource', ['datagrams', 'legs', 'refusedLegs', 'malformed']) },
-        calls,
-        view,
-      );
-    }
-    return await showCalls(io, exitAfter, () => calls(), view);
-  } catch (err) {
-    printError(io, err);
-    return 1;
-  } finally {
-    await published.close();
-    await fleet.close();
-    await endpoint.close();
-  }
+  const settings = callCommandSettings(values, { exitAfter, scenario, totals: { source: 'rtpSource', keys: ['datagrams', 'legs', 'refusedLegs', 'malformed'] } });
+  return runCallCommand<CallLeg>(
+    io,
+    settings,
+    (run, _fail, worker) =>
+      analyzeCalls(
+        rtpSource({
+          ...(worker ? { worker } : {}),
+          ...(values['reuse-port'] ? { reusePort: true } : {}),
+          host: values.host,
+          port,
+          payloadTypes,
+          ...(values.jitter !== undefined ? { playoutDelayMs: values.jitter } : {}),
+          ...(values['idle-timeout'] !== undefined ? { idleTimeoutMs: values['idle-timeout'] } : {}),
+          ...(values['max-legs'] !== undefined ? { maxLegs: values['max-legs'] } : {}),
+          ...(values['frame-ms'] !== undefined ? { frameMs: values['frame-ms'] } : {}),
+          onListening: (a) => io.stderr.write(`svc-stream: listening for RTP on ${a.address}:${a.port}\n`),
+          onWarning: (w) => io.stderr.write(`svc-stream: ${warningLine(w)}\n`),
+        }),
+        run.analyze<CallLeg>(worker),
+      ),
+    (call) => {
+      const leg = call.call;
+      const fmt = `${leg.codec.name}/${leg.codec.clockRate} as ${leg.format.audio_format}`;
+      return {
+        started: {
+          text: `call from ${leg.remote.address}:${leg.remote.port} (${fmt}), ${call.status}`,
+          json: { type: 'call', id: call.id, ssrc: leg.ssrc, payload_type: leg.payloadType, codec: leg.codec.name, format: leg.format, status: call.status, remote: leg.remote },
+        },
+        counters: () => {
+          const s = leg.stats;
+          return { received: s.received, lost: s.lost, late: s.late, duplicated: s.duplicated, reordered: s.reordered, dtmf: s.dtmf, cn: s.cn, rtcp: s.rtcp };
+        },
+      };
+    },
+  );
 }
 
 /** A source's warning in the command line's words: the flag, not the option. */
 function warningLine(w: LimitWarning | PayloadTypeWarning): string {
   if (w.option !== 'payloadTypes') return w.message.replace('Raise maxLegs', 'Raise --max-legs');
   const map = `--payload-type ${w.payloadType}=${w.mapping ?? 'CODEC/RATE'}`;
-  return w.message.replace(/^rtpSource: /, '').replace(/Map it in payloadTypes.*$/, w.mapping ? `Map it with ${map} to be sure.` : `Map it with ${map} (e.g. ${w.payloadType}=L16/16000, ${w.payloadType}=opus/48000/2).`);
+  return w.message.replace(/^rtpSource: /, '').replace(/Map it in payloadTypes.*$/, w.mapping ? `Map it with ${map} to be sure.` : `Map it with ${map} (e.g. ${w.payloadType}=PCMU/16000, ${w.payloadType}=PCMA/8000, ${w.payloadType}=L16/16000, ${w.payloadType}=opus/48000/2).`);
 }
 
 export const rtpCommands: readonly Command[] = [
@@ -145,7 +96,9 @@ export const rtpCommands: readonly Command[] = [
     description: `Listen for RTP on a UDP port and analyse every call leg (one per SSRC) in its own live
 session, printing one line per result, prefixed with the leg's id.
 PCMU (0), PCMA (8), G.722 (9), L16 (10, 11) are known; map dynamic payload types with
---payload-type. DTMF and comfort noise are dropped; RTCP on the same port is ignored.`,
+--payload-type. An unmapped dynamic type is told from its packets where they leave no doubt
+(G.711 or L16 at any rate, Opus), and said once. DTMF and comfort noise are dropped; RTCP on
+the same port is ignored.`,
     options: OPTIONS,
     footer: `Environment: SVC_API_KEY, SVC_BASE_URL. With neither set, an embedded emulator is started.
 Exit status: 0 after --exit-after calls (or Ctrl-C); 1 on failure to listen.`,

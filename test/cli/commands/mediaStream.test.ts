@@ -1,52 +1,18 @@
 // `svc-stream media-stream`: the bridge run in-process against the embedded emulator, with real
 // WebSocket clients speaking the Twilio protocol (and the command's own --demo client).
 import { readFileSync } from 'node:fs';
-import { PassThrough, Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { samplePath } from 'svc-stream';
 import { twilioSignature } from 'svc-stream/telephony';
-import { main } from '../../../src/cli/main.js';
+import { serveCli, stopServing, type Serving } from '../runCli.js';
 import { killSpawned, spawnBin } from '../spawned.js';
 
 afterEach(killSpawned);
 
-interface Running {
-  /** Resolves with the port once listening. */
-  readonly port: Promise<number>;
-  readonly exit: Promise<number>;
-  stdout(): string;
-  stderr(): string;
-  stop(): void;
-}
+afterEach(stopServing);
 
-const running: Running[] = [];
-afterEach(async () => {
-  for (const r of running.splice(0)) {
-    r.stop();
-    await r.exit;
-  }
-});
-
-function start(args: string[], env: NodeJS.ProcessEnv = {}): Running {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  let gotPort!: (p: number) => void;
-  const port = new Promise<number>((r) => (gotPort = r));
-  stdout.on('data', (c: Buffer) => (out += c.toString()));
-  stderr.on('data', (c: Buffer) => {
-    err += c.toString();
-    const m = /media streams on ws:\/\/[^:]+:(\d+)/.exec(err);
-    if (m) gotPort(Number(m[1]));
-  });
-  const controller = new AbortController();
-  const exit = main(['media-stream', '--port', '0', ...args], { stdout, stderr, stdin: Readable.from([]), env, signal: controller.signal });
-  const r: Running = { port, exit, stdout: () => out, stderr: () => err, stop: () => controller.abort() };
-  running.push(r);
-  return r;
-}
+const start = (args: string[], env: NodeJS.ProcessEnv = {}): Serving => serveCli(['media-stream', '--port', '0', ...args], /media streams on ws:\/\/[^:]+:(\d+)/, env);
 
 const ndjson = (text: string) => text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
 
