@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { Observable } from 'rxjs';
 import WebSocket, { WebSocketServer } from 'ws';
 import { withAudioMeta, type AudioObservable, type FlowSlot } from '../src/audio/meta.js';
-import type { FlowControl } from '../src/audio/flow.js';
+import type { FlowControl } from '../src/audio/FlowControl.js';
 
 export const RAW = { audio_format: 's16le', sample_rate: 16000, num_channels: 1 } as const;
 export const KEY = 'bench-key';

@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { asyncScheduler, lastValueFrom } from 'rxjs';
 import WebSocket, { type ClientOptions } from 'ws';
 import { conversationSession } from '../src/session/conversation.js';
-import { LiveAudio } from '../src/telephony/liveAudio.js';
+import { LiveAudio } from '../src/telephony/LiveAudio.js';
 import { fmt, KEY, machine, median, startSink } from './benchInternals.js';
 import { forkRole, nextMessage } from './telephonyBench.js';
 

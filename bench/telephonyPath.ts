@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as rtp from 'rtp.js/packets';
-import { JitterBuffer } from '../src/telephony/jitterBuffer.js';
+import { JitterBuffer } from '../src/telephony/JitterBuffer.js';
 import { readField, TWILIO_PRESET } from '../src/telephony/mediaStreamPresets.js';
 import { parseRtpHeader } from '../src/telephony/rtpHeader.js';
 import { matchMediaMessage } from '../src/telephony/mediaMessage.js';

@@ -11,7 +11,7 @@ import WebSocket from 'ws';
 import { fileSource } from '../src/audio/fileSource.js';
 import { fromAsyncIterable } from '../src/audio/fromAsyncIterable.js';
 import { fromReadable } from '../src/audio/fromReadable.js';
-import { FlowControl } from '../src/audio/flow.js';
+import { FlowControl } from '../src/audio/FlowControl.js';
 import { pullFrames, RAW, wavHeader, wsUrl } from './benchInternals.js';
 
 export type SourceKind = 'pull' | 'iterable' | 'readable' | 'file' | 'fileBlocks' | 'push';

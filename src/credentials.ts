@@ -1,7 +1,7 @@
 // Where the keys and base URLs come from, written once: an option wins, then the environment
 // variable, for every caller (sessions, batch calls, the orchestration client, the fleet, the
 // CLI). A missing value is an InputError naming the option and the variable to set.
-import { InputError } from './errors.js';
+import { InputError } from './errors/index.js';
 
 /** The environment variable behind each credential. */
 export const CREDENTIAL_ENV = {

@@ -23,7 +23,7 @@ export { pace, type PaceOptions } from './audio/pace.js';
 export { withAudioFormat } from './audio/withAudioFormat.js';
 export { toG711, fromG711, encodeG711, decodeG711, type G711Law } from './audio/g711.js';
 export { AudioSource, audioMetaOf, type AudioChunk, type AudioObservable, type AudioSourceMeta, type FlowSlot } from './audio/meta.js';
-export { FlowControl } from './audio/flow.js';
+export { FlowControl } from './audio/FlowControl.js';
 export { bytesToMs, msToBytes, type AudioFormat, type RawAudioFormat, type RawFormat, type ContainerFormat, type SampleRate } from './schema/audio.js';
 export { SAMPLE_FILES, samplePath, type SampleFile } from './samples.js';
 
@@ -31,12 +31,14 @@ export { SAMPLE_FILES, samplePath, type SampleFile } from './samples.js';
 export { analyzeConversation, type ConversationOptions } from './session/conversation.js';
 export { streamJson, type JsonFrame, type JsonEndpoint, type JsonStreamingOptions } from './session/jsonStreaming.js';
 export { recordSession, type RecordSessionOptions, type RecordedEvent } from './session/recordSession.js';
-export type { StreamingOptions, WebSocketFactory } from './session/streamingSession.js';
-export type { AudioWarningOptions } from './session/audioCheck.js';
-export type { SessionEvent } from './session/segments.js';
+export type { ApiKeyFunction, StreamingOptions, WebSocketFactory } from './session/streamingSession.js';
+export type { AudioWarningOptions } from './session/AudioCheck.js';
+export type { SessionEvent } from './session/SegmentClock.js';
 export { DEFAULT_RECONNECT, type ReconnectOptions, type ReconnectPolicy } from './session/reconnect.js';
 export { DEFAULT_HEARTBEAT, type HeartbeatOptions } from './session/heartbeat.js';
 export { createSessionStats, type SessionStats, type ToleranceOptions } from './session/stats.js';
+export { sessionFigures, type SessionFigures, type SessionFiguresInput, type AudioFigures } from './session/figures.js';
+export { labelText, type ResultLabel } from './schema/resultLabel.js';
 export { isTerminalStatus, type SessionState, type SessionStatus } from './schema/sessionState.js';
 export type { BatchConfig, SessionConfig } from './schema/config.js';
 
@@ -73,12 +75,12 @@ export type { TranscriptEntry } from './state/clips.js';
 export type { ConversationSnapshot } from './state/snapshot.js';
 
 // Errors and warnings: one hierarchy with a stable code on each; one warning shape.
-export * from './publicErrors.js';
-export type { SvcWarning, WarningCode, WarningHandler, EventWarning, AudioWarning, LimitWarning, PayloadTypeWarning } from './warnings.js';
+export * from './errors/publicErrors.js';
+export type { SvcWarning, WarningCode, WarningHandler, EventWarning, AudioWarning, AudioSourceWarning, ReplayGapWarning, LimitWarning, PayloadTypeWarning } from './warnings.js';
 export type { ToleranceAction } from './schema/parseServerEvent.js';
 export { redactUrl } from './redact.js';
 
 // Concurrency slots (in-process or fleet-wide) and the HTTP limits every area shares.
-export { Semaphore } from './Semaphore.js';
-export { underLimiter, type ConcurrencyLimiter, type LimiterLease, type LimiterSource, type LimiterTarget } from './limiter.js';
+export { Semaphore } from './concurrency/Semaphore.js';
+export { underLimiter, type ConcurrencyLimiter, type LimiterLease, type LimiterSource, type LimiterTarget } from './concurrency/limiter.js';
 export { HTTP_DEFAULTS, type HttpLimits } from './httpLimits.js';

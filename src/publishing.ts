@@ -3,31 +3,45 @@
 // publishes (telephony's analyzeCalls) names this seam; the fleet's Redis Streams publisher
 // (src/fleet/publisher.ts) implements it, and its ioredis types stay out of the others' declarations.
 import type { Observable } from 'rxjs';
-import type { SvcError } from './errors.js';
+import type { SvcError } from './errors/index.js';
 import type { ServerEvent } from './schema/events.js';
 import type { RelayEnd } from './schema/relay.js';
 import type { SessionState } from './schema/sessionState.js';
+import type { ResultLabel } from './schema/resultLabel.js';
 
-/** Counters of a publisher or of one of its sessions, updated in place. */
+/**
+ * Counters of a publisher or of one of its sessions, updated in place. Every entry made is in
+ * exactly one of the last four: `entries = published + notPublished + unconfirmed + pending`.
+ */
 export interface PublishStats {
-  /** Entries made (the start, each event, each status, the end). */
+  /** Entries made: the start (and the new start of a stream found lost), each event, each status, the end. */
   entries: number;
-  /** Entries Redis has stored (a retry that Redis already had counts once). */
+  /** Entries Redis said it holds (an entry sent again after a lost reply counts once). */
   published: number;
-  /** Entries that will never be stored: dropped while Redis was away past the bounds, still pending at `close()`, or refused (the id was taken by another publisher). */
-  unpublished: number;
+  /**
+   * Entries known not stored: events dropped while Redis was away past the bounds, entries still
+   * waiting at `close()` that were never sent or that Redis answered it did not store, and a run's
+   * entries refused because a new run took its id.
+   */
+  notPublished: number;
+  /**
+   * Entries sent whose answer never came before `close()`'s deadline (Redis paused, a reply lost
+   * with the connection): Redis may store them later or never. Retries use the ids the publisher
+   * chose, so each is stored at most once whatever happens.
+   */
+  unconfirmed: number;
   /** Entries waiting for Redis now. */
   pending: number;
-  /** Times Redis became unreachable. */
+  /** Outages: from the first failure to write to the first write that succeeds (a session counts those during its run). */
   outages: number;
   /** Times a stream was found gone (Redis restarted without persistence, or it expired) and a new epoch was started. */
   streamsLost: number;
 }
 
-/** How publishing one session ended: counts and, when something was not published, why. */
+/** How publishing one session ended: counts and, when something was not published or not confirmed, why. */
 export interface PublishReport extends Readonly<PublishStats> {
   readonly id: string;
-  /** Why entries were not published (the last reason), when `unpublished > 0`. */
+  /** Why entries were not published or not confirmed (the last reason), when `notPublished + unconfirmed > 0`. */
   readonly error?: SvcError | undefined;
 }
 
@@ -38,10 +52,13 @@ export interface SessionPublisher {
   event(event: ServerEvent): void;
   /** Append a status (`connecting`, `streaming`, `reconnecting`, `finishing` …) when it changed. */
   status(status: string): void;
+  /** Say what made the session's results (a status entry carrying it) when it changed: see `follow`. */
+  label(label: ResultLabel): void;
   /**
    * Follow a session's life cycle (its `stats.state$`) until the end: `connecting`,
    * `streaming`, `reconnecting` and `finishing` become entries (`paused` reads `streaming`;
-   * the end comes from `end()`). A later call replaces the stream followed.
+   * the end comes from `end()`). A later call replaces the stream followed. Given the `state$`
+   * of a `SessionStats`, its `label` is published too, before the first event it labels.
    */
   follow(state$: Observable<SessionState>): void;
   /** Append the end (once; later calls do nothing). */
@@ -78,8 +95,10 @@ export interface Publisher {
   /** The Redis it publishes to, without a password. */
   readonly target: string;
   /**
-   * Wait up to `closeTimeoutMs` for pending entries, count the rest unpublished (ending any
-   * live session `closed`), and close the connection it opened. Resolves with the totals.
+   * End any live session `closed`, wait for pending entries, then close the connection it
+   * opened (QUIT), all within one deadline, `closeTimeoutMs` (5 s by default). What is still
+   * pending then is counted `unconfirmed` (sent, no answer) or `notPublished`. Resolves with
+   * the totals; calling it again returns the same promise.
    */
   close(): Promise<PublishStats>;
 }

@@ -4,6 +4,7 @@
 // metadata, kept beside the result (never in its JSON), and `resultSource` tells it.
 
 import { EMULATOR_HEADER } from './schema/emulatorHeader.js';
+import { labelOfEmulatorHeader, SERVICE_LABEL, type ResultLabel } from './schema/resultLabel.js';
 
 export { EMULATOR_HEADER };
 
@@ -36,4 +37,20 @@ export function resultSource(result: object): ResultSource {
 /** What the emulator's header said of `result` (`stand-in`, `scenario`, …), or undefined for a service result. */
 export function emulatorNote(result: object): string | undefined {
   return marks.get(result);
+}
+
+/**
+ * What made a batch or job result, as a {@link ResultLabel} (the one every view shows): the
+ * service's, or the emulator's stand-ins with what they heard in the audio (`note`).
+ *
+ * ## Example
+ * ```ts
+ * import { detectAudioEvents, resultLabel } from 'svc-stream/batch';
+ *
+ * detectAudioEvents('call.wav').subscribe((r) => console.log(resultLabel(r).note)); // "stand-ins computed from the signal, … (heard: speech 7.1s)"
+ * ```
+ */
+export function resultLabel(result: object): ResultLabel {
+  const note = marks.get(result);
+  return note === undefined ? SERVICE_LABEL : labelOfEmulatorHeader(note).label ?? { source: 'emulator', note };
 }

@@ -1,7 +1,7 @@
 // The sample call the package ships (samples/ in the tarball), found from the installed package
 // so examples run wherever the package is, not only in a clone of the repository.
 import { fileURLToPath } from 'node:url';
-import { InputError } from './errors.js';
+import { InputError } from './errors/index.js';
 
 /**
  * The files the package ships under `samples/`: the ~38.5 s two-voice call (`call.wav`, 16 kHz

@@ -1,7 +1,18 @@
-// The one warning shape, beside the one error hierarchy (src/errors.ts): something went on,
+// The one warning shape, beside the one error hierarchy (src/errors/index.ts): something went on,
 // but a user should know. Every warning has a stable `code` to switch on and a one-line
 // `message` for a log; each kind adds the fields that say what, where and what to do.
-import type { ToleranceAction } from './schema/parseServerEvent.js';
+
+/**
+ * What tolerant parsing does with an out-of-contract value of one field:
+ * - `null`: the value becomes `null` ("none"), which the delivered type allows;
+ * - `drop`: the field is removed, as if the server had not sent it (a `clip_update` then
+ *   keeps the earlier value);
+ * - `label`: a speaker label; a number becomes its decimal text, anything else `null`;
+ * - `text`: the value becomes text (`JSON.stringify`), so an `error` is never lost.
+ * A field with no entry (an id, a required score, a `topics` list…) has no clear meaning
+ * without its value: the whole event is delivered as `{ type: 'unknown', reason }`.
+ */
+export type ToleranceAction = 'null' | 'drop' | 'label' | 'text';
 
 /**
  * An out-of-contract value met in an otherwise well-formed event, and what was done with it
@@ -36,11 +47,37 @@ export interface EventWarning {
  *   session subscribed (an operator subscribes it later, as `subscribeOn` does): the session
  *   treats it as a push source, bounded by `maxBufferedBytes`.
  */
-export interface AudioWarning {
+export interface AudioSourceWarning {
   readonly code: 'audio_meta_missing' | 'audio_format_unknown' | 'flow_not_connected';
   /** One line saying what and what to do, for a log. */
   readonly message: string;
 }
+
+/**
+ * Audio of a reconnected stream that no session analyses (docs/resilience.md, "What is
+ * replayed"): the session after a failure could not start where it should, because the bounds
+ * (`reconnect.replayMs` + `outageMs`) had let go of audio the failed session was sent and the
+ * service never answered. The clips in that span are lost, and said here; those already begun
+ * in it (their partials delivered) are never finished. Given to `onAudioWarning` and counted in
+ * `stats.audioWarnings`, like an {@link AudioSourceWarning}.
+ */
+export interface ReplayGapWarning {
+  /** Always `replay_gap`. */
+  readonly code: 'replay_gap';
+  /** The segment that resumed after the gap (`segment` of its events). */
+  readonly segment: number;
+  /** Where the span no session analyses starts, on the stream's axis (ms): the commit point, or the end of what the service heard past it. */
+  readonly fromMs: number;
+  /** Where it ends, on the stream's axis (ms): where the segment's audio starts. */
+  readonly toMs: number;
+  /** The clips begun before the gap's end (their partials delivered) that no session will finish. */
+  readonly clipUuids: readonly string[];
+  /** One line saying all of it, for a log. */
+  readonly message: string;
+}
+
+/** What a session says about its audio: the source's, or a replay that could not start where it should. */
+export type AudioWarning = AudioSourceWarning | ReplayGapWarning;
 
 /**
  * A bound refused a call, said once per source or server (docs/telephony.md): `rtpSource` and
@@ -49,12 +86,13 @@ export interface AudioWarning {
 export interface LimitWarning {
   /**
    * `max_legs`: an RTP leg refused by `maxLegs`; `max_connections`: a media-stream connection
-   * refused by `maxConnections`; `draining`: a new call refused because the service drains
-   * (`lifecycle`: it takes no new call while the calls in flight end).
+   * refused by `maxConnections`; `max_calls`: a SIP INVITE refused by `maxCalls`; `draining`: a
+   * new call refused because the service drains (`lifecycle`: it takes no new call while the
+   * calls in flight end).
    */
-  readonly code: 'max_legs' | 'max_connections' | 'draining';
+  readonly code: 'max_legs' | 'max_connections' | 'max_calls' | 'draining';
   /** The option that raises the bound (`lifecycle` for `draining`: nothing to raise). */
-  readonly option: 'maxLegs' | 'maxConnections' | 'lifecycle';
+  readonly option: 'maxLegs' | 'maxConnections' | 'maxCalls' | 'lifecycle';
   /** The bound in force (0 for `draining`). */
   readonly limit: number;
   /** One line for a log: what was refused, the counter that keeps counting, the option to raise. */
@@ -65,8 +103,8 @@ export interface LimitWarning {
  * An RTP stream of a dynamic payload type that `payloadTypes` does not map, said once per
  * payload type by `rtpSource` (docs/telephony.md, "A payload type nobody mapped"):
  * `unmapped_payload_type` when its codec could not be told from its packets (they are dropped
- * and counted in `stats.unknownPayloadType`), `inferred_payload_type` when it was (L16 or
- * Opus: `mapping` says what was taken; map it to be sure).
+ * and counted in `stats.unknownPayloadType`), `inferred_payload_type` when it was (G.711 or
+ * L16 at any rate, or Opus: `mapping` says what was taken; map it to be sure).
  */
 export interface PayloadTypeWarning {
   /** `unmapped_payload_type`: its packets are dropped; `inferred_payload_type`: they are played as `mapping`. */

@@ -4,7 +4,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { detectEmotionAsync, emulatorNote, resultSource } from 'svc-stream/batch';
+import { detectEmotionAsync, emulatorNote, resultLabel, resultSource } from 'svc-stream/batch';
 import { startEmulator } from 'svc-stream/emulator';
 import { samplePath } from 'svc-stream';
 
@@ -14,7 +14,9 @@ describe('resultSource', () => {
     try {
       const result = await detectEmotionAsync(samplePath('call.wav'), { baseUrl: emu.baseUrl, apiKey: emu.apiKey });
       expect(resultSource(result)).toBe('emulator');
-      expect(emulatorNote(result)).toBe('stand-in');
+      // What the stand-ins heard, and what they could not measure, beside the result.
+      expect(emulatorNote(result)).toBe('stand-in; heard=speech%2038.5s; not-measured=emotion%3A%20speech%20reads%20Neutral%2C%20anything%20else%20Unknown');
+      expect(resultLabel(result)).toEqual({ source: 'emulator', note: "stand-ins computed from the signal, not the service's models (heard: speech 38.5s; not measured: emotion: speech reads Neutral, anything else Unknown)" });
       expect(Object.keys(result).sort()).toEqual(['emotion', 'time_series']);
     } finally {
       await emu.close();
@@ -35,6 +37,7 @@ describe('resultSource', () => {
       const result = await detectEmotionAsync(samplePath('call.wav'), { baseUrl: `http://127.0.0.1:${port}`, apiKey: 'k', retry: false });
       expect(resultSource(result)).toBe('service');
       expect(emulatorNote(result)).toBeUndefined();
+      expect(resultLabel(result)).toEqual({ source: 'service' });
     } finally {
       await new Promise((r) => server.close(r));
     }

@@ -4,9 +4,9 @@ import type { ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import type prism from 'prism-media';
 import { Observable, type Subscription } from 'rxjs';
-import { AudioSourceError, SvcError } from '../errors.js';
-import { FlowControl } from './flow.js';
-import { connectFlow, pullIterator, sourceError } from '../internal/audioSources.js';
+import { AudioSourceError, SvcError } from '../errors/index.js';
+import { FlowControl } from './FlowControl.js';
+import { connectFlow, pullIterator, sourceError } from './sourceFlow.js';
 import { resolveFfmpeg } from '../internal/ffmpegPath.js';
 import { audioMetaOf, type AudioChunk } from './meta.js';
 

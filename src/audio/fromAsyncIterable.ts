@@ -1,10 +1,10 @@
 // An audio observable over an async iterable (an async generator, a Web ReadableStream, any
 // pull source), read lazily so a paused session pauses the producer.
 import { Observable } from 'rxjs';
-import { AudioSourceError } from '../errors.js';
+import { AudioSourceError } from '../errors/index.js';
 import type { AudioFormat } from '../schema/audio.js';
-import type { FlowControl } from './flow.js';
-import { pullIterator, sourceError, takeFlow } from '../internal/audioSources.js';
+import type { FlowControl } from './FlowControl.js';
+import { pullIterator, sourceError, takeFlow } from './sourceFlow.js';
 import { withAudioMeta, type AudioChunk, type AudioObservable, type FlowSlot } from './meta.js';
 
 /** Options of {@link fromAsyncIterable}: the audio format of the bytes and an optional shared flow-control gate. */

@@ -2,10 +2,10 @@
 // (and, through the stream's own backpressure, whatever feeds it).
 import { finished, type Readable } from 'node:stream';
 import { Observable } from 'rxjs';
-import { AudioSourceError } from '../errors.js';
+import { AudioSourceError } from '../errors/index.js';
 import type { AudioFormat } from '../schema/audio.js';
-import type { FlowControl } from './flow.js';
-import { asChunk, sourceError, takeFlow, YIELD_BYTES } from '../internal/audioSources.js';
+import type { FlowControl } from './FlowControl.js';
+import { asChunk, sourceError, takeFlow, YIELD_BYTES } from './sourceFlow.js';
 import { withAudioMeta, type AudioChunk, type AudioObservable, type FlowSlot } from './meta.js';
 
 /** Options of {@link fromReadable}: the audio format of the bytes and an optional shared flow-control gate. */

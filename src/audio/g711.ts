@@ -2,7 +2,7 @@
 // (via the alawmulaw package), and operators converting audio streams both ways.
 import * as alawmulawModule from 'alawmulaw';
 import type { OperatorFunction, Subscriber, TeardownLogic } from 'rxjs';
-import { InputError } from '../errors.js';
+import { InputError } from '../errors/index.js';
 import type { AudioFormat, RawAudioFormat } from '../schema/audio.js';
 import { AudioSource, audioMetaOf, type AudioChunk, type AudioSourceMeta } from './meta.js';
 import { operatorSubscriber } from '../internal/operate.js';

@@ -4,8 +4,8 @@
 // pipeable operator built with RxJS's `operate` (tap, map, filter, take, share, …) keeps it.
 import { Observable, type Operator, type Subscriber, type TeardownLogic } from 'rxjs';
 import type { AudioFormat } from '../schema/audio.js';
-import type { ChunkLog } from './chunkLog.js';
-import type { FlowControl } from './flow.js';
+import type { ChunkLog } from './ChunkLog.js';
+import type { FlowControl } from './FlowControl.js';
 
 /** One chunk of audio bytes. Buffers are Uint8Arrays. */
 export type AudioChunk = Uint8Array;

@@ -1,10 +1,10 @@
 // Real-time pacing: releasing raw audio "as if live" against absolute deadlines derived from
 // the audio's own duration, so an hour of audio ends an hour (divided by rate) after it began.
 import { asyncScheduler, Observable, type OperatorFunction, type SchedulerLike, type Subscription } from 'rxjs';
-import { InputError } from '../errors.js';
+import { InputError } from '../errors/index.js';
 import { bytesPerSecond, bytesToMs, isRawFormat, type RawAudioFormat } from '../schema/audio.js';
-import { FlowControl } from './flow.js';
-import { connectFlow } from '../internal/audioSources.js';
+import { FlowControl } from './FlowControl.js';
+import { connectFlow } from './sourceFlow.js';
 import { audioMetaOf, withAudioMeta, type AudioChunk } from './meta.js';
 import { operatorSubscriber } from '../internal/operate.js';
 

@@ -3,7 +3,7 @@
 import { execFile } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { extname } from 'node:path';
-import { AudioSourceError, InputError } from '../errors.js';
+import { AudioSourceError, InputError } from '../errors/index.js';
 import { resolveFfmpeg } from '../internal/ffmpegPath.js';
 import { demuxerMatches, FILE_EXTENSIONS, FILE_FORMATS, type FileHandling } from './fileFormats.js';
 

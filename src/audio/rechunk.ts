@@ -1,6 +1,6 @@
 // Re-chunking raw audio into chunks of a fixed duration, on sample-frame boundaries.
 import type { OperatorFunction } from 'rxjs';
-import { InputError } from '../errors.js';
+import { InputError } from '../errors/index.js';
 import { isRawFormat, msToBytes, type RawAudioFormat } from '../schema/audio.js';
 import { AudioSource, audioMetaOf, type AudioChunk } from './meta.js';
 import { operatorSubscriber } from '../internal/operate.js';

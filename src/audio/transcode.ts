@@ -2,7 +2,7 @@
 // as a source over a file or Node stream. Targets are validated against what the service accepts.
 import type { Readable } from 'node:stream';
 import { Observable, type OperatorFunction } from 'rxjs';
-import { AudioSourceError, InputError } from '../errors.js';
+import { AudioSourceError, InputError } from '../errors/index.js';
 import {
   MAX_CHANNELS,
   MIN_CHANNELS,
@@ -17,8 +17,8 @@ import {
   type RawFormat,
   type SampleRate,
 } from '../schema/audio.js';
-import type { FlowControl } from './flow.js';
-import { takeFlow } from '../internal/audioSources.js';
+import type { FlowControl } from './FlowControl.js';
+import { takeFlow } from './sourceFlow.js';
 import { runFfmpeg, type FfmpegInput, type FfmpegSpawnInfo, type RunFfmpegOptions } from './ffmpegProcess.js';
 import { audioMetaOf, withAudioMeta, type AudioChunk, type AudioObservable, type FlowSlot } from './meta.js';
 

@@ -1,7 +1,7 @@
 // Stating the format of the bytes after an operator that changed them (a decoder, a
 // resampler), keeping the source's flow control.
 import type { OperatorFunction } from 'rxjs';
-import { InputError } from '../errors.js';
+import { InputError } from '../errors/index.js';
 import { AudioParamsSchema, type AudioFormat } from '../schema/audio.js';
 import { AudioSource, audioMetaOf, type AudioChunk } from './meta.js';
 

@@ -1,7 +1,7 @@
 // Many files through one batch call: a bounded, tagged, stoppable run. Per-file failures are
 // results; a cause that dooms every other file stops the run and skips the rest, by name.
 import { catchError, concat, defer, map, mergeMap, of, throwError, type Observable, type OperatorFunction } from 'rxjs';
-import { SvcError } from '../errors.js';
+import { SvcError } from '../errors/index.js';
 import { abortable, ATTEMPT_GATE, type BatchOptions } from './request.js';
 import { stopsRun } from './retry.js';
 import { MAX_BATCH_CONCURRENCY } from '../schema/limits.js';

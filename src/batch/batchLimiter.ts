@@ -1,9 +1,9 @@
 // Process-wide concurrency bounds for batch calls: one FIFO semaphore per model, base URL and
 // key, shared by every call, because the service's limit is per organization and model (§8).
 import { createHash } from 'node:crypto';
-import type { ConcurrencyLimiter, LimiterSource, LimiterTarget } from '../limiter.js';
+import type { ConcurrencyLimiter, LimiterSource, LimiterTarget } from '../concurrency/limiter.js';
 import { DEFAULT_BATCH_CONCURRENCY } from '../schema/limits.js';
-import { Semaphore } from '../Semaphore.js';
+import { Semaphore } from '../concurrency/Semaphore.js';
 
 const limiters = new Map<string, Semaphore>();
 

@@ -2,7 +2,7 @@
 // result, plus a Promise variant for code that does not use RxJS.
 import { defer, lastValueFrom, map, type Observable } from 'rxjs';
 import { z } from 'zod';
-import { InputError } from '../errors.js';
+import { InputError } from '../errors/index.js';
 import { AudioEventResultSchema, EmotionResultSchema, PresetListSchema, type AudioEventResult, type EmotionResult, type Preset } from '../schema/batch.js';
 import type { SessionConfig } from '../schema/config.js';
 import { configText } from '../schema/configText.js';

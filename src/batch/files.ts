@@ -1,7 +1,7 @@
 // The local checks of §2.1 and §8 made before any upload: a refused file never costs a request.
 import { stat } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
-import { InputError } from '../errors.js';
+import { InputError } from '../errors/index.js';
 import { describeByteLimit, MAX_UPLOAD_BYTES } from '../schema/limits.js';
 
 /** The extensions the batch endpoints take (§2.1). */

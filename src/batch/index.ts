@@ -40,4 +40,5 @@ export { DEFAULT_BATCH_CONCURRENCY, MAX_BATCH_CONCURRENCY } from '../schema/limi
 export { retryDelay, retryClassOf, retryByCause, stopsRun, RUN_STOPPING_CODES, type RetryPolicy, type RetryClass } from './retry.js';
 
 // Where a result came from: the service, or the emulator (which marks what it makes up).
-export { resultSource, emulatorNote, EMULATOR_HEADER, type ResultSource } from '../resultSource.js';
+export { resultSource, resultLabel, emulatorNote, EMULATOR_HEADER, type ResultSource } from '../resultSource.js';
+export type { ResultLabel } from '../schema/resultLabel.js';

@@ -2,7 +2,7 @@
 // per-model limit, stream the file from disk as multipart, classify failures, retry by cause.
 import { asyncScheduler, defer, from, Observable, switchMap, type SchedulerLike } from 'rxjs';
 import type { z } from 'zod';
-import { ApiError, InputError, SvcError } from '../errors.js';
+import { ApiError, InputError, SvcError } from '../errors/index.js';
 import { requestJson, type HttpRequest } from '../internal/http.js';
 import type { HttpLimits } from '../httpLimits.js';
 import { modelsCredentials } from '../credentials.js';
@@ -10,7 +10,7 @@ import { BATCH_ENDPOINTS, type BatchEndpointName } from './endpoints.js';
 import { checkUploadFile, type CheckedFile } from './files.js';
 import { retryByCause, type RetryPolicy } from './retry.js';
 import { slotsFor } from './batchLimiter.js';
-import { underLimiter, type LimiterSource } from '../limiter.js';
+import { underLimiter, type LimiterSource } from '../concurrency/limiter.js';
 import { multipartBody } from './multipartBody.js';
 
 /**

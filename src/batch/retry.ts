@@ -1,7 +1,7 @@
 // When a failed batch call is tried again, decided from the classified error's code (§7.2,
 // §7.4) and never from the status alone; every wait is a scheduler timer.
 import { asyncScheduler, retry, timer, type MonoTypeOperatorFunction, type SchedulerLike } from 'rxjs';
-import { SvcError, type ErrorCode } from '../errors.js';
+import { SvcError, type ErrorCode } from '../errors/index.js';
 
 /** How retries back off. Every field is optional; `false` instead of a policy turns retries off. */
 export interface RetryPolicy {

@@ -8,6 +8,8 @@ export * from '../schema/events.js';
 export * from '../schema/parseServerEvent.js';
 export * from '../state/index.js';
 export * from '../operators/index.js';
-export * from '../publicErrors.js';
+export * from '../errors/publicErrors.js';
 export type * from '../warnings.js';
 export * from '../relay/client.js';
+// What made a session's results, as every view shows it (the main and schema entries' names).
+export { labelText, ResultLabelSchema, RESULT_SOURCES, type ResultLabel } from '../schema/resultLabel.js';

@@ -12,7 +12,7 @@ import { probeAudioFile } from '../audio/probeAudioFile.js';
 import { sniffContainer, SNIFF_BYTES } from '../internal/sniffContainer.js';
 import { checkInputFile } from './sharedOptions.js';
 import type { AudioObservable } from '../audio/meta.js';
-import { InputError } from '../errors.js';
+import { InputError } from '../errors/index.js';
 import { resolveFfmpeg } from '../internal/ffmpegPath.js';
 import { isRawFormat, type AudioFormat, type RawAudioFormat } from '../schema/audio.js';
 import { option } from './options.js';

@@ -2,7 +2,7 @@
 // tests can run commands in-process).
 import { readFileSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
-import { InputError, SvcError } from '../errors.js';
+import { InputError, SvcError } from '../errors/index.js';
 import type { SessionConfig } from '../schema/config.js';
 import { isUsageError, reportUsageError } from './usage.js';
 import { HELP_OPTION, optionsHelp, parseOptions, type OptionTable, type OptionValues } from './options.js';

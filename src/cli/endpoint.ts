@@ -3,7 +3,7 @@
 import type { RunningEmulator, EmulatorOptions } from '../emulator/server.js';
 import type { CliIo } from './command.js';
 import { CREDENTIAL_ENV, readModelsCredentials, readPlatformCredentials } from '../credentials.js';
-import { InputError } from '../errors.js';
+import { InputError } from '../errors/index.js';
 
 export interface ModelsEndpoint {
   readonly apiKey: string;

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { printError, type CliIo, type Command } from './command.js';
 import { analyzeCommand } from './commands/analyze.js';
+import { audioHookCommand } from './commands/audioHook.js';
 import { batchCommands } from './commands/batch.js';
 import { dashboardCommands } from './commands/dashboard.js';
 import { emulatorCommand } from './commands/emulator.js';
@@ -10,9 +11,10 @@ import { mediaStreamCommand } from './commands/mediaStream.js';
 import { queueCommand } from './commands/queue.js';
 import { relayCommands } from './commands/relay.js';
 import { rtpCommands } from './commands/rtp.js';
+import { sipCommand } from './commands/sip.js';
 import { isUsageError, reportUsageError, suggestOption } from './usage.js';
 
-export const COMMANDS: readonly Command[] = [analyzeCommand, ...dashboardCommands, ...relayCommands, ...batchCommands, ...jobCommands, queueCommand, ...rtpCommands, mediaStreamCommand, emulatorCommand];
+export const COMMANDS: readonly Command[] = [analyzeCommand, ...dashboardCommands, ...relayCommands, ...batchCommands, ...jobCommands, queueCommand, ...rtpCommands, sipCommand, mediaStreamCommand, audioHookCommand, emulatorCommand];
 
 function version(): string {
   try {

@@ -3,7 +3,7 @@
 // against it, one renders the aligned help. A value is checked where it is parsed, so a bad
 // one is refused, naming its flag, before the command starts anything.
 import { parseArgs } from 'node:util';
-import { InputError } from '../errors.js';
+import { InputError } from '../errors/index.js';
 
 /** One option of a command: how it is typed, its help line, and how its value is read. */
 export interface CliOption<T> {

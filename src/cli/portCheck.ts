@@ -2,7 +2,7 @@
 // port taken is one line naming its flag, exit status 2, not a listen error later.
 import dgram from 'node:dgram';
 import { createServer } from 'node:net';
-import { InputError } from '../errors.js';
+import { InputError } from '../errors/index.js';
 
 /** A port that cannot be listened on, as an input error naming its flag (`port_in_use`, exit 2). */
 export function portError(flag: string, port: number, cause: NodeJS.ErrnoException, host?: string): InputError {

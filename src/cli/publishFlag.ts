@@ -2,8 +2,8 @@
 // for the relay and the dashboard: live events through Redis Streams (docs/fleet.md). Redis
 // code loads only when one is given.
 import type { Observable } from 'rxjs';
-import { InputError } from '../errors.js';
-import type { Publisher, PublishReport } from '../publishing.js';
+import { InputError } from '../errors/index.js';
+import type { Publisher, PublishReport, PublishStats } from '../publishing.js';
 import type { ServerEvent } from '../schema/events.js';
 import type { SessionState } from '../schema/sessionState.js';
 import type { CliIo } from './command.js';
@@ -23,6 +23,14 @@ export const PUBLISH_OPTION = {
 /** `--from URL`, for the relay and the dashboard. */
 export function fromOption(help: string): { readonly from: ReturnType<typeof option.custom<string | undefined>> } {
   return { from: option.custom('URL', help, redisUrl) };
+}
+
+/** What of `entries` Redis may not hold: `8 of 14 entries not published`, and the unconfirmed ones (sent, never answered: Redis may hold them). */
+function unstored(s: Pick<PublishStats, 'entries' | 'notPublished' | 'unconfirmed'>): string {
+  const parts: string[] = [];
+  if (s.notPublished > 0) parts.push(`${s.notPublished} of ${s.entries} entries not published`);
+  if (s.unconfirmed > 0) parts.push(`${s.unconfirmed} of ${s.entries} unconfirmed (sent, Redis did not answer before the close deadline: it may hold them)`);
+  return parts.join(', ');
 }
 
 /** The publisher of a command, or none. */
@@ -48,8 +56,9 @@ export async function commandPublisher(flag: string | undefined, io: CliIo): Pro
   io.stderr.write(`svc-stream: publishing to ${publisher.target}\n`);
   let reported = 0;
   const report = (r: PublishReport): void => {
-    reported += r.unpublished;
-    if (r.unpublished > 0) io.stderr.write(`svc-stream: publish: ${r.unpublished} of ${r.entries} entries of session ${r.id} were not published${r.error ? ` (${r.error.code}: ${r.error.message.split('\n')[0]})` : ''}\n`);
+    const missing = r.notPublished + r.unconfirmed;
+    reported += missing;
+    if (missing > 0) io.stderr.write(`svc-stream: publish: session ${r.id}: ${unstored(r)}${r.error ? ` (${r.error.code}: ${r.error.message.split('\n')[0]})` : ''}\n`);
   };
   return {
     publisher,
@@ -58,7 +67,7 @@ export async function commandPublisher(flag: string | undefined, io: CliIo): Pro
     async close() {
       const stats = await publisher.close();
       // What no session's report said (a session still running when the command stopped).
-      if (stats.unpublished > reported) io.stderr.write(`svc-stream: publish: ${stats.unpublished} of ${stats.entries} entries in all were not published to ${publisher.target}\n`);
+      if (stats.notPublished + stats.unconfirmed > reported) io.stderr.write(`svc-stream: publish: in all, ${unstored(stats)} (${publisher.target})\n`);
     },
   };
 }

@@ -1,6 +1,6 @@
 // `--redis URL` (or SVC_REDIS_URL) for every command that takes a concurrency slot: the
 // organization's slots shared with the rest of the fleet. Redis code loads only when asked.
-import type { LimiterSource } from '../limiter.js';
+import type { LimiterSource } from '../concurrency/limiter.js';
 import { option } from './options.js';
 
 /** `--redis URL`, for the one option parser (options.ts). */

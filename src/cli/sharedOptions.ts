@@ -3,7 +3,7 @@
 // the command line, in the one wording every command uses.
 import { accessSync, constants, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { InputError } from '../errors.js';
+import { InputError } from '../errors/index.js';
 import type { SessionConfig } from '../schema/config.js';
 import { configText } from '../schema/configText.js';
 import { samplePath } from '../samples.js';

@@ -1,11 +1,14 @@
 // How `analyze` shows a session on a terminal: final clips scroll by as they arrive (never
 // cleared, so nothing is lost on a short terminal), under a short live status area redrawn
-// in place (session status, position / duration, percent, rate, ETA, type, roles, the utterance in
-// progress); at the end, the complete transcript and the summary.
+// in place (session status, position / duration, percent, rate, ETA, what made the results,
+// type, roles, the utterance in progress); at the end, the complete transcript and the summary.
+// Every figure comes from `sessionFigures` and every label from `stats.label`: this formats.
 import { styleText } from 'node:util';
 import type { Writable } from 'node:stream';
 import type { BehaviorDetection, ServerEvent } from '../schema/events.js';
 import type { SessionStats } from '../session/stats.js';
+import type { SessionFigures } from '../session/figures.js';
+import { labelText } from '../schema/resultLabel.js';
 import type { ConversationSnapshot } from '../state/snapshot.js';
 
 type Style = Parameters<typeof styleText>[0];
@@ -19,16 +22,6 @@ export function colorEnabled(stream: { isTTY?: boolean | undefined }, env: NodeJ
   if (force !== undefined && force !== '') return force !== '0' && force !== 'false';
   if (env['NO_COLOR']) return false;
   return stream.isTTY === true && env['TERM'] !== 'dumb';
-}
-
-/** Progress of the audio, for the status line. */
-export interface AudioProgress {
-  /** How far into the audio the stream has come (its time axis, across reconnects), when it can be told. */
-  readonly positionMs: number | undefined;
-  /** The whole audio's duration, when known (a file probed by ffmpeg). */
-  readonly durationMs: number | undefined;
-  /** Wall time spent streaming (since it started, less the time reconnecting). */
-  readonly elapsedMs: number;
 }
 
 const SPEAKER_COLOURS: readonly Style[] = ['cyan', 'magenta', 'yellow', 'green', 'blue'];
@@ -55,17 +48,13 @@ export function clock(ms: number): string {
 }
 
 /** The parts of the status line about the audio: position / duration, percent (0-100), rate, ETA. */
-export function progressText(p: AudioProgress): string {
+export function progressText(p: Pick<SessionFigures, 'positionMs' | 'durationMs' | 'percent' | 'rate' | 'etaMs'>): string {
   const parts: string[] = [];
   if (p.positionMs !== undefined) {
-    const pos = Math.max(0, p.durationMs !== undefined ? Math.min(p.positionMs, p.durationMs) : p.positionMs);
-    parts.push(p.durationMs !== undefined ? `${clock(pos)} / ${clock(p.durationMs)}` : clock(pos));
-    if (p.durationMs !== undefined && p.durationMs > 0) parts.push(`${Math.floor((100 * pos) / p.durationMs)}%`);
-    if (p.elapsedMs >= 500 && pos > 0) {
-      const rate = pos / p.elapsedMs;
-      parts.push(`${rate >= 10 ? rate.toFixed(0) : rate.toFixed(1)}x`);
-      if (p.durationMs !== undefined && pos < p.durationMs) parts.push(`ETA ${clock((p.durationMs - pos) / rate)}`);
-    }
+    parts.push(p.durationMs !== undefined ? `${clock(p.positionMs)} / ${clock(p.durationMs)}` : clock(p.positionMs));
+    if (p.percent !== undefined) parts.push(`${p.percent}%`);
+    if (p.rate !== undefined) parts.push(`${p.rate >= 10 ? p.rate.toFixed(0) : p.rate.toFixed(1)}x`);
+    if (p.etaMs !== undefined) parts.push(`ETA ${clock(p.etaMs)}`);
   } else if (p.durationMs !== undefined) {
     parts.push(`0:00.0 / ${clock(p.durationMs)}`);
   }
@@ -94,8 +83,6 @@ export class TerminalView {
     private readonly out: Writable & { columns?: number | undefined },
     private readonly color: boolean,
     private readonly now: () => number = Date.now,
-    /** Where the results come from, when it is not the service: shown in the status area and the summary. */
-    public sourceNote?: string | undefined,
   ) {}
 
   /** The terminal's width, or undefined when it reports none (0 means unknown, not zero). */
@@ -132,10 +119,11 @@ export class TerminalView {
     this.statusDrawn = 0;
   }
 
-  private statusLines(s: ConversationSnapshot, stats: SessionStats, progress: AudioProgress): string[] {
+  private statusLines(s: ConversationSnapshot, stats: SessionStats, progress: SessionFigures): string[] {
     const status = stats.status === 'failed' ? this.style(['bold', 'red'], 'failed') : stats.status === 'done' ? this.style(['bold', 'green'], 'done') : this.style('bold', stats.status);
     const lines = [`${this.style('cyan', '●')} ${status}  ${progressText(progress)}  ${this.style('dim', `${stats.eventsReceived} events`)}`];
-    if (this.sourceNote) lines.push(this.style('yellow', this.sourceNote));
+    // What made the results, unless it is the service (then nothing needs saying).
+    if (stats.label !== undefined && stats.label.source !== 'service') lines.push(this.style('yellow', `source: ${labelText(stats.label)}`));
     const type = s.conversation.type;
     const roles = [...s.conversation.roles].map((r) => `${r.speaker_label}=${r.name ?? r.participant_role_uuid ?? '?'}`);
     if (type || roles.length > 0) lines.push(`type: ${type ? (type.name ?? type.conversation_type_uuid) : '—'}   roles: ${roles.join(' ') || '—'}`);
@@ -145,7 +133,7 @@ export class TerminalView {
     return lines.slice(0, STATUS_LINES);
   }
 
-  private drawStatus(s: ConversationSnapshot, stats: SessionStats, progress: AudioProgress): void {
+  private drawStatus(s: ConversationSnapshot, stats: SessionStats, progress: SessionFigures): void {
     const width = this.width() ?? FALLBACK_WIDTH;
     // Styled text is longer than it looks: fit the plain text, then style by re-rendering.
     const lines = this.statusLines(s, stats, progress).map((line) => (this.color ? fitStyled(line, width) : fit(line, width)));
@@ -154,7 +142,7 @@ export class TerminalView {
   }
 
   /** One event: a final clip or a behavior scrolls into the transcript; the status is redrawn (at most every 100 ms). */
-  update(e: ServerEvent, s: ConversationSnapshot, stats: SessionStats, progress: AudioProgress): void {
+  update(e: ServerEvent, s: ConversationSnapshot, stats: SessionStats, progress: SessionFigures): void {
     let line: string | undefined;
     if (e.type === 'clip') line = this.clipLine(s, e.clip);
     else if (e.type === 'behavior_detection') {
@@ -172,7 +160,7 @@ export class TerminalView {
   }
 
   /** Redraw the status area (the clock moved, the status changed) without a new event; at most every 100 ms. */
-  refresh(s: ConversationSnapshot, stats: SessionStats, progress: AudioProgress): void {
+  refresh(s: ConversationSnapshot, stats: SessionStats, progress: SessionFigures): void {
     const now = this.now();
     if (now - this.lastDraw < 100) return;
     this.lastDraw = now;
@@ -181,7 +169,7 @@ export class TerminalView {
   }
 
   /** The end: the status area gives way to the complete transcript and the summary. */
-  finish(s: ConversationSnapshot, stats: SessionStats, progress: AudioProgress): void {
+  finish(s: ConversationSnapshot, stats: SessionStats, progress: SessionFigures): void {
     this.clearStatus();
     const rule = (title: string): string => this.style('bold', `── ${title} ${'─'.repeat(Math.max(3, Math.min(this.width() ?? 60, 60) - title.length - 4))}`);
     const clips = [...s.clips.clips];
@@ -206,8 +194,8 @@ export class TerminalView {
     row('behaviors', behaviors.join('  ') || '—');
     row('summary', s.aggregates.summary ?? '—');
     const status = stats.status === 'done' ? this.style('green', 'done') : stats.status === 'failed' ? this.style('red', 'failed') : stats.status;
-    row('session', `${status}, ${audioSummary(s, progress)} in ${clock(progress.elapsedMs)}${reconnectSummary(stats)}`);
-    if (this.sourceNote) row('source', this.style('yellow', this.sourceNote.replace(/^source: /, '')));
+    row('session', `${status}, ${audioSummary(s, progress)} in ${clock(progress.wallMs)}${reconnectSummary(progress)}`);
+    if (stats.label !== undefined && stats.label.source !== 'service') row('source', this.style('yellow', labelText(stats.label)));
     else if (clips.length > 0 && clips.every((c) => !c.text)) {
       this.out.write(this.style('dim', 'No clip has text: the emulator does not transcribe. Give it a scenario file (--scenario) or use the real service.\n'));
     }
@@ -220,7 +208,7 @@ export class TerminalView {
  * session did not send), with the whole when it is known, and how far the finalized clips
  * reach (what the service acknowledged by analysing it).
  */
-export function audioSummary(s: ConversationSnapshot, progress: AudioProgress): string {
+export function audioSummary(s: ConversationSnapshot, progress: Pick<SessionFigures, 'positionMs' | 'durationMs'>): string {
   const done = s.aggregates.audioDurationMs;
   if (done !== undefined && done !== null) return `${clock(done)} of audio`;
   const analysed = analysedMs(s);
@@ -240,11 +228,15 @@ function analysedMs(s: ConversationSnapshot): number | undefined {
   return end;
 }
 
-/** ", 2 reconnects (1.3 s)" after a session that reconnected; nothing otherwise. */
-export function reconnectSummary(stats: SessionStats): string {
-  if (stats.reconnects === 0) return '';
-  const dropped = stats.bytesDropped > 0 ? `, ${stats.bytesDropped} bytes of audio dropped` : '';
-  return `, ${stats.reconnects} reconnect${stats.reconnects === 1 ? '' : 's'} (${(stats.reconnectingMs / 1000).toFixed(1)} s)${dropped}`;
+/**
+ * ", 2 reconnects (1.3 s)" after a session that reconnected (the time from each outage's first
+ * failure to the first audio sent again), and the audio dropped if any; nothing otherwise.
+ */
+export function reconnectSummary(f: Pick<SessionFigures, 'reconnects' | 'reconnectingMs' | 'bytes' | 'audioMs'>): string {
+  if (f.reconnects === 0 && f.bytes.dropped === 0) return '';
+  const dropped = f.bytes.dropped === 0 ? '' : `, ${f.audioMs.dropped !== undefined ? `${(f.audioMs.dropped / 1000).toFixed(1)} s` : `${f.bytes.dropped} bytes`} of audio dropped`;
+  const reconnects = f.reconnects === 0 ? '' : `, ${f.reconnects} reconnect${f.reconnects === 1 ? '' : 's'} (${(f.reconnectingMs / 1000).toFixed(1)} s)`;
+  return `${reconnects}${dropped}`;
 }
 
 /** When a behavior happened: the start of its definitive clip, else of its first evidence clip. */

@@ -4,6 +4,8 @@ import { Subject, type Observable, type Subscription } from 'rxjs';
 import type { ServerEvent } from '../schema/events.js';
 import { isTerminalStatus, type SessionStatus } from '../schema/sessionState.js';
 import type { SessionStats } from '../session/stats.js';
+import { sessionFigures } from '../session/figures.js';
+import type { AudioFormat } from '../schema/audio.js';
 import { initialConversationSnapshot, type ConversationSnapshot } from '../state/snapshot.js';
 import { splitSession } from '../state/splitSession.js';
 import { errorSummary } from '../relay/protocol.js';
@@ -17,6 +19,8 @@ export interface DashboardSessionOptions {
   readonly stats?: SessionStats | undefined;
   /** Shown in the page's header. Default `session`. */
   readonly title?: string | undefined;
+  /** The format sent (a raw format tells the audio figures' times), for the view's `session` figures. */
+  readonly format?: AudioFormat | undefined;
 }
 
 /** One conversation session folded into a {@link DashboardView}: start it once, set its status, read `view()`, listen to `changes$` (hot), await `ended`, or `stop()`. */
@@ -69,6 +73,7 @@ export function dashboardSession(options: DashboardSessionOptions): DashboardSes
   let version = 0;
   let cached: DashboardView | undefined;
   let sessionSub: Subscription | undefined;
+  let startedAt = Date.now();
   let resolveEnded!: (view: DashboardView) => void;
   const ended = new Promise<DashboardView>((resolve) => (resolveEnded = resolve));
 
@@ -88,6 +93,8 @@ export function dashboardSession(options: DashboardSessionOptions): DashboardSes
         title,
         bytesSent: stats?.bytesSent ?? 0,
         eventsReceived: stats?.eventsReceived ?? eventsSeen,
+        label: stats?.label ?? null,
+        ...(stats ? { figures: sessionFigures({ stats, format: options.format, startedAt, now: Date.now() }) } : {}),
       });
     }
     return cached;
@@ -109,6 +116,7 @@ export function dashboardSession(options: DashboardSessionOptions): DashboardSes
   const start = (): void => {
     if (started) return;
     started = true;
+    startedAt = Date.now();
     changed();
     const streams = splitSession(options.events$);
     // Subscribed first, so an event is counted before the view it changes is computed.

@@ -43,4 +43,5 @@ export const FLEET_CSS = `.fleet { padding: 16px 24px 24px; }
 .calls .role { white-space: nowrap; }
 .calls .col-roles .muted { font-size: 12px; }
 .session-status[data-status="stale"] { background: #6b7280; color: #fff; }
+.calls .source { display: block; width: fit-content; max-width: 100%; margin: 4px 0 0; padding: 2px 8px; border-radius: 6px; font-size: 12px; font-weight: 400; }
 `;

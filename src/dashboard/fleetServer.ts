@@ -3,14 +3,14 @@
 // away. One reader serves both: the fold of every call here, and the relay the call pages read.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { asyncScheduler, interval, type SchedulerLike, type Subscription } from 'rxjs';
-import type { SvcError } from '../errors.js';
+import type { SvcError } from '../errors/index.js';
 import type { FollowSink, Follower } from '../fleet/StreamFollower.js';
 import { parseServerEventValue } from '../schema/parseServerEvent.js';
 import type { FleetSource } from '../relay/fleetSource.js';
 import { relayOn } from '../relay/server.js';
 import { sseMessage } from '../relay/sse.js';
 import { callFoldReducer, fleetCall, initialCallFold, type CallFold, type FleetCall } from './fleetView.js';
-import { HTML, hostAllowed, listenLoopback, SCRIPT, SECURITY_HEADERS, send, sendFile, STYLES, type PageFiles } from './http.js';
+import { HTML, hostAllowed, listenLoopback, pageRequestAllowed, SCRIPT, SECURITY_HEADERS, send, sendFile, STYLES, type PageFiles } from './http.js';
 import { pageScript } from './pageBundle.js';
 
 /** Options of {@link startFleetDashboard}. */
@@ -66,7 +66,9 @@ const PAGE_BOUND = 1 << 20;
  *   for each call that changed (at most every `updateMs`) and `remove`.
  * - One reader of Redis for the process (two connections): it follows every call for the
  *   page's fold and serves the call pages. Hot; pages come and go.
- * - Answers only on loopback, to its own Host names; no token (it is a local tool: put it
+ * - Answers only on loopback, to its own Host names and origin, on every route (`/fleet/events`
+ *   and the relay's included; another Origin, `null` included, gets 403), and refuses a session
+ *   id outside its alphabet with 400 before reading Redis; no token (it is a local tool: put it
  *   behind your own guard to share it).
  * - Rejects with `missing_dependency` when ioredis is not installed, `invalid_argument` for a bad URL.
  */
@@ -125,9 +127,16 @@ export async function startFleetDashboard(options: FleetDashboardOptions): Promi
       },
     };
     reader.follow(id, undefined, sink).then(
-      (f) => {
-        if (closed || watched.get(id) !== w) f.close();
-        else w.follower = f;
+      (joined) => {
+        if (joined.kind !== 'follow') {
+          // Nothing kept of it (yet): the next change of the directory tries again.
+          w.following = false;
+          return;
+        }
+        const f = joined.follower;
+        if (closed || watched.get(id) !== w) return f.close();
+        w.follower = f;
+        f.start();
       },
       () => {
         // Redis away: the next change of the directory (or its sweep) tries again.
@@ -192,11 +201,15 @@ export async function startFleetDashboard(options: FleetDashboardOptions): Promi
   };
   let port = 0;
   const server = createServer({ maxHeaderSize: 8 << 10, headersTimeout: 10_000, requestTimeout: 0 }, (req, res) => {
+    // Every route passes the same door: its Host, then its Origin (own origin only, `null`
+    // refused): the relay's routes in its own gate (with its JSON refusals), the others here.
     if (!hostAllowed(req, port)) return send(res, 403, 'text/plain; charset=utf-8', 'forbidden host\n');
     if (options.onRequest?.(req, res)) return;
     if (relay.handle(req, res)) return;
+    if (!pageRequestAllowed(req, res, port)) return;
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    if (path !== '/fleet/events' || req.method !== 'GET') return sendFile(req, res, path, files);
+    if (path !== '/fleet/events') return sendFile(req, res, path, files);
+    if (req.method !== 'GET') return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n');
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'x-accel-buffering': 'no', ...SECURITY_HEADERS });
     const list = [...watched.keys()].map(view).filter((c): c is FleetCall => c !== undefined);
     res.write(`retry: 1000\n\n${sseMessage('calls', { calls: list })}`);

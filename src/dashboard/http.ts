@@ -2,6 +2,7 @@
 // names (no DNS rebinding), with headers that allow nothing but the server itself.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { originDecision } from '../relay/access.js';
 
 /** Nothing but this server: no CDN, no inline script, no frames. */
 export const SECURITY_HEADERS = {
@@ -16,6 +17,25 @@ export function hostAllowed(req: IncomingMessage, port: number): boolean {
   const host = req.headers.host ?? '';
   return [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`].includes(host.toLowerCase());
 }
+
+/**
+ * The door of every route of a dashboard: its own Host names (no DNS rebinding), and no Origin
+ * but its own (a page elsewhere, or a sandboxed `null` one, gets 403). Answers the refusal and
+ * returns false.
+ */
+export function pageRequestAllowed(req: IncomingMessage, res: ServerResponse, port: number): boolean {
+  if (!hostAllowed(req, port)) {
+    send(res, 403, 'text/plain; charset=utf-8', 'forbidden host\n');
+    return false;
+  }
+  if (originDecision(req.headers, NO_OTHER_ORIGIN).kind === 'refused') {
+    send(res, 403, 'text/plain; charset=utf-8', 'forbidden origin\n');
+    return false;
+  }
+  return true;
+}
+
+const NO_OTHER_ORIGIN: ReadonlySet<string> = new Set();
 
 /** A whole response with the security headers. */
 export function send(res: ServerResponse, status: number, type: string, body: string): void {

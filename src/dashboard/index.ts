@@ -5,6 +5,8 @@
 
 export { startDashboard, type DashboardOptions, type RunningDashboard } from './server.js';
 export { dashboardSession, type DashboardSession, type DashboardSessionOptions } from './dashboardSession.js';
-export { dashboardView, type DashboardView, type DashboardStatus, type DashboardError } from './view.js';
+export { dashboardView, type DashboardView, type DashboardStatus, type DashboardError, type DashboardSessionFigures } from './view.js';
+export type { ResultLabel } from '../schema/resultLabel.js';
+export type { SessionFigures } from '../session/figures.js';
 export { startFleetDashboard, type FleetDashboardOptions, type RunningFleetDashboard } from './fleetServer.js';
 export type { FleetCall } from './fleetView.js';

@@ -19,6 +19,7 @@ export const PAGE_HTML = `<!doctype html>
   <span id="conn" class="conn" data-state="connecting">connecting</span>
   <span id="status" class="session-status" data-status="connecting">connecting</span>
 </header>
+<div id="source" class="source" data-source="" hidden></div>
 <div id="error" class="error" role="alert" hidden></div>
 <div id="note" class="note" role="status" hidden></div>
 <main class="grid">
@@ -90,6 +91,9 @@ body { margin: 0; background: var(--bg); font-size: 14px; line-height: 1.45; }
 h2 { margin: 0; font-size: 11px; text-transform: uppercase; letter-spacing: .08em; color: var(--muted); font-weight: 700; }
 .muted { color: var(--muted); font-size: 12px; }
 .empty { color: #94a3b8; margin: 4px 0; font-size: 13px; }
+.source { margin: 12px 24px 0; padding: 6px 12px; border: 1px solid #fcd34d; background: #fffbeb; color: #78350f; border-radius: 10px; font-size: 13px; }
+.source::before { content: "source: "; font-weight: 700; }
+.source[data-source="service"] { border-color: var(--line); background: var(--soft); color: var(--muted); }
 .note { margin: 16px 24px 0; padding: 10px 14px; border: 1px solid #bfdbfe; background: #eff6ff; color: #1e3a8a; border-radius: 10px; }
 .text.none { color: var(--muted); font-size: 13px; }
 .transcript-card { position: sticky; top: 66px; }

@@ -4,7 +4,7 @@
 // running from the sources (tests, tsx), where esbuild is installed.
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { InputError } from '../errors.js';
+import { InputError } from '../errors/index.js';
 
 /** The pages: the call page (`app.js`) and the supervisor's page (`fleet.js`). */
 export type PageName = 'page' | 'fleet';

@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { skip, Subject, type Observable, type Subscription } from 'rxjs';
 import type { ServerEvent } from '../schema/events.js';
 import type { SessionStats } from '../session/stats.js';
+import type { AudioFormat } from '../schema/audio.js';
 import { createRelay } from '../relay/server.js';
 import { dashboardSession, type DashboardSession } from './dashboardSession.js';
 import { HTML, hostAllowed, listenLoopback, SCRIPT, send, sendFile, STYLES, type PageFiles } from './http.js';
@@ -24,6 +25,8 @@ export interface DashboardOptions {
   readonly stats?: SessionStats | undefined;
   /** Shown in the page's header (e.g. the file name). */
   readonly title?: string | undefined;
+  /** The format sent (a raw format tells the audio figures of `/state`'s `session` as times). */
+  readonly format?: AudioFormat | undefined;
   /** Port on 127.0.0.1; 0 (the default) picks a free one. */
   readonly port?: number | undefined;
   /**
@@ -80,6 +83,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
   const session: DashboardSession = dashboardSession({
     events$: hub,
     ...(options.stats ? { stats: options.stats } : {}),
+    ...(options.format ? { format: options.format } : {}),
     title,
   });
   const running = session;
@@ -89,10 +93,10 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
     live.setStatus('connecting');
     running.start();
     // The page and the view follow the session's life cycle from its stats: each change
-    // (until one comes, `connecting` then what the events show).
+    // (until one comes, `connecting` then what the events show); the relay follows its label too.
     const state$ = options.stats?.state$.pipe(skip(1));
     if (state$) {
-      live.follow(state$);
+      live.follow(options.stats!.state$);
       sourceSub = state$.subscribe((s) => running.setStatus(s.status));
       sourceSub.add(options.events$.subscribe(hub));
     } else sourceSub = options.events$.subscribe(hub);

@@ -1,7 +1,9 @@
 // What the dashboard page is sent: the whole derived state (stateJson), the live transcript
 // with its partials, and where the session is. One pure function, so it is tested without I/O.
 import type { ErrorSummary } from '../relay/protocol.js';
+import type { ResultLabel } from '../schema/resultLabel.js';
 import type { SessionStatus } from '../schema/sessionState.js';
+import type { SessionFigures } from '../session/figures.js';
 import type { TranscriptEntry } from '../state/clips.js';
 import type { ConversationSnapshot } from '../state/snapshot.js';
 import { stateJson, type StateJson } from '../state/stateJson.js';
@@ -26,6 +28,28 @@ export interface DashboardStatus {
   readonly title: string;
   readonly bytesSent: number;
   readonly eventsReceived: number;
+  /** What made the results, once known (the session's `stats.label`, or the relay's `status` message). */
+  readonly label?: ResultLabel | null | undefined;
+  /** The session's figures (`sessionFigures`), where its counters are at hand (the Node side). */
+  readonly figures?: SessionFigures | undefined;
+}
+
+/** The session's account in the view: the figures every view shows, as `analyze --json`'s state line names them. */
+export interface DashboardSessionFigures {
+  /** Sessions opened again after a failure. */
+  readonly reconnects: number;
+  /** Time spent reconnecting, ms: each outage from its first failure to the first frame sent again. */
+  readonly reconnecting_ms: number;
+  /** Time since the session started, outages included, ms. */
+  readonly wall_ms: number;
+  /** How far into the audio the stream has come, ms (null when bytes cannot be told as time). */
+  readonly position_ms: number | null;
+  /** Audio sent, each part once, ms. */
+  readonly audio_sent_ms: number | null;
+  /** Audio sent again after a reconnect, ms. */
+  readonly audio_replayed_ms: number | null;
+  /** Audio read and never to be sent, ms. */
+  readonly audio_dropped_ms: number | null;
 }
 
 /** The `state` message: `stateJson` of the snapshot plus the live view of the session. */
@@ -42,10 +66,32 @@ export interface DashboardView extends StateJson {
   readonly server_error: string | null;
   readonly bytes_sent: number;
   readonly events_received: number;
+  /** How far into the audio the results reach, ms: the `done` duration, else the furthest end of a clip or of an utterance in progress. */
+  readonly audio_ms: number;
+  /** What made the results ({@link ResultLabel}), null until known. */
+  readonly label: ResultLabel | null;
+  /** The session's account (Node side only: a page folding relayed events has no counters). */
+  readonly session: DashboardSessionFigures | null;
 }
+
+/** How far into the audio a session's results reach: the `done` duration, else the furthest end of a clip or partial. Pure. */
+export function reachedMs(snapshot: ConversationSnapshot): number {
+  const done = snapshot.aggregates.audioDurationMs;
+  if (typeof done === 'number') return done;
+  let reached = 0;
+  for (const t of snapshot.clips.transcript) {
+    const c = t.clip as { start_ms?: number | undefined; duration_ms?: number | undefined; end_ms?: number | null | undefined };
+    const end = t.status === 'partial' ? c.end_ms : typeof c.start_ms === 'number' && typeof c.duration_ms === 'number' ? c.start_ms + c.duration_ms : undefined;
+    if (typeof end === 'number' && end > reached) reached = end;
+  }
+  return reached;
+}
+
+const round = (v: number | undefined): number | null => (v === undefined ? null : Math.round(v));
 
 /** The page's whole view of one moment of the session. Pure. */
 export function dashboardView(snapshot: ConversationSnapshot, status: DashboardStatus): DashboardView {
+  const f = status.figures;
   return {
     ...stateJson(snapshot),
     version: status.version,
@@ -57,5 +103,18 @@ export function dashboardView(snapshot: ConversationSnapshot, status: DashboardS
     server_error: snapshot.error,
     bytes_sent: status.bytesSent,
     events_received: status.eventsReceived,
+    audio_ms: reachedMs(snapshot),
+    label: status.label ?? null,
+    session: f
+      ? {
+          reconnects: f.reconnects,
+          reconnecting_ms: Math.round(f.reconnectingMs),
+          wall_ms: Math.round(f.wallMs),
+          position_ms: round(f.positionMs),
+          audio_sent_ms: round(f.audioMs.sent),
+          audio_replayed_ms: round(f.audioMs.replayed),
+          audio_dropped_ms: round(f.audioMs.dropped),
+        }
+      : null,
   };
 }

@@ -1,5 +1,7 @@
 // Deterministic stand-ins for the batch models, computed from the real decoded signal: frame
-// energy, spectral flatness, dominant pitch and onsets decide events, emotions and segments.
+// energy, spectral flatness, periodicity, dominant pitch and onsets tell speech from silence,
+// broadband noise, claps and notes; events, emotions and segments follow what was heard, and
+// what cannot be measured (an emotion, a sound under speech) is not claimed (docs/emulator.md).
 import type { AudioEventName, AudioEventResult, EmotionLabel, EmotionResult } from '../schema/batch.js';
 
 /** Length of one emotion window (wire reference: 15 000 ms). */
@@ -22,6 +24,12 @@ export interface FrameFeatures {
   readonly peakShare: number;
   /** Zero crossings per sample. */
   readonly zcr: number;
+  /**
+   * Periodicity 0 … 1: the frame's normalised autocorrelation at its best lag of a voice's
+   * pitch (70-400 Hz). Voiced speech and sung or played notes are high; noise, claps and
+   * fricatives low. 0 for a silent frame (not measured).
+   */
+  readonly voicing: number;
 }
 
 export interface SignalFeatures {
@@ -64,6 +72,43 @@ function fftMagnitudes(frame: Float64Array): Float64Array {
   return mag;
 }
 
+/** Lowest and highest pitch of a voice, Hz: the lags periodicity looks at. */
+const MIN_PITCH_HZ = 70;
+const MAX_PITCH_HZ = 400;
+
+/**
+ * The frame's periodicity: normalised autocorrelation (every other sample, which keeps the
+ * pitch range and halves the cost) at its best lag between the voice's pitch bounds.
+ */
+function periodicity(samples: Int16Array, start: number, sampleRate: number): number {
+  const step = sampleRate >= 16_000 ? 2 : 1;
+  const rate = sampleRate / step;
+  const n = Math.floor(FRAME / step);
+  const x = new Float64Array(n);
+  let mean = 0;
+  for (let i = 0; i < n; i++) mean += x[i] = samples[start + i * step]!;
+  mean /= n;
+  for (let i = 0; i < n; i++) x[i]! -= mean;
+  const minLag = Math.max(1, Math.floor(rate / MAX_PITCH_HZ));
+  const maxLag = Math.min(n - 32, Math.ceil(rate / MIN_PITCH_HZ));
+  let best = 0;
+  for (let lag = minLag; lag <= maxLag; lag++) {
+    let xy = 0;
+    let xx = 0;
+    let yy = 0;
+    for (let i = 0; i + lag < n; i++) {
+      const a = x[i]!;
+      const b = x[i + lag]!;
+      xy += a * b;
+      xx += a * a;
+      yy += b * b;
+    }
+    const r = xx > 0 && yy > 0 ? xy / Math.sqrt(xx * yy) : 0;
+    if (r > best) best = r;
+  }
+  return best;
+}
+
 /** Frame-level features of mono s16 samples. */
 export function signalFeatures(samples: Int16Array, sampleRate: number, durationMs: number): SignalFeatures {
   const frames: FrameFeatures[] = [];
@@ -96,10 +141,16 @@ export function signalFeatures(samples: Int16Array, sampleRate: number, duration
     const flatness = Math.exp(logSum / bins) / (linSum / bins);
     let around = 0;
     for (let k = Math.max(1, peak - 2); k <= Math.min(mag.length - 1, peak + 2); k++) around += mag[k]!;
-    frames.push({ db, flatness, peakHz: (peak * sampleRate) / FRAME, peakShare: linSum > 0 ? around / linSum : 0, zcr: zc / FRAME });
+    const voicing = db > SILENCE_DB ? periodicity(samples, start, sampleRate) : 0;
+    frames.push({ db, flatness, peakHz: (peak * sampleRate) / FRAME, peakShare: linSum > 0 ? around / linSum : 0, zcr: zc / FRAME, voicing });
   }
   return { frames, frameMs: (FRAME / sampleRate) * 1000, durationMs };
 }
+
+/** A frame this periodic is voiced. */
+const VOICED = 0.5;
+/** A span with fewer frames above silence than this is silence. */
+const ACTIVE = 0.15;
 
 const clamp01 = (x: number): number => Math.min(1, Math.max(0, x));
 const round3 = (x: number): number => Math.round(x * 1000) / 1000;
@@ -118,6 +169,8 @@ export interface SpanMeasures {
   readonly dbSpread: number;
   readonly medianPeakHz: number;
   readonly meanZcr: number;
+  /** Active frames that are periodic at a voice's pitch (voiced speech, notes). */
+  readonly voicedShare: number;
 }
 
 export function measureSpan(f: SignalFeatures, from = 0, to = f.frames.length): SpanMeasures {
@@ -128,12 +181,14 @@ export function measureSpan(f: SignalFeatures, from = 0, to = f.frames.length): 
   let tonal = 0;
   let steady = 0;
   let onsets = 0;
+  let voiced = 0;
   const peaks: number[] = [];
   for (let i = 0; i < frames.length; i++) {
     const x = frames[i]!;
     const prev = frames[i - 1];
     if (prev && x.db > SILENCE_DB && x.db - prev.db > 9) onsets++;
     if (x.db <= SILENCE_DB) continue;
+    if (x.voicing > VOICED) voiced++;
     // Broadband without a dominant peak: noise, claps, fricatives.
     if (x.flatness > 0.02 && x.peakShare < 0.6) noisy++;
     if (x.peakShare > 0.35 && x.flatness < 0.05) {
@@ -157,13 +212,73 @@ export function measureSpan(f: SignalFeatures, from = 0, to = f.frames.length): 
     dbSpread: spread,
     medianPeakHz: peaks.length ? peaks[Math.floor(peaks.length / 2)]! : 0,
     meanZcr: active.length ? active.reduce((a, b) => a + b.zcr, 0) / active.length : 0,
+    voicedShare: voiced / n,
   };
+}
+
+/**
+ * How much a span sounds like speech, 0 … 1: voiced frames alternating with unvoiced ones
+ * (a share well inside 0 and 1: noise and claps are hardly voiced, a note or a tone is voiced
+ * throughout), a pitch that does not hold (a played note does), and a level that rises and
+ * falls with the syllables (steady noise and held notes do not).
+ */
+export function speechScore(m: SpanMeasures): number {
+  if (m.activeShare < ACTIVE) return 0;
+  return sigmoid(12 * (m.voicedShare - 0.35)) * sigmoid(12 * (0.92 - m.voicedShare)) * sigmoid(15 * (0.45 - m.steadyTonalShare)) * sigmoid(2 * (m.dbSpread - 5));
+}
+
+/** What a span of audio is, as the stand-ins hear it. */
+export type HeardKind = 'silence' | 'speech' | 'noise' | 'tonal' | 'bursts';
+
+/**
+ * What a span is: `silence` (hardly any frame above -45 dBFS), `speech` ({@link speechScore}
+ * above one half), else by its sound: `tonal` (held notes), `bursts` (broadband with many
+ * onsets: claps, knocks), `noise` (broadband and steady: hiss, a fan, rain).
+ */
+export function heardKind(m: SpanMeasures): HeardKind {
+  if (m.activeShare < ACTIVE) return 'silence';
+  if (speechScore(m) > 0.5) return 'speech';
+  if (m.steadyTonalShare > 0.35 && m.tonalShare > 0.45) return 'tonal';
+  if (m.noisyShare > 0.5 && m.onsetsPerSecond > 1.5) return 'bursts';
+  if (m.noisyShare > 0.5) return 'noise';
+  return m.voicedShare > 0.5 ? 'tonal' : 'noise';
+}
+
+/** Seconds of each kind heard, second by second (each second judged with the next, as events are). */
+export function heardSeconds(f: SignalFeatures): Record<HeardKind, number> {
+  const out: Record<HeardKind, number> = { silence: 0, speech: 0, noise: 0, tonal: 0, bursts: 0 };
+  const perSecond = Math.max(1, Math.round(1000 / f.frameMs));
+  for (let s = 0; s * perSecond < f.frames.length; s++) {
+    const frames = Math.min(perSecond, f.frames.length - s * perSecond);
+    out[heardKind(measureSpan(f, s * perSecond, Math.min(f.frames.length, (s + 2) * perSecond)))] += (frames * f.frameMs) / 1000;
+  }
+  return out;
+}
+
+/**
+ * What the stand-ins heard, for the emulator's `x-svc-emulator` header: `stand-in; heard=…`,
+ * the kinds heard for at least half a second, most first, with their seconds
+ * (`heard=speech 7.1s, silence 1.4s`; `heard=nothing` for an empty file), and what the answer
+ * could not measure (`; not-measured=emotion`), so a label says it where the body cannot.
+ */
+export function heardNote(f: SignalFeatures, notMeasured?: string): string {
+  const kinds = (Object.entries(heardSeconds(f)) as [HeardKind, number][]).filter(([, s]) => s >= 0.5).sort((a, b) => b[1] - a[1]);
+  const heard = kinds.length === 0 ? 'nothing' : kinds.map(([k, s]) => `${k} ${s.toFixed(1)}s`).join(', ');
+  return `stand-in; heard=${encodeURIComponent(heard)}${notMeasured ? `; not-measured=${encodeURIComponent(notMeasured)}` : ''}`;
+}
+
+/** Whether any second of `f` was heard as speech. */
+export function speechHeard(f: SignalFeatures): boolean {
+  return heardSeconds(f).speech > 0;
 }
 
 /**
  * Audio event probabilities from signal features, evaluated per second and kept at each
  * event's strongest second. Noise bursts with many onsets read as Applause; sustained tones
- * read as instruments by register; speech (voiced, unsteady, syllabic) passes no threshold.
+ * read as instruments by register. Speech is none of the contract's events, and what plays
+ * under it cannot be told apart from it here: a second heard as speech ({@link speechScore})
+ * claims no event, so fricatives and syllables never read as applause or a guitar. Silence
+ * and steady broadband noise claim nothing either (`{}`: nothing confidently detected).
  */
 export function audioEventProbs(f: SignalFeatures): Partial<Record<AudioEventName, number>> {
   const perSecond = Math.max(1, Math.round(1000 / f.frameMs));
@@ -174,10 +289,11 @@ export function audioEventProbs(f: SignalFeatures): Partial<Record<AudioEventNam
   const spans = Math.max(1, Math.ceil(f.frames.length / perSecond));
   for (let s = 0; s < spans; s++) {
     const m = measureSpan(f, s * perSecond, Math.min(f.frames.length, (s + 2) * perSecond));
-    if (m.activeShare < 0.15) continue;
-    const applause = sigmoid(12 * (m.noisyShare - 0.5)) * sigmoid(2 * (m.onsetsPerSecond - 1.5));
+    if (m.activeShare < ACTIVE) continue;
+    const notSpeech = 1 - speechScore(m);
+    const applause = sigmoid(12 * (m.noisyShare - 0.5)) * sigmoid(2 * (m.onsetsPerSecond - 1.5)) * notSpeech;
     raise('Applause', applause);
-    const tonal = sigmoid(12 * (m.tonalShare - 0.45)) * sigmoid(12 * (m.steadyTonalShare - 0.35));
+    const tonal = sigmoid(12 * (m.tonalShare - 0.45)) * sigmoid(12 * (m.steadyTonalShare - 0.35)) * notSpeech;
     const plucked = sigmoid(1.5 * (m.onsetsPerSecond - 1.5));
     const hz = m.medianPeakHz;
     if (hz > 0) {
@@ -201,16 +317,28 @@ export function audioEventResult(f: SignalFeatures): AudioEventResult {
   return { probs: audioEventProbs(f), duration_ms: f.durationMs };
 }
 
-function emotionOf(m: SpanMeasures): EmotionLabel {
-  if (m.activeShare < 0.1) return 'Unknown';
-  if (m.meanDb > -14 && m.dbSpread > 7) return 'Angry';
-  if (m.meanZcr > 0.22 && m.dbSpread > 6) return 'Happy';
-  if (m.meanDb < -35) return 'Sad';
-  if (m.noisyShare > 0.6) return 'Other';
-  return 'Neutral';
+/**
+ * The emotion of a span, as far as the signal can say: nothing of an emotion is measured, so
+ * a span that is mostly speech reads `Neutral` (speech with no emotion claimed) and anything
+ * else (silence, noise, music, claps) `Unknown`: there is no voice to label.
+ */
+function emotionOf(f: SignalFeatures, from: number, to: number): EmotionLabel {
+  const perSecond = Math.max(1, Math.round(1000 / f.frameMs));
+  let speech = 0;
+  let active = 0;
+  for (let s = from; s < to; s += perSecond) {
+    const kind = heardKind(measureSpan(f, s, Math.min(to, s + 2 * perSecond)));
+    if (kind === 'silence') continue;
+    active++;
+    if (kind === 'speech') speech++;
+  }
+  return active > 0 && speech * 2 >= active ? 'Neutral' : 'Unknown';
 }
 
-/** Whole-file label plus consecutive 15 s windows (none when the file is shorter than one). */
+/**
+ * Whole-file label plus consecutive 15 s windows (none when the file is shorter than one):
+ * `Neutral` where speech is most of what sounds, `Unknown` elsewhere ({@link emotionOf}).
+ */
 export function emotionResult(f: SignalFeatures): EmotionResult {
   const framesPerWindow = Math.round(EMOTION_WINDOW_MS / f.frameMs);
   const count = Math.floor(f.durationMs / EMOTION_WINDOW_MS);
@@ -219,10 +347,10 @@ export function emotionResult(f: SignalFeatures): EmotionResult {
     time_series.push({
       start_ms: w * EMOTION_WINDOW_MS,
       duration_ms: EMOTION_WINDOW_MS,
-      emotion: emotionOf(measureSpan(f, w * framesPerWindow, (w + 1) * framesPerWindow)),
+      emotion: emotionOf(f, w * framesPerWindow, Math.min(f.frames.length, (w + 1) * framesPerWindow)),
     });
   }
-  return { emotion: emotionOf(measureSpan(f)), time_series };
+  return { emotion: emotionOf(f, 0, f.frames.length), time_series };
 }
 
 /** Stretches of sound separated by at least `minSilenceMs` of silence. */

@@ -7,7 +7,9 @@ import type { Model, Organization } from './accounts.js';
 import {
   audioEventResult,
   emotionResult,
+  heardNote,
   signalFeatures,
+  speechHeard,
   syntheticVoiceScore,
   voiceSegments,
   type SignalFeatures,
@@ -17,6 +19,7 @@ import { multipartBoundary, MultipartError, parseMultipart, type ParsedForm } fr
 import { PRESETS } from './presets.js';
 import { acceptBody, DEFAULT_EMULATOR_LIMITS, refuse, sendJson, type EmulatorContext, type HttpRoute } from './routes.js';
 import { describeByteLimit, MAX_UPLOAD_BYTES } from '../schema/limits.js';
+import { EMULATOR_HEADER } from '../schema/emulatorHeader.js';
 import { ENDPOINTS, pathAndModel } from '../schema/endpoints.js';
 
 /** The extensions of §2.1, in the order the service lists them. */
@@ -42,7 +45,11 @@ export const BATCH_DETAILS = {
 } as const;
 
 type Fields = ReadonlyMap<string, string>;
-type Computed = { readonly status: number; readonly body: unknown };
+/**
+ * An answer: its status and body; what its stand-in could not measure (said beside it, where
+ * the contract's body cannot); and what the stand-ins heard, for the emulator's header.
+ */
+type Computed = { readonly status: number; readonly body: unknown; readonly notMeasured?: string | undefined; readonly heard?: string | undefined };
 
 interface BatchRoute {
   readonly path: string;
@@ -79,11 +86,11 @@ const sttResult = (f: SignalFeatures, language: string | null): Computed => {
 
 /** How the emulator answers each batch endpoint of the one table (which gives its path and model). */
 export const BATCH_ROUTES: readonly BatchRoute[] = [
-  { ...pathAndModel('audioEvents'), compute: (f) => ({ status: 200, body: audioEventResult(f) }) },
+  { ...pathAndModel('audioEvents'), compute: (f) => ({ status: 200, body: audioEventResult(f), ...(speechHeard(f) ? { notMeasured: 'sound events under speech' } : {}) }) },
   {
     ...pathAndModel('emotion'),
     validate: (fields) => [...booleanField('training_permitted')(fields), ...booleanField('use_ensemble')(fields)],
-    compute: (f) => ({ status: 200, body: emotionResult(f) }),
+    compute: (f) => ({ status: 200, body: emotionResult(f), notMeasured: 'emotion: speech reads Neutral, anything else Unknown' }),
   },
   { ...pathAndModel('stt'), compute: (f) => sttResult(f, 'en') },
   { ...pathAndModel('sttEnglishVfast'), compute: (f) => sttResult(f, 'en') },
@@ -217,6 +224,8 @@ async function handleBatch(endpoint: BatchRoute, req: IncomingMessage, res: Serv
       // response never meets its own finished request.
       ctx.accounts.release(org, endpoint.model);
     }
+    // What the stand-ins heard goes beside the answer (its body stays the contract's).
+    if (reply.heard !== undefined) res.setHeader(EMULATOR_HEADER, reply.heard);
     sendJson(res, reply.status, reply.body);
   } finally {
     await form?.cleanup();
@@ -237,8 +246,9 @@ async function analyse(endpoint: BatchRoute, path: string, fields: Fields, org: 
     throw err;
   }
   const reply = endpoint.compute(features, fields);
-  if (reply.status === 200) ctx.accounts.charge(org, endpoint.model, features.durationMs);
-  return reply;
+  if (reply.status !== 200) return reply;
+  ctx.accounts.charge(org, endpoint.model, features.durationMs);
+  return { ...reply, heard: heardNote(features, reply.notMeasured) };
 }
 
 /** Preset listing: key check, permission and credit check, consumes no usage and no slot. */

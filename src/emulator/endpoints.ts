@@ -5,7 +5,7 @@
 import type { BatchConfig } from '../schema/config.js';
 import { pathAndModel } from '../schema/endpoints.js';
 import type { LimitCause, Model } from './accounts.js';
-import { ConversationEngine } from './conversationEngine.js';
+import { ConversationEngine } from './ConversationEngine.js';
 import type { Engine, EngineOutput } from './engine.js';
 import type { Scenario } from './scenario.js';
 import { SyntheticVoiceEngine } from './syntheticVoiceEngine.js';

@@ -1,7 +1,7 @@
 // What every streaming endpoint's engine is: the Engine and EngineOutput contracts, the base
 // that feeds audio to a ClipTracker, and the config an engine reads.
 import type { BatchConfig } from '../schema/config.js';
-import type { ClipTracker } from './clipTracker.js';
+import type { ClipTracker } from './ClipTracker.js';
 import type { EngineEvent } from './engineEvents.js';
 import type { PcmBlock } from './pcm.js';
 

@@ -22,7 +22,7 @@ export {
   type TimelineEntry,
 } from './scenario.js';
 export { STREAMING_ERRORS, GOING_AWAY_CLOSE_CODE } from './streamingProtocol.js';
-export type { ConnectionStatus, ConnectionSummary } from './streaming.js';
+export type { ConnectionStatus, ConnectionSummary } from './StreamingConnection.js';
 export type { AlignmentNote } from './resumeAlignment.js';
 export {
   loadEmulatorConfig,

@@ -1,6 +1,6 @@
 // A recorded session (recordSession, `svc-stream analyze --record`) as a scenario: its events
 // become verbatim steps, each played once as much audio was received as when it first came.
-import type { ScenarioInput } from './scenario.js';
+import { basename } from 'node:path';
 
 /** Whether `text` is a recording (its first line is the recording header). */
 export function isRecording(text: string): boolean {
@@ -13,12 +13,22 @@ export function isRecording(text: string): boolean {
   }
 }
 
+/** A recording as scenario input (checked by the scenario loader, which reads it). */
+export interface RecordingScenario {
+  readonly description: string;
+  /** The recording's file name: its results are labelled `recording NAME`. */
+  readonly file: string;
+  readonly recording: true;
+  readonly steps: ReadonlyArray<{ readonly at_ms: number; readonly event: Record<string, unknown> } | { readonly after_end: true; readonly event: Record<string, unknown> }>;
+  readonly analysis: false;
+}
+
 /**
  * The scenario that replays a recording: one verbatim step per recorded event (`at_ms` or
  * `after_end`), in the recorded order; no analysis engine (the recorded clips are the clips).
  * Throws an Error naming the line of the first entry that is not a recorded event.
  */
-export function recordingScenario(text: string, name = 'recording'): ScenarioInput {
+export function recordingScenario(text: string, name = 'recording'): RecordingScenario {
   const lines = text.split('\n').filter((l) => l.trim() !== '');
   const header = JSON.parse(lines[0] ?? '{}') as { type?: unknown; version?: unknown };
   if (header.type !== 'svc-stream-recording') throw new Error(`${name}: line 1 is not a recording header`);
@@ -32,7 +42,7 @@ export function recordingScenario(text: string, name = 'recording'): ScenarioInp
     }
     if (typeof v.event !== 'object' || v.event === null || Array.isArray(v.event)) throw new Error(`${name}: line ${i + 2}: no event`);
     const event = v.event as Record<string, unknown>;
-    return v.after_end === true ? { after_end: true, event } : { at_ms: typeof v.at_ms === 'number' ? v.at_ms : 0, event };
+    return v.after_end === true ? { after_end: true as const, event } : { at_ms: typeof v.at_ms === 'number' ? v.at_ms : 0, event };
   });
-  return { description: `replay of ${name}`, steps, analysis: false };
+  return { description: `replay of ${name}`, file: basename(name), recording: true, steps, analysis: false };
 }

@@ -37,7 +37,7 @@ const WINDOW_MAX_FRAMES = 800;
 /** A match is this close (mean dB difference) and clearly better than any other place. */
 const MATCH_DB = 4;
 const MARGIN_DB = 3;
-/** An event of the session that starts this long before the aligned point was sent by the session before. */
+/** How far from the aligned point an utterance may end (or start) and still count as before it (frames of two clocks). */
 const PAST_TOLERANCE_MS = 30;
 
 const cache = new Map<string, { readonly mtimeMs: number; readonly audio: NamedAudio }>();
@@ -139,23 +139,38 @@ function resample(samples: Float32Array, from: number, to: number): Float32Array
   return out;
 }
 
-/** Times in an event's payload, moved `by` ms (the engine's clock to the session's). */
-function rebase(event: EngineEvent, by: number): { event: EngineEvent; startMs: number | undefined } {
-  if (by === 0) return { event, startMs: undefined };
+/**
+ * Times in an event's payload, moved `by` ms (the engine's clock to the session's), with the
+ * utterance's span on the engine's clock (`endMs` undefined while a partial has none). An
+ * utterance that began before the session's audio is cut at its start, as the session heard it.
+ */
+function rebase(event: EngineEvent, by: number): { event: EngineEvent; startMs: number | undefined; endMs: number | undefined } {
+  if (by === 0) return { event, startMs: undefined, endMs: undefined };
   const e = event as unknown as Record<string, unknown>;
   for (const key of ['clip', 'partial_clip', 'segment']) {
     const p = e[key] as Record<string, unknown> | undefined;
     if (!p || typeof p['start_ms'] !== 'number') continue;
     const startMs = p['start_ms'];
     const moved: Record<string, unknown> = { ...p, start_ms: Math.max(0, startMs - by) };
-    if (typeof p['end_ms'] === 'number') moved['end_ms'] = Math.max(0, p['end_ms'] - by);
-    return { event: { ...e, [key]: moved } as unknown as EngineEvent, startMs };
+    let endMs: number | undefined;
+    if (typeof p['end_ms'] === 'number') {
+      endMs = p['end_ms'];
+      moved['end_ms'] = Math.max(0, endMs - by);
+    }
+    if (typeof p['duration_ms'] === 'number') {
+      endMs = startMs + p['duration_ms'];
+      moved['duration_ms'] = Math.max(0, endMs - Math.max(startMs, by));
+    }
+    return { event: { ...e, [key]: moved } as unknown as EngineEvent, startMs, endMs };
   }
-  return { event, startMs: undefined };
+  return { event, startMs: undefined, endMs: undefined };
 }
 
-/** What a session playing a scenario that names its audio found: aligned at `offsetMs`, or not, and why. */
-export type AlignmentNote = { readonly audio: string; readonly offsetMs: number } | { readonly audio: string; readonly reason: string };
+/**
+ * What a session playing a scenario that names its audio found: aligned at `offsetMs`, or not,
+ * and why (`scripted`: the named audio could not be read, so the script plays from its top).
+ */
+export type AlignmentNote = { readonly audio: string; readonly offsetMs: number } | { readonly audio: string; readonly reason: string; readonly scripted?: true };
 
 /**
  * The engine of a session whose scenario names its audio: it holds the session's first audio
@@ -260,7 +275,7 @@ export class AligningEngine implements Engine {
     if (!named) {
       // Without the audio nothing can be told, a resume included: the script plays as written.
       this.out.log?.(`scenario: its audio ${this.scenario.audio} cannot be read as a PCM WAV: the script plays from its top, as if it named none`);
-      this.onNote({ audio, reason: `${audio} cannot be read as a PCM WAV: played from the top` });
+      this.onNote({ audio, reason: `${audio} cannot be read as a PCM WAV: played from the top`, scripted: true });
       this.inner = this.make(this.scenario, this.out);
       for (const b of this.held.splice(0)) this.inner.push(b);
       return;
@@ -290,13 +305,19 @@ export class AligningEngine implements Engine {
     for (const b of held) this.inner.push(b);
   }
 
-  /** The engine's output on the session's clock; nothing while muted, nothing of what came before the point. */
+  /**
+   * The engine's output on the session's clock: nothing while muted, nothing of an utterance
+   * that ended by the point (the session before heard it whole, and finalized it). One that
+   * began before the point and goes on past it is this session's too, from its start, as the
+   * service would hear it: a client resumes there only when it kept too little audio to resume
+   * before, and dropping it would lose the utterance twice (issue 45).
+   */
   private relay(): EngineOutput {
     return {
       send: (event) => {
         if (this.muted) return;
-        const { event: moved, startMs } = rebase(event, this.offsetMs);
-        if (startMs !== undefined && startMs < this.offsetMs - PAST_TOLERANCE_MS) return;
+        const { event: moved, startMs, endMs } = rebase(event, this.offsetMs);
+        if (startMs !== undefined && startMs < this.offsetMs - PAST_TOLERANCE_MS && (endMs === undefined || endMs <= this.offsetMs + PAST_TOLERANCE_MS)) return;
         this.out.send(moved);
       },
       clipSent: (i) => {

@@ -1,7 +1,7 @@
 // Scenario files: what the signal cannot supply (transcripts, picks, topics, faults) and
 // exactly when to emit it, timed against audio received, not wall clock.
 import { readFile } from 'node:fs/promises';
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
 import { isRecording, recordingScenario } from './recording.js';
 
@@ -116,6 +116,13 @@ export const ScenarioSchema = z.strictObject({
   /** Free text: what this scenario is for. */
   description: z.string().optional(),
   /**
+   * The name results played from it are labelled with (`scenario call.scenario.json …`): the
+   * file's name, set when it is read from a file (a name given here wins).
+   */
+  file: z.string().min(1).optional(),
+  /** A recorded session replayed (set by the loader of recordings): its results are labelled `recording`. */
+  recording: z.boolean().optional(),
+  /**
    * The audio this scenario scripts (a PCM or G.711 WAV; in a file, relative to the file's
    * folder). A session whose audio starts elsewhere in it (a client resuming mid-stream) is
    * found in it by content and the script goes on from there; a session that cannot be found
@@ -154,18 +161,26 @@ export function parseScenario(input: unknown): Scenario {
 
 /**
  * What a session playing `s` is, as the emulator's `x-svc-emulator` header says it
- * (src/resultSource.ts): `scenario` when it scripts text or events, `speech-segments-only`
- * when only the signal speaks (clips without text).
+ * (src/schema/resultLabel.ts reads it): `speech-segments-only` when only the signal speaks
+ * (clips without text); `recording; file=NAME` for a recorded session replayed;
+ * `scenario; file=NAME` when it scripts text or events, with `; audio=AUDIO` when the script
+ * plays only if the session's audio is found in the audio it names (the session's first audio
+ * decides, and a ping before its first event says what was found: StreamingConnection.ts).
  */
-export function scenarioNote(s: Scenario): 'scenario' | 'speech-segments-only' {
-  return s.transcript.length > 0 || s.timeline.length > 0 || s.steps.length > 0 ? 'scenario' : 'speech-segments-only';
+export function scenarioNote(s: Scenario): string {
+  if (s.transcript.length === 0 && s.timeline.length === 0 && s.steps.length === 0) return 'speech-segments-only';
+  const file = s.file !== undefined ? `; file=${encodeURIComponent(s.file)}` : '';
+  if (s.recording) return `recording${file}`;
+  const audio = s.audio !== undefined && analysisEnabled(s) ? `; audio=${encodeURIComponent(basename(s.audio))}` : '';
+  return `scenario${file}${audio}`;
 }
 
 /** A scenario as read from the file at `path`: its `audio`, when relative, is the file's folder's. */
 export function scenarioFromFile(value: unknown, path: string): unknown {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
-  const audio = (value as { audio?: unknown }).audio;
-  return typeof audio === 'string' && audio !== '' && !isAbsolute(audio) ? { ...value, audio: resolve(dirname(path), audio) } : value;
+  const { audio, file } = value as { audio?: unknown; file?: unknown };
+  const named = file === undefined ? { ...value, file: basename(path) } : value;
+  return typeof audio === 'string' && audio !== '' && !isAbsolute(audio) ? { ...named, audio: resolve(dirname(path), audio) } : named;
 }
 
 /** Whether the analysis engine runs for this scenario. */

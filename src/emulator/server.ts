@@ -6,7 +6,7 @@ import { WebSocketServer } from 'ws';
 import { AccountBook, type OrganizationSpec } from './accounts.js';
 import { parseScenario, scenarioNote, type Scenario, type ScenarioInput } from './scenario.js';
 import { EMULATOR_HEADER } from '../schema/emulatorHeader.js';
-import { StreamingConnection, type ConnectionSummary } from './streaming.js';
+import { StreamingConnection, type ConnectionSummary } from './StreamingConnection.js';
 import { decideHandshake, formatFromQuery, GOING_AWAY_CLOSE_CODE } from './streamingProtocol.js';
 import { findStreamingRoute } from './endpoints.js';
 import { batchRoutes } from './batchRoutes.js';

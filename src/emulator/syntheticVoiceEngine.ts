@@ -1,6 +1,6 @@
 // The synthetic-voice detection engine: one window event per 2 s of audio, with the speech the
 // detector measured in it and the scenario's score.
-import { ClipTracker } from './clipTracker.js';
+import { ClipTracker } from './ClipTracker.js';
 import { TrackedEngine, type EngineOutput } from './engine.js';
 import type { Scenario } from './scenario.js';
 

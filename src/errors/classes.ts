@@ -1,7 +1,7 @@
 // The one error hierarchy: SvcError with a stable `code`, the HTTP status or close code where
 // there is one, the server's `detail`, and `retryable` as the code's row of the table says;
 // one subclass per origin (HTTP, session, local input, contract breach, relay, audio source).
-import type { ValidationError } from '../schema/errorBody.js';
+import type { ValidationError } from './errorBody.js';
 import { redact, redactDeep } from '../redact.js';
 import { ERROR_TABLE, type ErrorCode } from './codes.js';
 import { maskedCause, secretsOf } from './masking.js';

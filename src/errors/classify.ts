@@ -1,7 +1,7 @@
 // From what a server said to one typed error: the `detail` text first (statuses are shared
 // between causes), then the HTTP status or the close code. `retryable` is never decided here:
 // it is the code's row of the table (codes.ts), except a 5xx the table has no code for.
-import { ErrorResponseSchema, HTTPValidationErrorSchema } from '../schema/errorBody.js';
+import { ErrorResponseSchema, HTTPValidationErrorSchema } from './errorBody.js';
 import { ApiError, SessionError, type AudioAccount } from './classes.js';
 import { CLOSE_CODES, ERROR_CODES, type ErrorCode } from './codes.js';
 

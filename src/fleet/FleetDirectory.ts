@@ -3,6 +3,14 @@
 // the reader brings the entries, and this decides what they mean.
 import { interval, Subject, type SchedulerLike, type Subscription } from 'rxjs';
 import { decodeDirectoryEntry, type DirectoryEntry } from './streamEntries.js';
+import { ResultLabelSchema, type ResultLabel } from '../schema/resultLabel.js';
+
+/** A label from a note: one this reader cannot read (a newer publisher's) reads as none. */
+function labelOf(value: unknown): ResultLabel | undefined {
+  if (value === undefined) return undefined;
+  const parsed = ResultLabelSchema.safeParse(value);
+  return parsed.success ? parsed.data : undefined;
+}
 
 /** One session as the directory knows it. */
 export interface DirectorySession {
@@ -15,6 +23,8 @@ export interface DirectorySession {
   events: number;
   ended: boolean;
   error: { readonly code: string; readonly message: string } | undefined;
+  /** What made its results, once its publisher said. */
+  label: ResultLabel | undefined;
   /** When this reader last heard of it (its clock). */
   heardAt: number;
 }
@@ -60,7 +70,7 @@ export class FleetDirectory {
         let s = this.sessionsById.get(sid);
         // Live for longer than the directory keeps: known from here on by its liveness alone.
         if (!s) {
-          s = { id: sid, epoch: '', title: sid, status: 'streaming', startedAt: undefined, endedAt: undefined, events: 0, ended: false, error: undefined, heardAt: heard };
+          s = { id: sid, epoch: '', title: sid, status: 'streaming', startedAt: undefined, endedAt: undefined, events: 0, ended: false, error: undefined, label: undefined, heardAt: heard };
           this.sessionsById.set(sid, s);
         }
         if (s.ended) continue;
@@ -89,6 +99,7 @@ export class FleetDirectory {
         events: typeof info.events === 'number' ? info.events : 0,
         ended: false,
         error: undefined,
+        label: labelOf(info.label) ?? (replaced ? undefined : s?.label),
         heardAt: heard,
       };
       // Re-inserted, so the map keeps the order sessions (re)started in.
@@ -102,6 +113,8 @@ export class FleetDirectory {
     s.heardAt = Math.max(s.heardAt, heard);
     if (typeof info.events === 'number') s.events = info.events;
     if (d.kind === 'status' && typeof info.status === 'string' && !s.ended) s.status = info.status;
+    const label = labelOf(info.label);
+    if (label !== undefined) s.label = label;
     if (d.kind === 'end') {
       s.ended = true;
       s.endedAt = heard;

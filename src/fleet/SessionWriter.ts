@@ -1,12 +1,16 @@
 // One session's side of a publisher: its entries numbered 1, 2, 3 … in its epoch and queued
 // until stored, its statuses and end, a new epoch when its stream was lost, and the report it
 // settles with. The publisher that owns it writes the queue; what it asks of it is `WriterOwner`.
+// Batches are always the head of the queue, so what may be stored without Redis having said so
+// is a prefix of it, kept as a count: the entries of a command sent and not answered.
 import type { Observable, Subscription } from 'rxjs';
-import type { SvcError } from '../errors.js';
+import type { SvcError } from '../errors/index.js';
 import type { PublishReport, PublishStats, SessionPublisher } from '../publishing.js';
 import type { ServerEvent } from '../schema/events.js';
 import { wireEvent, type RelayEnd } from '../schema/relay.js';
 import type { SessionState } from '../schema/sessionState.js';
+import { sameLabel, type ResultLabel } from '../schema/resultLabel.js';
+import { statsOfState } from '../session/stats.js';
 import { newEpoch, type DirectoryKind, type EntryKind } from './streamEntries.js';
 
 /** Entries one script call appends at most. */
@@ -32,6 +36,8 @@ export interface WriterOwner {
   enqueued(writer: SessionWriter): void;
   /** `writer` ended (its id may run again once it settles). */
   ended(writer: SessionWriter): void;
+  /** `writer` made another event (for the directory's count). */
+  progressed(writer: SessionWriter): void;
 }
 
 /** An entry waiting to be stored. */
@@ -43,7 +49,7 @@ export interface Entry {
 }
 
 export function freshStats(): PublishStats {
-  return { entries: 0, published: 0, unpublished: 0, pending: 0, outages: 0, streamsLost: 0 };
+  return { entries: 0, published: 0, notPublished: 0, unconfirmed: 0, pending: 0, outages: 0, streamsLost: 0 };
 }
 
 export class SessionWriter implements SessionPublisher {
@@ -52,7 +58,15 @@ export class SessionWriter implements SessionPublisher {
   readonly queue: Entry[] = [];
   private seq = 0;
   private lastMs = 0;
+  /** Entries at the head of the queue in a command sent now, not answered yet. */
+  private inFlight = 0;
+  /** Entries at the head of the queue sent in a command that was never answered (timed out, or the connection closed): Redis may hold them. */
+  private doubtful = 0;
   private lastStatus = '';
+  /** What made the session's results, once said; status entries carry it from then on. */
+  private labelNow: ResultLabel | undefined;
+  /** The label of the stats whose `state$` is followed, read before each event and state. */
+  private labelSource: (() => ResultLabel | undefined) | undefined;
   private ended = false;
   gaveUp = false;
   events = 0;
@@ -79,7 +93,7 @@ export class SessionWriter implements SessionPublisher {
   private push(kind: EntryKind, data: string): void {
     if (this.gaveUp) {
       this.count('entries', 1);
-      this.count('unpublished', 1);
+      this.count('notPublished', 1);
       this.checkSettled();
       return;
     }
@@ -88,7 +102,7 @@ export class SessionWriter implements SessionPublisher {
     this.count('entries', 1);
     // Only events are dropped past the bounds: the start, statuses and the end always wait.
     if (kind === 'event' && !this.owner.room(data.length)) {
-      this.count('unpublished', 1);
+      this.count('notPublished', 1);
       this.error ??= this.owner.overflowError();
       return;
     }
@@ -103,17 +117,42 @@ export class SessionWriter implements SessionPublisher {
     this.owner.stats[field] += n;
   }
 
+  /** An outage began while this session runs (the publisher counts it once for itself). */
+  outageBegan(): void {
+    if (!this.done) this.stats.outages++;
+  }
+
   event(event: ServerEvent): void {
     if (this.ended) return;
+    this.syncLabel();
     this.events++;
     this.push('event', JSON.stringify(wireEvent(event)));
+    this.owner.progressed(this);
   }
 
   status(status: string): void {
     if (this.ended || status === this.lastStatus) return;
     this.lastStatus = status;
-    this.push('status', JSON.stringify({ status }));
-    this.owner.note(this, 'status', { status, events: this.events });
+    this.pushStatus();
+  }
+
+  label(label: ResultLabel): void {
+    if (this.ended || sameLabel(label, this.labelNow)) return;
+    this.labelNow = label;
+    this.pushStatus();
+  }
+
+  /** A status entry (and directory note) of the status and label now: readers keep the last of each. */
+  private pushStatus(): void {
+    const said = { status: this.lastStatus || 'connecting', ...(this.labelNow ? { label: this.labelNow } : {}) };
+    this.push('status', JSON.stringify(said));
+    this.owner.note(this, 'status', { ...said, events: this.events });
+  }
+
+  /** The followed stats' label, if it changed. */
+  private syncLabel(): void {
+    const label = this.labelSource?.();
+    if (label !== undefined) this.label(label);
   }
 
   private following: Subscription | undefined;
@@ -121,7 +160,10 @@ export class SessionWriter implements SessionPublisher {
   follow(state$: Observable<SessionState>): void {
     this.following?.unsubscribe();
     if (this.ended) return;
+    const stats = statsOfState(state$);
+    if (stats) this.labelSource = () => stats.label;
     this.following = state$.subscribe((next) => {
+      this.syncLabel();
       const status = next.status === 'paused' ? 'streaming' : next.status;
       if (PUBLISHED_STATUSES.has(status)) this.status(status);
     });
@@ -129,6 +171,7 @@ export class SessionWriter implements SessionPublisher {
 
   end(end: RelayEnd): void {
     if (this.ended) return;
+    this.syncLabel();
     this.ended = true;
     this.following?.unsubscribe();
     this.push('end', JSON.stringify(end));
@@ -141,24 +184,36 @@ export class SessionWriter implements SessionPublisher {
   restart(): void {
     this.epoch = newEpoch();
     this.count('streamsLost', 1);
+    // Nothing of the old epoch can be stored any more: its stream is gone, and a batch of it
+    // still on its way is refused by the script (another epoch holds the key, or none does).
+    this.inFlight = 0;
+    this.doubtful = 0;
     const pending = this.queue.splice(0);
     this.seq = 0;
     const first = pending[0]?.ms ?? this.owner.now();
-    const start: Entry = { ms: first, seq: ++this.seq, kind: 'start', data: JSON.stringify({ title: this.title, startedAt: this.startedAt, restarted: true }) };
+    const start: Entry = { ms: first, seq: ++this.seq, kind: 'start', data: JSON.stringify({ title: this.title, startedAt: this.startedAt, restarted: true, ...(this.labelNow ? { label: this.labelNow } : {}) }) };
     this.queue.push(start);
     this.owner.held(1, start.data.length);
+    // The new start is an entry made like any other: counted, so `published <= entries` holds.
+    this.count('entries', 1);
     this.count('pending', 1);
     for (const e of pending) {
       e.seq = ++this.seq;
       this.queue.push(e);
     }
     this.owner.enqueued(this);
-    this.owner.note(this, 'start', { title: this.title, startedAt: this.startedAt, status: this.lastStatus || 'streaming', events: this.events });
+    this.owner.note(this, 'start', { title: this.title, startedAt: this.startedAt, status: this.lastStatus || 'streaming', events: this.events, ...(this.labelNow ? { label: this.labelNow } : {}) });
   }
 
-  /** Entries stored (or found already stored): off the queue. */
-  acknowledge(n: number): void {
-    const taken = this.queue.splice(0, n);
+  /**
+   * Redis answered the batch in flight: its first `stored` entries are stored (or were already),
+   * off the queue; the rest of it is known not stored. Any earlier unanswered command of this
+   * connection ran before the answer, so nothing is in doubt any more.
+   */
+  acknowledge(stored: number): void {
+    const taken = this.queue.splice(0, stored);
+    this.inFlight = 0;
+    this.doubtful = 0;
     this.owner.held(-taken.length, -taken.reduce((s, e) => s + e.data.length, 0));
     this.count('pending', -taken.length);
     this.count('published', taken.length);
@@ -166,24 +221,52 @@ export class SessionWriter implements SessionPublisher {
     this.checkSettled();
   }
 
-  /** Give up on every pending entry (and any later one), with `error` as the reason. */
-  abandon(error: SvcError): void {
+  /** The command in flight got no answer (a timeout, a closed connection): Redis may hold its entries. */
+  unanswered(): void {
+    this.doubtful = Math.max(this.doubtful, this.inFlight);
+    this.inFlight = 0;
+  }
+
+  /** The command in flight never left (the connection was not writable): nothing of it was stored. */
+  unsent(): void {
+    this.inFlight = 0;
+  }
+
+  /** Entries that may be stored though Redis never said so. */
+  get inDoubt(): number {
+    return Math.min(this.queue.length, Math.max(this.doubtful, this.inFlight));
+  }
+
+  /**
+   * Give up on every pending entry (and any later one), with `error` as the reason: those sent
+   * without an answer are `unconfirmed`, the others `notPublished`. `answered`: Redis's answer
+   * says none of them is stored (another run took the id).
+   */
+  abandon(error: SvcError, answered = false): void {
+    const unconfirmed = answered ? 0 : this.inDoubt;
     const taken = this.queue.splice(0);
+    this.inFlight = 0;
+    this.doubtful = 0;
     this.owner.held(-taken.length, -taken.reduce((s, e) => s + e.data.length, 0));
     this.count('pending', -taken.length);
-    this.count('unpublished', taken.length);
+    this.count('unconfirmed', unconfirmed);
+    this.count('notPublished', taken.length - unconfirmed);
     this.error = error;
     this.gaveUp = true;
     this.checkSettled();
   }
 
+  /** The next batch to send, from the head of the queue; marked in flight until `acknowledge`, `unanswered` or `unsent`. */
   batch(): Entry[] {
-    return this.queue.slice(0, BATCH);
+    const batch = this.queue.slice(0, BATCH);
+    this.inFlight = batch.length;
+    return batch;
   }
 
   checkSettled(): void {
     if (this.done || !this.ended || this.queue.length > 0) return;
     this.done = true;
-    this.resolveSettled({ id: this.id, ...this.stats, ...(this.stats.unpublished > 0 && this.error ? { error: this.error } : {}) });
+    const lost = this.stats.notPublished + this.stats.unconfirmed;
+    this.resolveSettled({ id: this.id, ...this.stats, ...(lost > 0 && this.error ? { error: this.error } : {}) });
   }
 }

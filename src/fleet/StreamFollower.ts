@@ -1,7 +1,7 @@
 // One follower of a followed stream (one page of a relay): where it is, what it was last given
 // (epoch, number, cursor), and the reset or gap it is told before an entry. Served from the
 // stream's tail while it is near the end; paged from Redis on the shared connection when behind.
-import type { SvcError } from '../errors.js';
+import type { SvcError } from '../errors/index.js';
 import type { RelayGap, RelayReset } from '../schema/relay.js';
 import { before, idOf, positionOf, START, type FollowedStream, type Position, type TailFollower } from './FollowedStream.js';
 import { decodeEntry, type StreamEntry } from './streamEntries.js';
@@ -17,6 +17,8 @@ export interface FollowSink {
 
 /** A reader of one session for one follower; see `FleetReader.follow`. */
 export interface Follower {
+  /** Start giving the sink entries (not before: a page's headers go first). */
+  start(): void;
   /** Take entries again after the sink returned false. */
   resume(): void;
   /** Stop following. */
@@ -51,6 +53,7 @@ export class StreamFollower implements Follower, TailFollower {
   private seq = 0;
   private cursor = '';
   private paused = false;
+  private started = false;
   private fetching = false;
   private closed = false;
   private pendingReset: RelayReset | undefined;
@@ -79,6 +82,11 @@ export class StreamFollower implements Follower, TailFollower {
   /** The stream was replaced: take it from its start (the first entry's epoch tells the sink to reset). */
   restartFromStart(): void {
     this.position = START;
+  }
+
+  start(): void {
+    this.started = true;
+    this.pump();
   }
 
   resume(): void {
@@ -118,7 +126,7 @@ export class StreamFollower implements Follower, TailFollower {
   }
 
   pump(): void {
-    if (this.closed || this.paused || this.fetching) return;
+    if (this.closed || !this.started || this.paused || this.fetching) return;
     // A stream being (re)read brings its followers along when it is ready.
     if (this.stream.ready === undefined) return;
     const first = this.stream.indexAfter(this.position);

@@ -2,7 +2,7 @@
 // a model), its outcome as `queue results` prints it, and a typed error stored as JSON in
 // BullMQ's failedReason and read back. Pure: tested without Redis.
 import type { Job } from 'bullmq';
-import { SvcError } from '../errors.js';
+import { SvcError } from '../errors/index.js';
 
 /** The models a queue job can ask for. */
 export const QUEUE_MODELS = ['audio-event', 'emotion'] as const;

@@ -2,7 +2,7 @@
 // them, call the batch endpoint under the fleet's shared limit, and store each outcome. This
 // file is the producers' and readers' side; a job's shape is batchJobs.ts's, the worker batchWorker.ts's.
 import type { Job, Queue } from 'bullmq';
-import { InputError } from '../errors.js';
+import { InputError } from '../errors/index.js';
 import { importOptional } from '../internal/optionalPackage.js';
 import { outcomeOf, QUEUE_MODELS, type BatchJobData, type BatchJobOutcome, type QueueModel } from './batchJobs.js';
 import { connectRedis, redactRedisUrl, redisError, resolveRedisUrl } from './redisLimiter.js';

@@ -9,7 +9,7 @@ import { detectAudioEvents, detectEmotion } from '../batch/calls.js';
 import type { BatchOptions } from '../batch/request.js';
 import type { RetryPolicy } from '../batch/retry.js';
 import { modelsCredentials } from '../credentials.js';
-import { SvcError } from '../errors.js';
+import { SvcError } from '../errors/index.js';
 import { importOptional } from '../internal/optionalPackage.js';
 import { positiveInteger } from '../internal/positiveOption.js';
 import { INFRASTRUCTURE_CODES, outcomeOf, storedError, type BatchJobData, type BatchJobOutcome } from './batchJobs.js';

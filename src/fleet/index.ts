@@ -15,4 +15,5 @@ export { QUEUE_MODELS, type QueueModel, type BatchJobData, type BatchJobOutcome,
 export { runBatchWorker, type WorkerProgress, type BatchWorkerOptions, type WorkerSummary } from './batchWorker.js';
 export { createPublisher, type PublisherOptions } from './publisher.js';
 export type { Publisher, PublishOptions, PublishStats, PublishReport, SessionPublisher } from '../publishing.js';
+export type { ResultLabel } from '../schema/resultLabel.js';
 export { publishSession, type PublishSessionOptions } from './publishSession.js';

@@ -20,7 +20,8 @@ export interface PublishSessionOptions extends PublisherOptions, PublishOptions 
  * - Publishes a `start`, each event, the statuses (`state$`: the session's `stats.state$`), and
  *   the end: `done` on completion, `failed` (code and first line) on error, `closed` on unsubscribe.
  * - When Redis is away, entries wait (bounded) and are written when it is back; what never
- *   could be is counted in the report (`onReport`) and the publisher's `stats.unpublished`.
+ *   could be is counted in the report (`onReport`: `notPublished`, `unconfirmed`) and the
+ *   publisher's `stats`.
  *
  * ## Example
  * ```ts
@@ -32,7 +33,7 @@ export interface PublishSessionOptions extends PublisherOptions, PublishOptions 
  *   url: 'redis://10.0.0.5:6379',
  *   id: 'call-17',
  *   state$: stats.state$,
- *   onReport: (r) => r.unpublished > 0 && console.warn(`${r.unpublished} entries not published: ${r.error?.message}`),
+ *   onReport: (r) => r.published < r.entries && console.warn(`${r.notPublished} entries not published, ${r.unconfirmed} unconfirmed: ${r.error?.message}`),
  * }).subscribe();
  * ```
  */
@@ -46,7 +47,7 @@ export function publishSession(events$: Observable<ServerEvent>, options: Publis
       return;
     }
     // Its own publisher closes with the session: what Redis has not stored within
-    // `closeTimeoutMs` of the end is counted unpublished, and the report comes.
+    // `closeTimeoutMs` of the end is counted (unconfirmed or not published), and the report comes.
     const own = options.publisher === undefined;
     return publisher
       .publish(events$, options)

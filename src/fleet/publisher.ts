@@ -6,7 +6,7 @@
 // session's queue SessionWriter.ts, the append script appendScript.ts.
 import type { Redis } from 'ioredis';
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
-import { InputError, type SvcError } from '../errors.js';
+import { InputError, type SvcError } from '../errors/index.js';
 import { positiveOption } from '../internal/positiveOption.js';
 import type { Publisher } from '../publishing.js';
 import { PublisherCore, type PublisherSettings } from './PublisherCore.js';
@@ -23,15 +23,18 @@ export interface PublisherOptions {
   readonly prefix?: string | undefined;
   /** Entries older than this are trimmed from the streams (Redis `MINID`), and an ended session's keys expire after it. Default 3 600 000 ms (one hour). */
   readonly retentionMs?: number | undefined;
-  /** Entries held while Redis is away, over all sessions; past it new events are dropped and counted unpublished (status and end entries are always kept). Default 100 000. */
+  /** Entries held while Redis is away, over all sessions; past it new events are dropped and counted `notPublished` (status and end entries are always kept). Default 100 000. */
   readonly maxPendingEntries?: number | undefined;
   /** Bytes of entries held while Redis is away. Default 32 MiB. */
   readonly maxPendingBytes?: number | undefined;
   /** How often live sessions are announced alive (the directory) and their keys' expiry renewed; relays show a session whose publisher went quiet for three of these as `stale`. Default 15 000 ms. */
   readonly aliveMs?: number | undefined;
-  /** How long `close()` waits for what is still pending while Redis answers (when it is away, `close()` gives up at once). Default 5 000 ms. */
+  /**
+   * The one deadline of `close()`: waiting for what is still pending (while Redis answers; when it
+   * is known to be away, at once) and the QUIT, together. Default 5 000 ms.
+   */
   readonly closeTimeoutMs?: number | undefined;
-  /** Called once each time Redis becomes unreachable (the calls go on; entries wait, bounded). */
+  /** Called once per outage, at its first failure (the calls go on; entries wait, bounded); the outage ends at the first write that succeeds. */
   readonly onRedisError?: ((error: SvcError) => void) | undefined;
   /** The clock of entry ids and trimming, ms since the epoch. Default `Date.now`. */
   readonly now?: (() => number) | undefined;
@@ -81,8 +84,11 @@ function publishUrl(options: PublisherOptions): string {
  *   once. Entries older than `retentionMs` are trimmed (`MINID`).
  * - While Redis is away entries wait, bounded by `maxPendingEntries` / `maxPendingBytes`
  *   (events past them are dropped and counted; relays show the hole as a `gap`), and are
- *   written when it is back. `onRedisError` is told once per outage; `stats.unpublished`
- *   counts what will never be stored, and each session's `settled` report says it.
+ *   written when it is back. `onRedisError` is told once per outage (from the first failure
+ *   to the first write that succeeds). Every entry is counted once: `published` (Redis said
+ *   so), `notPublished` (known not stored), `unconfirmed` (sent, no answer by `close()`'s
+ *   deadline) or `pending`; each session's `settled` report says it.
+ * - `close()` ends within `closeTimeoutMs` (5 s), its QUIT included, whatever Redis does.
  * - When a stream was lost (Redis restarted without persistence) the session goes on in a new
  *   epoch, so relays send their pages an explicit `reset` instead of a silent gap.
  * - ioredis is an optional peer dependency, loaded here: rejects with `missing_dependency`
@@ -96,7 +102,7 @@ function publishUrl(options: PublisherOptions): string {
  * const publisher = await createPublisher({ url: 'redis://10.0.0.5:6379' });
  * publishSession(events$, { publisher, id: 'call-17' }).subscribe();
  * // … when the process stops:
- * const { unpublished } = await publisher.close();
+ * const { notPublished, unconfirmed } = await publisher.close();
  * ```
  */
 export async function createPublisher(options: PublisherOptions = {}): Promise<Publisher> {

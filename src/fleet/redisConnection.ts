@@ -2,7 +2,7 @@
 // that fail a command at once while disconnected instead of queueing it, URLs named without
 // their password, and a Redis failure as the one typed error.
 import type { Redis, RedisOptions } from 'ioredis';
-import { InputError, SvcError } from '../errors.js';
+import { InputError, SvcError } from '../errors/index.js';
 import { importOptional } from '../internal/optionalPackage.js';
 import { redact } from '../redact.js';
 

@@ -3,9 +3,9 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Semaphore as RedisSemaphore } from 'redis-semaphore';
-import { Semaphore } from '../Semaphore.js';
-import { InputError, SvcError } from '../errors.js';
-import type { ConcurrencyLimiter, LimiterLease, LimiterSource, LimiterTarget } from '../limiter.js';
+import { Semaphore } from '../concurrency/Semaphore.js';
+import { InputError, SvcError } from '../errors/index.js';
+import type { ConcurrencyLimiter, LimiterLease, LimiterSource, LimiterTarget } from '../concurrency/limiter.js';
 import { importOptional } from '../internal/optionalPackage.js';
 import { connectRedis, redisError, resolveRedisUrl } from './redisConnection.js';
 

@@ -2,7 +2,7 @@
 // entry's number in the session), and the fields of each entry. Pure, so the publisher and
 // the readers share one definition and it is tested without a server.
 import { randomBytes } from 'node:crypto';
-import { InputError } from '../errors.js';
+import { InputError } from '../errors/index.js';
 import { fleetCursor } from '../schema/relay.js';
 
 /** The default prefix of every key the fleet's streams use. */
@@ -122,6 +122,8 @@ export interface DirectoryInfo {
   /** Events published so far. */
   readonly events?: number | undefined;
   readonly error?: { readonly code: string; readonly message: string } | undefined;
+  /** What made the session's results (a `ResultLabel`), once said: unchecked here, read by the directory. */
+  readonly label?: unknown;
 }
 
 const DIRECTORY_KINDS: ReadonlySet<string> = new Set<DirectoryKind>(['start', 'status', 'alive', 'end']);

@@ -7,16 +7,16 @@
 // (FollowedStream.ts) and one follower (StreamFollower.ts) are their own.
 import type { Redis } from 'ioredis';
 import { asyncScheduler, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
-import type { SvcError } from '../errors.js';
+import type { SvcError } from '../errors/index.js';
 import { positiveOption } from '../internal/positiveOption.js';
 import { callUser } from '../internal/userCallback.js';
-import type { RelayReset } from '../schema/relay.js';
 import { BlockingRead, type ReadPlan } from './BlockingRead.js';
 import { FleetDirectory, type DirectorySession } from './FleetDirectory.js';
 import { FollowedStream, type StreamHost, type TailFollower } from './FollowedStream.js';
 import { checkRedisUrl, openRedis, redactRedisUrl, redisError } from './redisConnection.js';
-import { decodeEntry, DEFAULT_STREAM_PREFIX, fleetKeys, type FleetKeys } from './streamEntries.js';
-import { resetReason, StreamFollower, type Follower, type FollowSink, type FollowStart } from './StreamFollower.js';
+import { joinDecision } from './joinDecision.js';
+import { decodeEntry, DEFAULT_STREAM_PREFIX, fleetKeys, type FleetKeys, type StreamEntry } from './streamEntries.js';
+import { StreamFollower, type Follower, type FollowSink, type FollowStart } from './StreamFollower.js';
 
 /** Options of {@link openFleetReader}. */
 export interface FleetReaderOptions {
@@ -58,12 +58,12 @@ export interface FleetReader {
   isStale(session: DirectorySession): boolean;
   /**
    * Follow session `id` from a cursor (`EPOCH:MS-SEQ`, see `parseRelayCursor`) or from the start
-   * of what is kept. Resolves once the position is checked: a cursor the stream no longer has
-   * (trimmed, or another epoch) starts from the oldest entry kept with a `reset` first.
+   * of what is kept. Resolves once the position is decided and the stream's tail read (see
+   * `joinDecision`): a follower not started yet (`start()` once the page's headers are out), the
+   * session's `end` when the cursor names it, or `not_found`. A cursor the stream does not hold
+   * starts from the oldest entry kept with a `reset` first. Rejects when Redis does not answer.
    */
-  follow(id: string, from: FollowStart | undefined, sink: FollowSink): Promise<Follower>;
-  /** Whether session `id` has a stream in Redis now. Rejects when Redis is away. */
-  exists(id: string): Promise<boolean>;
+  follow(id: string, from: FollowStart | undefined, sink: FollowSink): Promise<FollowJoin>;
   /** Whether Redis answers now. */
   readonly connected: boolean;
   /** The Redis it reads, without a password. */
@@ -72,6 +72,9 @@ export interface FleetReader {
   readonly stats: Readonly<FleetReaderStats>;
   close(): Promise<void>;
 }
+
+/** How a follow went: a follower (not started), the end the cursor named, or no such session. */
+export type FollowJoin = { readonly kind: 'follow'; readonly follower: Follower } | { readonly kind: 'ended'; readonly end: StreamEntry } | { readonly kind: 'not_found' };
 
 /** Counters of a {@link FleetReader}. */
 export interface FleetReaderStats {
@@ -200,10 +203,6 @@ class FleetReaderImpl implements FleetReader, StreamHost {
     return this.feeds.get(stream.id) === stream;
   }
 
-  async exists(id: string): Promise<boolean> {
-    return (await this.cmd.exists(this.keys.stream(id))) > 0;
-  }
-
   wakeLoop(): void {
     this.reads.wakeUp();
   }
@@ -230,44 +229,38 @@ class FleetReaderImpl implements FleetReader, StreamHost {
     };
   }
 
-  async follow(id: string, from: FollowStart | undefined, sink: FollowSink): Promise<Follower> {
+  async follow(id: string, from: FollowStart | undefined, sink: FollowSink): Promise<FollowJoin> {
+    const key = this.keys.stream(id);
+    // What the stream holds now: its oldest entry, and the entry the cursor names.
+    const [firstRows, atRows] = await Promise.all([
+      this.cmd.xrange(key, '-', '+', 'COUNT', 1) as Promise<[string, string[]][]>,
+      from ? (this.cmd.xrange(key, from.streamId, from.streamId) as Promise<[string, string[]][]>) : Promise.resolve([]),
+    ]);
+    const first = firstRows[0] ? decodeEntry(firstRows[0][0], firstRows[0][1]) : undefined;
+    const at = atRows[0] ? decodeEntry(atRows[0][0], atRows[0][1]) : undefined;
+    const s = this.directory.session(id);
+    const decision = joinDecision({ first, at }, from, s ? { live: !s.ended && !this.directory.isStale(s), epoch: s.epoch } : undefined);
+    if (decision.kind !== 'follow') return decision;
     let feed = this.feeds.get(id);
     if (!feed) {
-      feed = new FollowedStream(this, id, this.keys.stream(id));
+      feed = new FollowedStream(this, id, key);
       this.feeds.set(id, feed);
       this.stats.streams = this.feeds.size;
     }
     feed.linger?.unsubscribe();
     feed.linger = undefined;
-    let follower: StreamFollower | undefined;
+    // Without a cursor (or reset), a page starts at the oldest entry Redis keeps, on every relay alike.
+    const follower = new StreamFollower(feed, sink, decision.start, decision.reset, decision.start === undefined && first ? { ms: first.ms, seq: first.seq - 1 } : undefined);
+    feed.followers.add(follower);
     try {
-      let start = from;
-      let reset: RelayReset | undefined;
-      // Where the stream starts now: a cursor before it was trimmed, and a page from the start
-      // starts there (not earlier, from this relay's memory: every relay starts a page alike).
-      const first = ((await this.cmd.xrange(feed.key, '-', '+', 'COUNT', 1)) as [string, string[]][])[0];
-      const e = first ? decodeEntry(first[0], first[1]) : undefined;
-      const known = this.directory.session(id)?.epoch;
-      if (from) {
-        if (e && e.epoch !== from.epoch) reset = { reason: resetReason(e), after: from.cursor };
-        else if (e && e.seq > from.seq + 1) reset = { reason: 'trimmed', after: from.cursor };
-        else if (!e && known !== undefined && known !== '' && known !== from.epoch) reset = { reason: 'lost', after: from.cursor };
-        if (reset) start = undefined;
-      }
-      follower = new StreamFollower(feed, sink, start, reset, start === undefined && e ? { ms: e.ms, seq: e.seq - 1 } : undefined);
-      feed.followers.add(follower);
-      await feed.init().catch((err: unknown) => {
-        feed.ready = undefined;
-        throw err;
-      });
+      await feed.init();
     } catch (err) {
       // Redis went away meanwhile: nothing of this follower stays (the feed lingers, then goes).
-      if (follower) follower.close();
-      else this.unfollow(feed, undefined);
+      feed.ready = undefined;
+      follower.close();
       throw err;
     }
-    follower.pump();
-    return follower;
+    return { kind: 'follow', follower };
   }
 
   unfollow(feed: FollowedStream, follower: TailFollower | undefined): void {

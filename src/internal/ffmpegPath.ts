@@ -5,7 +5,7 @@ import { constants as fsConstants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { delimiter, join } from 'node:path';
-import { AudioSourceError } from '../errors.js';
+import { AudioSourceError } from '../errors/index.js';
 
 /** Options of {@link resolveFfmpeg}: an explicit binary, the environment to read, and the npm packages tried in order. */
 export interface ResolveFfmpegOptions {

@@ -3,20 +3,13 @@
 // response limits (size, time) and what an answer means; the exchange on the wire and the
 // wording of every transport failure are src/internal/httpExchange.ts's; `errorFromHttp` words
 // the service's refusals. See docs/security.md.
-import type { SchedulerLike } from 'rxjs';
 import type { z } from 'zod';
-import { ContractError, errorFromHttp, InputError, type ApiError } from '../errors.js';
+import { ContractError, errorFromHttp, InputError, type ApiError } from '../errors/index.js';
 import { HTTP_DEFAULTS, type HttpLimits } from '../httpLimits.js';
 import { markEmulated } from '../resultSource.js';
-import { exchangeFetch, exchangeNode, failures, REDIRECTS, type Limits } from './httpExchange.js';
+import { exchangeFetch, exchangeNode, failures, REDIRECTS, type HttpBody, type HttpRequest, type Limits } from './httpExchange.js';
 
-/** A request body, opened anew for each time it is sent (a followed 307/308 sends it again). */
-export interface HttpBody {
-  readonly contentType: string;
-  /** Exact length in bytes. */
-  readonly contentLength: number;
-  open(): AsyncIterable<Uint8Array>;
-}
+export type { HttpBody, HttpRequest } from './httpExchange.js';
 
 /** A JSON request body. */
 export function jsonBody(value: unknown): HttpBody {
@@ -30,24 +23,6 @@ export function jsonBody(value: unknown): HttpBody {
   };
 }
 
-export interface HttpRequest extends HttpLimits {
-  readonly method: 'GET' | 'POST';
-  /** The request URL. Its origin is the only one that ever receives `headers`. */
-  readonly url: URL;
-  /** Headers, keys included. */
-  readonly headers: Readonly<Record<string, string>>;
-  readonly body?: HttpBody | undefined;
-  /** What the request is, for messages: `POST /api/svc-2-emotion-batch (call.wav)`. */
-  readonly context: string;
-  /** The keys this request carries: masked in every error it fails with. */
-  readonly secrets: readonly string[];
-  /** Aborting destroys the exchange and fails it with `aborted`. */
-  readonly signal?: AbortSignal | undefined;
-  /** A fetch to use instead of node:http(s), for the edge (proxies, tests). The same rules apply. */
-  readonly fetch?: typeof fetch | undefined;
-  /** Scheduler of the time limits. Default `asyncScheduler`. */
-  readonly scheduler?: SchedulerLike | undefined;
-}
 
 /** A final answer: its status and its body, parsed as JSON when it is JSON, as text otherwise. */
 export interface HttpAnswer {

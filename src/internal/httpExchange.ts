@@ -7,9 +7,37 @@ import { request as httpsRequest } from 'node:https';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { asyncScheduler, type SchedulerLike, type Subscription } from 'rxjs';
-import { SvcError } from '../errors.js';
+import { SvcError } from '../errors/index.js';
 import { EMULATOR_HEADER } from '../schema/emulatorHeader.js';
-import type { HttpRequest } from './http.js';
+import type { HttpLimits } from '../httpLimits.js';
+
+/** A request body, opened anew for each time it is sent (a followed 307/308 sends it again). */
+export interface HttpBody {
+  readonly contentType: string;
+  /** Exact length in bytes. */
+  readonly contentLength: number;
+  open(): AsyncIterable<Uint8Array>;
+}
+
+/** One request, as src/internal/http.ts sends it. */
+export interface HttpRequest extends HttpLimits {
+  readonly method: 'GET' | 'POST';
+  /** The request URL. Its origin is the only one that ever receives `headers`. */
+  readonly url: URL;
+  /** Headers, keys included. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body?: HttpBody | undefined;
+  /** What the request is, for messages: `POST /api/svc-2-emotion-batch (call.wav)`. */
+  readonly context: string;
+  /** The keys this request carries: masked in every error it fails with. */
+  readonly secrets: readonly string[];
+  /** Aborting destroys the exchange and fails it with `aborted`. */
+  readonly signal?: AbortSignal | undefined;
+  /** A fetch to use instead of node:http(s), for the edge (proxies, tests). The same rules apply. */
+  readonly fetch?: typeof fetch | undefined;
+  /** Scheduler of the time limits. Default `asyncScheduler`. */
+  readonly scheduler?: SchedulerLike | undefined;
+}
 
 /** The response limits of one request, checked. */
 export interface Limits {

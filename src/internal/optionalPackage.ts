@@ -1,6 +1,6 @@
 // The packages a feature needs but the core does not (the fleet's Redis clients): optional peer
 // dependencies, imported on first use, with one typed error that says what to install.
-import { SvcError } from '../errors.js';
+import { SvcError } from '../errors/index.js';
 
 /**
  * Import an optional peer dependency `pkg` for `feature` (`load` is `() => import('pkg')`, written

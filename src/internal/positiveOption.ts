@@ -1,7 +1,7 @@
 // The one check of an optional positive number among a component's options (a bound, a timeout,
 // a count): undefined takes the default; anything else must be finite and above zero (a whole
 // number for a count), or it is refused typed, naming the option.
-import { InputError } from '../errors.js';
+import { InputError } from '../errors/index.js';
 
 /**
  * `value`, or `fallback` when it is undefined. Throws `InputError('invalid_argument')` (path

@@ -2,7 +2,7 @@
 // submission patterns, and job polling as an observable. The key never leaves the headers.
 import { distinctUntilChanged, type Observable } from 'rxjs';
 import type { z } from 'zod';
-import { ContractError, InputError, SvcError, ApiError } from '../errors.js';
+import { ContractError, InputError, SvcError, ApiError } from '../errors/index.js';
 import { jsonBody, requestJson } from '../internal/http.js';
 import type { HttpLimits } from '../httpLimits.js';
 import { redact } from '../redact.js';

@@ -1,6 +1,6 @@
 // Orchestration failures that are not a single HTTP answer: a job that ended badly or did
 // not end in time, and one upload of a multi-file job. Both stay in the one SvcError hierarchy.
-import { ApiError, maskSecrets, SvcError, type ErrorCode, type SvcErrorOptions } from '../errors.js';
+import { ApiError, maskSecrets, SvcError, type ErrorCode, type SvcErrorOptions } from '../errors/index.js';
 import type { JobStatus } from '../schema/platform.js';
 
 /** A polled job that failed, reached a state not known to be pending, or missed the deadline. */

@@ -2,7 +2,7 @@
 // before any request, and read only when their upload is due.
 import { readFile, stat } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
-import { InputError } from '../errors.js';
+import { InputError } from '../errors/index.js';
 import { SINGLE_FILE_MAX_BYTES } from '../schema/limits.js';
 
 /** A path, or bytes with the name to report. */

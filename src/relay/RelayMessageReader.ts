@@ -2,11 +2,12 @@
 // the protocol's schemas (an event with the schema parser), its id taken as the new position
 // only when it moves forward within an epoch (or a reset came first), an in-process relay's
 // gap moving the resume point past what it skipped. No I/O: the client feeds it messages.
-import { ERROR_CODES, RelayError, SessionError, type ErrorCode } from '../errors.js';
+import { ERROR_CODES, RelayError, SessionError, type ErrorCode, type SvcError } from '../errors/index.js';
 import type { ServerEvent } from '../schema/events.js';
 import { parseServerEventValue } from '../schema/parseServerEvent.js';
 import { parseRelayCursor, RelayEndSchema, RelayGapSchema, RelayResetSchema, RelayStatusSchema, type RelayCursor, type RelayEnd, type RelayGap, type RelayReset } from './protocol.js';
 import type { SseMessage } from './sse.js';
+import type { ResultLabel } from '../schema/resultLabel.js';
 
 /**
  * One message from the relay: an event with its id (the position to resume from), the
@@ -15,10 +16,15 @@ import type { SseMessage } from './sse.js';
  */
 export type RelayMessage =
   | { readonly type: 'event'; readonly id: string; readonly event: ServerEvent }
-  | { readonly type: 'status'; readonly status: string; readonly title: string }
+  | { readonly type: 'status'; readonly status: string; readonly title: string; readonly label?: ResultLabel | undefined }
   | { readonly type: 'gap'; readonly gap: RelayGap }
   | { readonly type: 'reset'; readonly reset: RelayReset }
-  | { readonly type: 'connection'; readonly state: 'open' | 'reconnecting' };
+  | {
+      readonly type: 'connection';
+      readonly state: 'open' | 'reconnecting';
+      /** Why it reconnects: the relay's refusal (`redis_unavailable`, `relay_busy`: an `ApiError` with its code) or the connection (`connection_failed`, `connection_lost`). */
+      readonly error?: SvcError | undefined;
+    };
 
 const KNOWN_CODES: ReadonlySet<string> = new Set(ERROR_CODES);
 
@@ -64,7 +70,8 @@ export class RelayMessageReader {
         const s = RelayStatusSchema.safeParse(data);
         if (!s.success) throw malformed('a status message without a status');
         this.advance(m.id);
-        return { type: 'status', status: s.data.status, title: s.data.title ?? '' };
+        // A label a page cannot read is left out (a newer relay's), never a failure.
+        return { type: 'status', status: s.data.status, title: s.data.title ?? '', ...(s.data.label ? { label: s.data.label } : {}) };
       }
       case 'gap': {
         const g = RelayGapSchema.safeParse(data);

@@ -3,7 +3,7 @@
 // only fetch, TextDecoder and AbortController: no Node built-in, so it bundles for browsers.
 // This file is the connection (fetch, retry, resume); reading the messages is RelayMessageReader.ts's.
 import { Observable, timer, type SchedulerLike } from 'rxjs';
-import { RelayError } from '../errors.js';
+import { RelayError, type SvcError } from '../errors/index.js';
 import type { ServerEvent } from '../schema/events.js';
 import { RelayListingSchema, type RelayGap, type RelayReset, type RelaySessionInfo } from './protocol.js';
 import { relayHeaders, relayHttpError } from './relayHttp.js';
@@ -72,10 +72,13 @@ export interface RelayEventsOptions extends RelayClientOptions {
  * - Emits `connection: open` when a stream opens, then the relay's messages: `status`,
  *   `event` (validated with the schema parser; a frame that breaks the contract, or a position
  *   that goes back, errors with `malformed_frame`), `gap`, `reset`.
- * - When the stream drops before the end, emits `connection: reconnecting`, waits the relay's
- *   `retry:` delay and resumes with `Last-Event-ID` (on a fleet, any relay of it will do): no
- *   event is received twice or skipped without a `gap` or a `reset`. `maxRetries` failures in
- *   a row error with `connection_failed` (never connected) or `connection_lost`.
+ * - When the stream drops before the end, or the relay answers 503 (`relay_busy`, or
+ *   `redis_unavailable` from a relay whose Redis is away), emits `connection: reconnecting`
+ *   with the typed reason (`error`), waits the relay's `retry:` delay (or the 503's
+ *   `Retry-After`, if longer) and resumes with `Last-Event-ID` (on a fleet, any relay of it
+ *   will do): no event is received twice or skipped without a `gap` or a `reset`.
+ *   `maxRetries` failures in a row error with the last refusal (an `ApiError` with its code,
+ *   e.g. `redis_unavailable`), or `connection_failed` (never connected) / `connection_lost`.
  * - Completes on the relay's `end` when the session is done or was closed; errors with a
  *   `SessionError` carrying the session's code when it failed.
  * - A refused request errors as the library's one HTTP error factory says (`ApiError` with the
@@ -91,6 +94,10 @@ export function relayMessages(url: string, options: RelayClientOptions = {}): Ob
     const reader = new RelayMessageReader(options.lastEventId);
     let failures = 0;
     let everOpened = false;
+    /** Why the attempt under way failed: a refusal (typed by its code) or the connection. */
+    let lastFailure: SvcError | undefined;
+    /** A 503's Retry-After, in ms (0: none). */
+    let retryAfterMs = 0;
     let stopped = false;
     let controller: AbortController | undefined;
     let wait: { unsubscribe(): void } | undefined;
@@ -130,13 +137,21 @@ export function relayMessages(url: string, options: RelayClientOptions = {}): Ob
       let response: Response;
       try {
         response = await doFetch(url, { headers, credentials: options.credentials ?? 'same-origin', signal: controller.signal });
-      } catch {
-        return; // network failure (or a CORS refusal, which a page cannot tell apart): retried
+      } catch (err) {
+        // A network failure (or a CORS refusal, which a page cannot tell apart): retried.
+        lastFailure = new RelayError(everOpened ? 'connection_lost' : 'connection_failed', 'the relay could not be reached', { cause: err, retryable: true });
+        return;
       }
       if (stopped) return;
       if (response.status !== 200) {
-        // 503: busy, or Redis away: retried like a dropped stream.
-        if (response.status !== 503) fail(relayHttpError(response.status, await response.text().catch(() => '')));
+        const refusal = relayHttpError(response.status, await response.text().catch(() => ''));
+        if (stopped) return;
+        // 503 (`relay_busy`, `redis_unavailable`): retried like a dropped stream, after its Retry-After, and said.
+        if (response.status !== 503) fail(refusal);
+        else {
+          lastFailure = refusal;
+          retryAfterMs = retryAfter(response.headers.get('retry-after'));
+        }
         return;
       }
       if (!/^text\/event-stream/i.test(response.headers.get('content-type') ?? '') || !response.body) {
@@ -166,8 +181,9 @@ export function relayMessages(url: string, options: RelayClientOptions = {}): Ob
           }
           if (stopped) break;
         }
-      } catch {
+      } catch (err) {
         // the stream broke: retried
+        lastFailure = new RelayError('connection_lost', 'the stream from the relay broke', { cause: err, retryable: true });
       } finally {
         if (stopped) void body.cancel().catch(() => undefined);
       }
@@ -175,15 +191,19 @@ export function relayMessages(url: string, options: RelayClientOptions = {}): Ob
 
     const loop = async (): Promise<void> => {
       while (!stopped) {
+        lastFailure = undefined;
+        retryAfterMs = 0;
         await attempt();
         if (stopped) return;
         failures++;
+        const error = lastFailure ?? new RelayError('connection_lost', 'the relay ended the stream before the session ended', { retryable: true });
         if (failures > maxRetries) {
-          fail(new RelayError(everOpened ? 'connection_lost' : 'connection_failed', `no stream from the relay after ${maxRetries} retries`, { retryable: true }));
+          // The last attempt's own error when it was a refusal (`redis_unavailable`, `relay_busy`): typed, not a generic one.
+          fail(error instanceof RelayError ? new RelayError(everOpened ? 'connection_lost' : 'connection_failed', `no stream from the relay after ${maxRetries} retries`, { retryable: true, cause: error }) : error);
           return;
         }
-        subscriber.next({ type: 'connection', state: 'reconnecting' });
-        await new Promise<void>((resolve) => (wait = timer(retryMs, options.scheduler).subscribe(() => resolve())));
+        subscriber.next({ type: 'connection', state: 'reconnecting', error });
+        await new Promise<void>((resolve) => (wait = timer(Math.max(retryMs, retryAfterMs), options.scheduler).subscribe(() => resolve())));
       }
     };
 
@@ -252,6 +272,13 @@ export async function listRelaySessions(baseUrl: string, options: Pick<RelayClie
   const parsed = RelayListingSchema.safeParse(listing);
   if (!parsed.success) throw new RelayError('invalid_response', 'the relay listing is not a list of sessions');
   return parsed.data.sessions;
+}
+
+/** A Retry-After header (seconds, or an HTTP date) in ms, at most a minute; 0 when there is none. */
+function retryAfter(header: string | null): number {
+  if (header === null) return 0;
+  const seconds = /^\d+$/.test(header.trim()) ? Number(header) : (Date.parse(header) - Date.now()) / 1000;
+  return Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds * 1000, 60_000) : 0;
 }
 
 /** The event-stream URL of session `id` on the relay at `baseUrl`. */

@@ -3,14 +3,15 @@
 // events whose ids every relay of the fleet understands. Loaded only with `from`.
 import type { ServerResponse } from 'node:http';
 import type { SchedulerLike } from 'rxjs';
-import type { SvcError } from '../errors.js';
+import type { SvcError } from '../errors/index.js';
 import type { DirectorySession } from '../fleet/FleetDirectory.js';
-import { openFleetReader, type FleetReader } from '../fleet/streamReader.js';
-import type { FollowSink, Follower } from '../fleet/StreamFollower.js';
+import { openFleetReader, type FleetReader, type FollowJoin } from '../fleet/streamReader.js';
+import type { FollowSink, Follower, FollowStart } from '../fleet/StreamFollower.js';
 import type { StreamEntry } from '../fleet/streamEntries.js';
 import { parseRelayCursor, type RelayGap, type RelayReset, type RelaySessionInfo } from './protocol.js';
-import { PageSocket } from './pageSocket.js';
+import { PageSocket } from './PageSocket.js';
 import { sseMessage } from './sse.js';
+import { ResultLabelSchema } from '../schema/resultLabel.js';
 
 /** What the relay's options say about serving a fleet. */
 export interface FleetSourceOptions {
@@ -23,7 +24,10 @@ export interface FleetSourceOptions {
   readonly onRedisError?: ((error: SvcError) => void) | undefined;
 }
 
-/** How a request for a session's events went. */
+/**
+ * How a request for a session's events went. Every refusal comes before the headers: `open`
+ * is called only for a page that gets something (the stream, or the end again).
+ */
 export type FleetJoin =
   | { readonly kind: 'not_found' }
   | { readonly kind: 'bad_cursor' }
@@ -34,8 +38,12 @@ export type FleetJoin =
 export interface FleetSource {
   readonly reader: FleetReader;
   sessions(): RelaySessionInfo[];
-  /** Check the request, then (headers written by `open`) stream the session to `res`. */
-  join(id: string, lastEventId: string | undefined, res: ServerResponse, open: () => void): Promise<FleetJoin>;
+  /**
+   * Check the request and decide where the page starts (Redis is read first: a refusal is
+   * still possible), then write the headers (`open`) and stream the session to `res`; a HEAD
+   * request (`head`) gets the headers only.
+   */
+  join(id: string, lastEventId: string | undefined, res: ServerResponse, head: boolean, open: () => void): Promise<FleetJoin>;
   heartbeat(): void;
   close(): Promise<void>;
 }
@@ -46,16 +54,27 @@ class FleetPage implements FollowSink {
   private finished = false;
   private readonly socket: PageSocket;
 
+  /** What the directory knows of the session (read once the join is decided). */
+  session: DirectorySession | undefined;
+
   constructor(
     private readonly source: FleetSourceImpl,
     private readonly res: ServerResponse,
-    private readonly session: DirectorySession | undefined,
+    private readonly id: string,
     /** From the start of what is kept (no cursor): the first entry may not be the start, which names the status. */
     private fresh: boolean,
   ) {
     // Cut off when its socket stays full; it resumes from its cursor.
     this.socket = new PageSocket(res, source.options.stallTimeoutMs, source.options.scheduler, () => source.clientsDropped++);
-    res.on('close', () => this.finish());
+  }
+
+  /** The headers are out: take entries from `follower` until the end or the page leaves. */
+  attach(follower: Follower): void {
+    this.follower = follower;
+    this.source.pages.add(this);
+    this.source.joined(this.id);
+    this.res.on('close', () => this.finish());
+    follower.start();
   }
 
   /** What this run of entries wrote, sent in one write by `flush`. */
@@ -79,7 +98,10 @@ class FleetPage implements FollowSink {
     }
     if (note.gap) this.write(sseMessage('gap', note.gap));
     // Joined past the session's start (trimmed): what the directory knows comes first.
-    if (this.fresh && e.kind !== 'start' && this.session) this.write(sseMessage('status', { status: this.session.status, title: this.session.title }));
+    if (this.fresh && e.kind !== 'start' && this.session) {
+      const label = this.session.label;
+      this.write(sseMessage('status', { status: this.session.status, title: this.session.title, ...(label ? { label } : {}) }));
+    }
     this.fresh = false;
     const frame = this.source.frame(e, cursor, this.session);
     if (frame !== undefined) this.write(frame);
@@ -110,7 +132,7 @@ class FleetPage implements FollowSink {
     this.socket.stop();
     this.follower?.close();
     this.source.pages.delete(this);
-    this.source.left(this.session?.id);
+    this.source.left(this.id);
   }
 
   close(): void {
@@ -140,7 +162,7 @@ class FleetSourceImpl implements FleetSource {
     if (e.kind === 'event') frame = `${id}event: event\ndata: ${e.data}\n\n`;
     else if (e.kind === 'end') frame = `${id}event: end\ndata: ${e.data}\n\n`;
     else {
-      let data: { status?: unknown; title?: unknown };
+      let data: { status?: unknown; title?: unknown; label?: unknown };
       try {
         data = JSON.parse(e.data) as typeof data;
       } catch {
@@ -148,7 +170,9 @@ class FleetSourceImpl implements FleetSource {
       }
       const title = typeof data.title === 'string' ? data.title : session?.title ?? '';
       const status = typeof data.status === 'string' ? data.status : 'connecting';
-      frame = `${id}event: status\ndata: ${JSON.stringify({ status, title })}\n\n`;
+      // The label as the publisher wrote it (status entries carry it once known); an unreadable one is left out.
+      const label = data.label === undefined ? undefined : ResultLabelSchema.safeParse(data.label);
+      frame = `${id}event: status\ndata: ${JSON.stringify({ status, title, ...(label?.success ? { label: label.data } : {}) })}\n\n`;
     }
     this.frames.set(e, frame);
     return frame;
@@ -168,45 +192,56 @@ class FleetSourceImpl implements FleetSource {
         ...(s.endedAt !== undefined ? { endedAt: s.endedAt } : {}),
         ...(stale ? { stale } : {}),
         ...(s.error ? { error: s.error } : {}),
+        ...(s.label ? { label: s.label } : {}),
       };
     });
   }
 
-  left(id: string | undefined): void {
-    if (id === undefined) return;
+  left(id: string): void {
     const n = (this.clients.get(id) ?? 1) - 1;
     if (n <= 0) this.clients.delete(id);
     else this.clients.set(id, n);
   }
 
-  async join(id: string, lastEventId: string | undefined, res: ServerResponse, open: () => void): Promise<FleetJoin> {
-    let session = this.reader.session(id);
-    if (!session) {
-      // Not in the directory (its notes trimmed, or this relay started after): the stream decides.
-      try {
-        if (!(await this.reader.exists(id))) return { kind: 'not_found' };
-      } catch {
-        return { kind: 'unavailable' };
-      }
-      session = this.reader.session(id);
-    }
-    let from: { epoch: string; seq: number; streamId: string; cursor: string } | undefined;
+  joined(id: string): void {
+    this.clients.set(id, (this.clients.get(id) ?? 0) + 1);
+  }
+
+  async join(id: string, lastEventId: string | undefined, res: ServerResponse, head: boolean, open: () => void): Promise<FleetJoin> {
+    let from: FollowStart | undefined;
     if (lastEventId !== undefined && lastEventId !== '') {
       const c = parseRelayCursor(lastEventId);
       if (!c || c.streamId === undefined) return { kind: 'bad_cursor' };
       from = { epoch: c.epoch, seq: c.seq, streamId: c.streamId, cursor: lastEventId };
     }
-    open();
-    const page = new FleetPage(this, res, session, from === undefined);
-    this.pages.add(page);
-    this.clients.set(id, (this.clients.get(id) ?? 0) + 1);
+    // Redis is known to be away: refused now (503, Retry-After), before any header.
+    if (!this.reader.connected) return { kind: 'unavailable' };
+    const page = new FleetPage(this, res, id, from === undefined);
+    let joined: FollowJoin;
     try {
-      page.follower = await this.reader.follow(id, from, page);
-      if (res.destroyed) page.follower.close();
+      joined = await this.reader.follow(id, head ? undefined : from, page);
     } catch {
-      // Redis went away while the page joined: it reconnects with its Last-Event-ID.
-      res.destroy();
+      return { kind: 'unavailable' };
     }
+    if (joined.kind === 'not_found') return joined;
+    const follower = joined.kind === 'follow' ? joined.follower : undefined;
+    if (res.destroyed || head) {
+      // The page left while Redis was read, or asked for the headers only.
+      follower?.close();
+      if (!res.destroyed) {
+        open();
+        res.end();
+      }
+      return { kind: 'joined' };
+    }
+    open();
+    if (joined.kind === 'ended') {
+      // The cursor is the session's end: the page has everything; it is told the end again.
+      res.end(this.frame(joined.end, joined.end.cursor, undefined));
+      return { kind: 'joined' };
+    }
+    page.session = this.reader.session(id);
+    page.attach(follower!);
     return { kind: 'joined' };
   }
 

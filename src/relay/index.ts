@@ -7,3 +7,4 @@ export type { RelayOptions } from './relaySettings.js';
 export type { RelaySession, RelaySessionCounters } from './relaySession.js';
 export { RELAY_TOKEN_COOKIE, type RelayTokenCheck } from './access.js';
 export * from './client.js';
+export type { ResultLabel } from '../schema/resultLabel.js';

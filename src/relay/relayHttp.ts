@@ -1,6 +1,6 @@
 // What every request of the relay's client shares: its headers (what it accepts, the token)
 // and a refusal (status and body) read into the library's one HTTP error.
-import { errorFromHttp, type SvcError } from '../errors.js';
+import { errorFromHttp, type SvcError } from '../errors/index.js';
 
 /** The request headers of a client: what it accepts, and the token as a bearer when there is one. */
 export function relayHeaders(accept: string, token: string | undefined): Record<string, string> {

@@ -4,12 +4,14 @@
 // history it is skipped ahead with a `gap` message.
 import type { ServerResponse } from 'node:http';
 import type { Observable, SchedulerLike, Subscription } from 'rxjs';
-import { InputError } from '../errors.js';
+import { InputError } from '../errors/index.js';
 import type { ServerEvent } from '../schema/events.js';
 import { checkSessionId } from '../schema/sessionId.js';
 import { isTerminalStatus, type SessionState } from '../schema/sessionState.js';
+import { sameLabel, type ResultLabel } from '../schema/resultLabel.js';
+import { statsOfState } from '../session/stats.js';
 import { errorSummary, wireEvent, type RelayEnd, type RelaySessionInfo } from './protocol.js';
-import { PageSocket } from './pageSocket.js';
+import { PageSocket } from './PageSocket.js';
 import { sseMessage } from './sse.js';
 
 /** The limits a session's history and its pages live within (see `RelayOptions`). */
@@ -47,9 +49,15 @@ export interface RelaySession {
   feed(events$: Observable<ServerEvent>): void;
   /** Set the status pages show (any string: `streaming`, `reconnecting` …). */
   setStatus(status: string): void;
+  /** What made the session's results, as pages show it (`status` messages carry it); see `follow`. */
+  setLabel(label: ResultLabel): void;
+  /** The label pages are told, once known. */
+  readonly label: ResultLabel | undefined;
   /**
    * Follow a session's life cycle (its `stats.state$`): each non-terminal state becomes the
    * status pages show; the end comes from the events. Followed until the session ends here.
+   * Given the `state$` of a `SessionStats`, the session's `label` is followed too: pages are
+   * told it before the first event it labels.
    */
   follow(state$: Observable<SessionState>): void;
   /** Resolves once the session ended and every page connected then was sent the end (or dropped). */
@@ -70,7 +78,8 @@ interface Entry {
 /** A page reading one session: a cursor into the history, written while its socket has room. */
 class Reader {
   sent: number;
-  private statusSent = '';
+  /** The version of the status (and label) last sent; -1: none yet. */
+  private statusSent = -1;
   private finished = false;
   private readonly socket: PageSocket;
   readonly done: Promise<void>;
@@ -111,10 +120,11 @@ class Reader {
       this.write(entry.frame);
       this.sent = entry.id;
     }
-    // A page that joins after the end still gets the status once (its title, its last status), then the end.
-    if ((!this.hub.end || this.statusSent === '') && this.statusSent !== this.hub.status) {
-      this.statusSent = this.hub.status;
-      this.write(sseMessage('status', { status: this.hub.status, title: this.hub.title }));
+    // A page that joins after the end still gets the status once (its title, its last status, its label), then the end.
+    if ((!this.hub.end || this.statusSent === -1) && this.statusSent !== this.hub.statusVersion) {
+      this.statusSent = this.hub.statusVersion;
+      const label = this.hub.label;
+      this.write(sseMessage('status', { status: this.hub.status, title: this.hub.title, ...(label ? { label } : {}) }));
     }
     if (this.hub.end) {
       this.finished = true;
@@ -148,6 +158,11 @@ class SessionHub implements RelaySession {
   private historyBytes = 0;
   lastId = 0;
   status = 'pending';
+  label: ResultLabel | undefined;
+  /** Bumped when the status or the label changes: each page is sent a `status` message per version. */
+  statusVersion = 0;
+  /** The label of the stats whose `state$` is followed, read before each event and state. */
+  private labelSource: (() => ResultLabel | undefined) | undefined;
   end: RelayEnd | undefined;
   endFrame: string | undefined;
   readonly readers = new Set<Reader>();
@@ -172,10 +187,26 @@ class SessionHub implements RelaySession {
   follow(state$: Observable<SessionState>): void {
     this.following?.unsubscribe();
     if (this.end) return;
+    const stats = statsOfState(state$);
+    if (stats) this.labelSource = () => stats.label;
     // The terminal states come with the events' completion or error, which end the session.
     this.following = state$.subscribe((next) => {
+      this.syncLabel();
       if (!isTerminalStatus(next.status)) this.setStatus(next.status);
     });
+  }
+
+  /** The followed stats' label, if it changed. */
+  private syncLabel(): void {
+    const label = this.labelSource?.();
+    if (label !== undefined) this.setLabel(label);
+  }
+
+  setLabel(label: ResultLabel): void {
+    if (this.end || sameLabel(label, this.label)) return;
+    this.label = label;
+    this.statusVersion++;
+    for (const reader of this.readers) reader.pump();
   }
 
   firstRetained(): number {
@@ -200,12 +231,18 @@ class SessionHub implements RelaySession {
   setStatus(status: string): void {
     if (this.end || status === this.status) return;
     this.status = status;
+    this.statusVersion++;
     for (const reader of this.readers) reader.pump();
   }
 
   private append(event: ServerEvent): void {
     if (this.end) return;
-    if (this.status === 'pending' || this.status === 'connecting') this.status = 'streaming';
+    // The label the event is made by goes out before it.
+    this.syncLabel();
+    if (this.status === 'pending' || this.status === 'connecting') {
+      this.status = 'streaming';
+      this.statusVersion++;
+    }
     const id = ++this.lastId;
     const frame = sseMessage('event', wireEvent(event), id);
     this.history.push({ id, frame });
@@ -225,6 +262,7 @@ class SessionHub implements RelaySession {
 
   private finishWith(end: RelayEnd): void {
     if (this.end) return;
+    this.syncLabel();
     this.following?.unsubscribe();
     this.end = end;
     this.status = end.status;
@@ -267,6 +305,7 @@ class SessionHub implements RelaySession {
       firstRetained: this.firstRetained(),
       ended: this.end !== undefined,
       clients: this.readers.size,
+      ...(this.label ? { label: this.label } : {}),
     };
   }
 }

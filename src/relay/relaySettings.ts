@@ -1,7 +1,7 @@
 // The relay's options read once: every bound checked (a typed error naming the option) and
 // given its default, the Origin allow-list parsed. What the relay runs on is `RelaySettings`.
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
-import { InputError, type SvcError } from '../errors.js';
+import { InputError, type SvcError } from '../errors/index.js';
 import { positiveOption } from '../internal/positiveOption.js';
 import type { RelayTokenCheck } from './access.js';
 import type { RelaySessionLimits } from './relaySession.js';

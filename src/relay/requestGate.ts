@@ -1,7 +1,8 @@
 // The relay's door: which requests are its own (`/sessions`, `/sessions/ID/events`), the
-// Origin allow-list and CORS headers, preflights, the method, the session id in the path and
-// the token, each refusal a JSON body with a code. What passes goes to the routes in server.ts.
+// Origin allow-list and CORS headers, preflights, the method, the session id in the path (its
+// alphabet, 400 otherwise) and the token, each refusal a JSON body with a code. What passes goes to the routes in server.ts.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isSessionId } from '../schema/sessionId.js';
 import { originDecision, requestToken, tokenAllowed, type RelayTokenCheck } from './access.js';
 
 const EVENTS_PATH = /^\/sessions\/([^/]+)\/events$/;
@@ -73,7 +74,11 @@ export function gate(req: IncomingMessage, res: ServerResponse, origins: Readonl
   try {
     sessionId = events ? decodeURIComponent(events[1]!) : undefined;
   } catch {
-    refuse(res, 400, 'invalid_argument', 'bad session id', cors);
+    sessionId = '\0';
+  }
+  // The id's alphabet is checked here, before the token and before anything reads Redis.
+  if (sessionId !== undefined && !isSessionId(sessionId)) {
+    refuse(res, 400, 'invalid_argument', 'a session id is 1 to 128 characters of A-Z a-z 0-9 . _ ~ : -', cors);
     return 'answered';
   }
   if (!tokenAllowed(token, requestToken(req.headers, url.searchParams), sessionId)) {

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { interval, timer, type Subscription } from 'rxjs';
-import { InputError, RelayError } from '../errors.js';
+import { InputError, RelayError } from '../errors/index.js';
 import { checkSessionId } from '../schema/sessionId.js';
 import type { FleetSource } from './fleetSource.js';
 import type { RelaySessionInfo } from './protocol.js';
@@ -55,6 +55,12 @@ export interface Relay {
    */
   listen(options?: { readonly port?: number; readonly host?: string; readonly onRequest?: ((req: IncomingMessage, res: ServerResponse) => boolean) | undefined }): Promise<{ readonly url: string; readonly port: number }>;
   readonly stats: Readonly<RelayStats>;
+  /**
+   * A relay `from` Redis: whether its Redis answers now (both of its connections are up); while
+   * it does not, pages that join get 503 `redis_unavailable`. Undefined for a relay of its own
+   * sessions, or before its reader is open. For readiness checks.
+   */
+  readonly redisConnected: boolean | undefined;
   /** Close every session (`closed`) and stream, and the server if `listen` started one. */
   close(): Promise<void>;
 }
@@ -86,6 +92,8 @@ export function relayOn(options: RelayOptions, fleetSource: Promise<FleetSource>
   const stats: RelayStats = { refusedOrigin: 0, refusedToken: 0, refusedBusy: 0, streams: 0 };
   const responses = new Set<ServerResponse>();
   const timers = new Set<Subscription>();
+  /** Fleet joins reading Redis now: each holds a stream slot until it is answered. */
+  let joining = 0;
   let server: Server | undefined;
   let closed = false;
   // With `from`, the fleet's reader: loaded and connected in the background (listen waits for it).
@@ -158,7 +166,7 @@ export function relayOn(options: RelayOptions, fleetSource: Promise<FleetSource>
       if (req.method !== 'HEAD') res.write(`retry: ${retryMs}\n\n`);
     };
     const busy = (): boolean => {
-      if (stats.streams < maxStreams) return false;
+      if (stats.streams + joining < maxStreams) return false;
       stats.refusedBusy++;
       refuse(res, 503, 'relay_busy', 'too many streams', { ...cors, 'retry-after': String(Math.ceil(retryMs / 1000)) });
       return true;
@@ -166,16 +174,20 @@ export function relayOn(options: RelayOptions, fleetSource: Promise<FleetSource>
     if (fleetReady) {
       if (busy()) return true;
       const id = sessionId;
+      const retryAfter = { ...cors, 'retry-after': String(Math.ceil(retryMs / 1000)) };
+      // A slot is held while Redis is read, so joins under way count against maxStreams.
+      joining++;
       fleetReady
-        .then((f) => (req.method === 'HEAD' ? f.join(id, undefined, res, () => (openStream(), res.end())) : f.join(id, lastRaw, res, openStream)))
+        .then((f) => f.join(id, lastRaw, res, admitted.head, openStream))
         .then(
           (r) => {
             if (r.kind === 'not_found') refuse(res, 404, 'not_found', 'no such session', cors);
             else if (r.kind === 'bad_cursor') refuse(res, 400, 'invalid_argument', `Last-Event-ID ${String(lastRaw).slice(0, 40)} is not a position of this relay's streams`, cors);
-            else if (r.kind === 'unavailable') refuse(res, 503, 'redis_unavailable', 'the relay cannot read Redis now', { ...cors, 'retry-after': String(Math.ceil(retryMs / 1000)) });
+            else if (r.kind === 'unavailable') refuse(res, 503, 'redis_unavailable', 'the relay cannot read Redis now', retryAfter);
           },
-          () => (res.headersSent ? res.destroy() : refuse(res, 503, 'redis_unavailable', 'the relay cannot read Redis', cors)),
-        );
+          () => (res.headersSent ? res.destroy() : refuse(res, 503, 'redis_unavailable', 'the relay cannot read Redis', retryAfter)),
+        )
+        .finally(() => joining--);
       return true;
     }
     const hub = hubs.get(sessionId);
@@ -249,6 +261,9 @@ export function relayOn(options: RelayOptions, fleetSource: Promise<FleetSource>
     handle,
     listen,
     stats,
+    get redisConnected() {
+      return fleet?.reader.connected;
+    },
     close,
   };
 }

@@ -1,7 +1,7 @@
 // Audio formats the streaming endpoint accepts (§4.3 and the wire reference), as data:
 // every raw format has a descriptor so sample and byte sizes are computed, never guessed.
 import { z } from 'zod';
-import { InputError } from '../errors.js';
+import { InputError } from '../errors/index.js';
 
 /** The 20 raw (headerless) formats of §4.3. They need `sample_rate` and `num_channels`. */
 export const RAW_FORMATS = [

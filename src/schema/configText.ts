@@ -1,6 +1,6 @@
 // The config's one check and its one rendering, shared by the streaming config frame and
 // the batch `config` field: the same rule and the same words for both.
-import { InputError } from '../errors.js';
+import { InputError } from '../errors/index.js';
 import { BatchConfigSchema, type SessionConfig } from './config.js';
 
 /**

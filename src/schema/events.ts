@@ -5,7 +5,8 @@
 // carries only the zod it uses here, and none when it imports no schema (docs/browser.md).
 // Every export is public (the schema and browser entries export this module whole).
 import * as z from 'zod/mini';
-import { looseObject } from '../internal/looseObject.js';
+import { looseObject } from './looseObject.js';
+import { eventUnion } from './eventUnion.js';
 
 // Every zod call below is marked pure: esbuild does not read zod's own annotations through the
 // namespace, and with the marks a page that imports the reducers but no parser carries no zod
@@ -170,24 +171,30 @@ export const UnknownEventSchema = /* @__PURE__ */ z.object({
 });
 
 /**
+ * The schema of each known kind of event (§6), keyed by its `type`, as delivered: the one list
+ * of the eleven kinds. {@link ServerEventSchema} is made of it, and so is the parser's check of
+ * the contract's narrower shapes (two of them replaced): the union is written once.
+ */
+export const SERVER_EVENT_SCHEMAS = {
+  clip: ClipEventSchema,
+  partial_clip: PartialClipEventSchema,
+  clip_update: ClipUpdateEventSchema,
+  conversation_type: ConversationTypeEventSchema,
+  participant_role: ParticipantRoleEventSchema,
+  behavior_detection: BehaviorDetectionEventSchema,
+  topics: TopicsEventSchema,
+  topic_sentiment: TopicSentimentEventSchema,
+  summary: SummaryEventSchema,
+  done: DoneEventSchema,
+  error: ErrorEventSchema,
+} as const;
+
+/**
  * Validates any server event of the conversation-analysis socket in its normalised nested
  * form, discriminated on `type` (§2.5, §6), including the client-side `unknown` kind.
  * Infers {@link ServerEvent}. To parse raw frames (flat or nested) use {@link parseServerEvent}.
  */
-export const ServerEventSchema = /* @__PURE__ */ z.discriminatedUnion('type', [
-  ClipEventSchema,
-  PartialClipEventSchema,
-  ClipUpdateEventSchema,
-  ConversationTypeEventSchema,
-  ParticipantRoleEventSchema,
-  BehaviorDetectionEventSchema,
-  TopicsEventSchema,
-  TopicSentimentEventSchema,
-  SummaryEventSchema,
-  DoneEventSchema,
-  ErrorEventSchema,
-  UnknownEventSchema,
-]);
+export const ServerEventSchema = /* @__PURE__ */ eventUnion(SERVER_EVENT_SCHEMAS, { unknown: UnknownEventSchema });
 /** Any event of the conversation-analysis socket (§2.5, §6), normalised to the nested form; unknown kinds arrive as {@link UnknownEvent}. */
 export type ServerEvent = z.infer<typeof ServerEventSchema>;
 /** The `type` discriminator of a {@link ServerEvent}: the eleven kinds of §6 plus `unknown`. */

@@ -1,6 +1,7 @@
 // What the fleet dashboard's page is sent of each call, as a zod schema the page checks it with.
 import * as z from 'zod/mini';
 import { ErrorSummarySchema } from './relay.js';
+import { ResultLabelSchema } from './resultLabel.js';
 
 /** What the supervisor's page is told of one call. Infers {@link FleetCall}. */
 export const FleetCallSchema = /* @__PURE__ */ z.object({
@@ -27,6 +28,8 @@ export const FleetCallSchema = /* @__PURE__ */ z.object({
   /** The view restarted from the oldest entry kept (a reset): earlier events are not in it. */
   partial: /* @__PURE__ */ z.boolean(),
   error: /* @__PURE__ */ z.nullable(ErrorSummarySchema),
+  /** What made the call's results, once its publisher said (null before). */
+  label: /* @__PURE__ */ z.nullable(ResultLabelSchema),
 });
 /** One call as the supervisor's page shows it. */
 export type FleetCall = z.infer<typeof FleetCallSchema>;

@@ -99,7 +99,7 @@ export {
   type ErrorResponse,
   type ValidationError,
   type HTTPValidationError,
-} from './errorBody.js';
+} from '../errors/errorBody.js';
 
 // The relay's wire: the messages of a session's event stream, the listing, refusals; and
 // what the fleet dashboard's page is sent of each call.
@@ -114,3 +114,9 @@ export {
   RelayRefusalSchema,
 } from './relay.js';
 export { FleetCallSchema } from './fleetCall.js';
+
+// What made a result (the service, the emulator, a scenario, a recording): the label every view shows.
+export { ResultLabelSchema, RESULT_SOURCES, type ResultLabel } from './resultLabel.js';
+
+// Genesys Cloud AudioHook's wire (the telephony entry's audioHookServer reads it).
+export { AudioHookClientBaseSchema, AudioHookMediaSchema, AudioHookParticipantSchema, AudioHookOpenParametersSchema } from './audioHook.js';

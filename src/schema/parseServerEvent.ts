@@ -6,24 +6,12 @@
 import * as z from 'zod/mini';
 import * as core from 'zod/v4/core';
 import en from 'zod/v4/locales/en.js';
-import { looseObject } from '../internal/looseObject.js';
-import type { EventWarning } from '../warnings.js';
-import {
-  BehaviorDetectionEventSchema,
-  ClipSchema,
-  ClipUpdateEventSchema,
-  ConversationTypeEventSchema,
-  DoneEventSchema,
-  ErrorEventSchema,
-  ParticipantRolePickSchema,
-  PartialClipEventSchema,
-  ServerEventSchema,
-  SummaryEventSchema,
-  TopicSentimentEventSchema,
-  TopicsEventSchema,
-  type ServerEvent,
-  type ServerEventType,
-} from './events.js';
+import { looseObject } from './looseObject.js';
+import type { EventWarning, ToleranceAction } from '../warnings.js';
+
+export type { ToleranceAction } from '../warnings.js';
+import { ClipSchema, ParticipantRolePickSchema, SERVER_EVENT_SCHEMAS, ServerEventSchema, type ServerEvent, type ServerEventType } from './events.js';
+import { eventUnion } from './eventUnion.js';
 
 const Id = /* @__PURE__ */ z.string().check(/* @__PURE__ */ z.minLength(1));
 
@@ -46,31 +34,10 @@ const KNOWN_TYPES = /* @__PURE__ */ new Set<string>([...Object.keys(PAYLOAD_KEY)
  * The contract's own shapes where they are narrower than what is delivered: strict mode
  * checks these, tolerant mode checks them first and warns about what it had to normalise.
  */
-const ContractEventSchema = /* @__PURE__ */ z.discriminatedUnion('type', [
-  /* @__PURE__ */ looseObject({ type: /* @__PURE__ */ z.literal('clip'), clip: /* @__PURE__ */ z.extend(ClipSchema, { speaker_label: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()) }) }),
-  PartialClipEventSchema,
-  ClipUpdateEventSchema,
-  ConversationTypeEventSchema,
-  /* @__PURE__ */ looseObject({ type: /* @__PURE__ */ z.literal('participant_role'), pick: /* @__PURE__ */ z.extend(ParticipantRolePickSchema, { participant_role_uuid: /* @__PURE__ */ z.optional(Id) }) }),
-  BehaviorDetectionEventSchema,
-  TopicsEventSchema,
-  TopicSentimentEventSchema,
-  SummaryEventSchema,
-  DoneEventSchema,
-  ErrorEventSchema,
-]);
-
-/**
- * What tolerant parsing does with an out-of-contract value of one field:
- * - `null`: the value becomes `null` ("none"), which the delivered type allows;
- * - `drop`: the field is removed, as if the server had not sent it (a `clip_update` then
- *   keeps the earlier value);
- * - `label`: a speaker label; a number becomes its decimal text, anything else `null`;
- * - `text`: the value becomes text (`JSON.stringify`), so an `error` is never lost.
- * A field with no entry (an id, a required score, a `topics` list…) has no clear meaning
- * without its value: the whole event is delivered as `{ type: 'unknown', reason }`.
- */
-export type ToleranceAction = 'null' | 'drop' | 'label' | 'text';
+const ContractEventSchema = /* @__PURE__ */ eventUnion(SERVER_EVENT_SCHEMAS, {
+  clip: /* @__PURE__ */ looseObject({ type: /* @__PURE__ */ z.literal('clip'), clip: /* @__PURE__ */ z.extend(ClipSchema, { speaker_label: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()) }) }),
+  participant_role: /* @__PURE__ */ looseObject({ type: /* @__PURE__ */ z.literal('participant_role'), pick: /* @__PURE__ */ z.extend(ParticipantRolePickSchema, { participant_role_uuid: /* @__PURE__ */ z.optional(Id) }) }),
+});
 
 /** Per event type, per field of its payload: the action of tolerant parsing. Also in docs/tolerance.md. */
 export const EVENT_TOLERANCE = {

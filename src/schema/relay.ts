@@ -4,6 +4,10 @@
 // src/relay/protocol.ts). Browser-safe.
 import * as z from 'zod/mini';
 import type { ServerEvent } from './events.js';
+import { ResultLabelSchema } from './resultLabel.js';
+
+/** A label as the relay's wire carries it: one a reader cannot read (a newer source) reads as none, never a failure. */
+const WireLabel = /* @__PURE__ */ z.optional(/* @__PURE__ */ z.catch(ResultLabelSchema, undefined as never));
 
 /* Every zod call is marked pure, as in schema/events.ts: a page that imports no parser carries none. */
 
@@ -11,8 +15,13 @@ import type { ServerEvent } from './events.js';
 export const RelayStatusSchema = /* @__PURE__ */ z.looseObject({
   status: /* @__PURE__ */ z.string(),
   title: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string()),
+  label: WireLabel,
 });
-/** The `status` message: where the session is (any string: `connecting`, `streaming`, `reconnecting` …), and its title. */
+/**
+ * The `status` message: where the session is (any string: `connecting`, `streaming`,
+ * `reconnecting` …), its title, and what made its results (`label`, once known; sent again when
+ * it changes, before the first event it labels).
+ */
 export type RelayStatus = z.infer<typeof RelayStatusSchema>;
 
 /** Validates the `gap` message. Infers {@link RelayGap}. */
@@ -81,6 +90,8 @@ export const RelaySessionInfoSchema = /* @__PURE__ */ z.looseObject({
   stale: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.boolean()),
   /** Set when the session `failed`. */
   error: /* @__PURE__ */ z.optional(ErrorSummarySchema),
+  /** What made the session's results, once known. */
+  label: WireLabel,
 });
 /** One entry of `GET /sessions`. */
 export type RelaySessionInfo = z.infer<typeof RelaySessionInfoSchema>;

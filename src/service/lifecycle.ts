@@ -1,7 +1,7 @@
 // The life cycle of a service that takes calls, and the seam every call server plugs into:
 // the servers say what is in flight and refuse new calls their own way; this says when to.
 import { BehaviorSubject, asyncScheduler, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
-import { SvcError } from '../errors.js';
+import { SvcError } from '../errors/index.js';
 import { publishServiceState } from './channels.js';
 import type { ServiceMetric } from './metric.js';
 import { INITIAL_SERVICE_STATE, serviceReducer, type ServiceEvent, type ServiceState } from './serviceState.js';

@@ -1,7 +1,7 @@
 // What a streaming session's end means: a refused handshake or a close before `done`, turned
 // into a typed error by pure functions of what the session saw (the one place to decide it).
 import type { IncomingMessage } from 'node:http';
-import { ContractError, ERROR_TABLE, errorFromClose, errorFromHttp, SessionError, type AudioAccount, type SvcError } from '../errors.js';
+import { ContractError, ERROR_TABLE, errorFromClose, errorFromHttp, SessionError, type AudioAccount, type SvcError } from '../errors/index.js';
 import { redact } from '../redact.js';
 
 /** A handshake the server answered with an HTTP response instead of `101`: its status and body (JSON when it parses). */

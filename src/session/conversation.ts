@@ -1,19 +1,17 @@
 // The conversation-analysis session: the config frame, the event parser and the operator
 // users pipe audio into.
-import { defer, throwError, type Observable, type OperatorFunction } from 'rxjs';
+import type { Observable, OperatorFunction } from 'rxjs';
 import type { AudioChunk } from '../audio/meta.js';
 import type { SessionConfig } from '../schema/config.js';
-import { configText } from '../schema/configText.js';
 import type { ServerEvent } from '../schema/events.js';
 import { parseServerEvent } from '../schema/parseServerEvent.js';
-import { createSessionStats, reportWarnings, type SessionStats, type ToleranceOptions } from './stats.js';
-import { resolveReconnect, type ReconnectOptions } from './reconnect.js';
-import { resilientSession } from './resilientSession.js';
-import type { SessionEvent } from './segments.js';
-import { streamingSession, type Decoded, type StreamingOptions, type StreamProtocol } from './streamingSession.js';
+import type { ToleranceOptions } from './stats.js';
+import type { ReconnectOptions } from './reconnect.js';
+import type { SessionEvent } from './SegmentClock.js';
+import type { Decoded, StreamingOptions } from './streamingSession.js';
 import { CONVERSATION_STREAMING_PATH } from './url.js';
-import type { LimiterSource } from '../limiter.js';
-import { underSessionSlot } from './sessionLimiter.js';
+import type { LimiterSource } from '../concurrency/limiter.js';
+import { subscribeSession, type EndpointDecoder } from './sessionEntry.js';
 
 export interface ConversationOptions extends StreamingOptions, ToleranceOptions {
   /** The analysis configuration: `'default'` (the default) or a BatchConfig, validated before connecting. */
@@ -36,23 +34,19 @@ export interface ConversationOptions extends StreamingOptions, ToleranceOptions 
 }
 
 /**
- * One frame to one event. Tolerated values are counted and reported here; a `done` whose
- * payload broke the contract still ends the session (delivered as `unknown`, kind `done`).
+ * One frame to one event. Tolerated values go with it, to be counted and reported by the
+ * session; a `done` whose payload broke the contract still ends the session (delivered as
+ * `unknown`, kind `done`).
  */
-function decodeConversation(text: string, tolerance: ToleranceOptions, stats: SessionStats | undefined): Decoded<ServerEvent> {
-  const r = parseServerEvent(text, { strict: tolerance.strict });
+function decodeConversation(text: string, strict: boolean): Decoded<ServerEvent> {
+  const r = parseServerEvent(text, { strict });
   if (!r.ok) return r;
-  reportWarnings(r.warnings, stats, tolerance);
   const e = r.event;
   const type = e.type === 'unknown' ? e.event_type : e.type;
-  if (type === 'done') return { ok: true, value: e, kind: 'done' };
-  if (e.type === 'error') return { ok: true, value: e, kind: 'error', errorText: e.error };
-  return { ok: true, value: e, kind: 'event' };
-}
-
-/** The protocol for a config frame already rendered (validated once, per call, not per subscription). */
-function protocolOf(frame: string, path: string, tolerance: ToleranceOptions, stats: SessionStats | undefined): StreamProtocol<ServerEvent> {
-  return { path, configFrame: frame, decode: (text) => decodeConversation(text, tolerance, stats) };
+  const warnings = r.warnings;
+  if (type === 'done') return { ok: true, value: e, kind: 'done', warnings };
+  if (e.type === 'error') return { ok: true, value: e, kind: 'error', errorText: e.error, warnings };
+  return { ok: true, value: e, kind: 'event', warnings };
 }
 
 /**
@@ -100,24 +94,12 @@ export function analyzeConversation(options: ConversationOptions = {}): Operator
   return (audio$: Observable<AudioChunk>) => conversationSession(audio$, options);
 }
 
-/** `analyzeConversation` in function form: `conversationSession(audio$, options)`. */
+/**
+ * `analyzeConversation` in function form: `conversationSession(audio$, options)`. At each
+ * subscription the options (and `SVC_API_KEY`, `SVC_BASE_URL`) are read once into the
+ * session's settings; every connection of the subscription, reconnects included, uses them.
+ */
 export function conversationSession(audio$: Observable<AudioChunk>, options: ConversationOptions = {}): Observable<SessionEvent> {
-  let frame: string;
-  let policy: ReturnType<typeof resolveReconnect>;
-  try {
-    frame = configText(options.config);
-    policy = resolveReconnect(options.reconnect);
-  } catch (err) {
-    return throwError(() => err);
-  }
-  const path = options.path ?? CONVERSATION_STREAMING_PATH;
-  // Counters per subscription (the session is cold), unless the caller passed its own: the
-  // protocol is built once per subscription, with the stats its warnings are counted in.
-  const session$ = defer(() => {
-    const stats = options.stats ?? createSessionStats();
-    const protocol = protocolOf(frame, path, options, stats);
-    if (policy === undefined) return streamingSession(audio$, protocol, { ...options, stats });
-    return resilientSession(audio$, protocol, { ...options, policy, stats });
-  });
-  return underSessionSlot(options.limiter, path, options, session$);
+  const decoder: EndpointDecoder<SessionEvent> = { resumable: true, decode: decodeConversation };
+  return subscribeSession(audio$, options, { path: options.path ?? CONVERSATION_STREAMING_PATH, config: options.config }, decoder) as Observable<SessionEvent>;
 }

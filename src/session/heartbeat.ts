@@ -4,7 +4,7 @@
 // (an RxJS scheduler underneath), not a timer per session.
 import type { SchedulerLike } from 'rxjs';
 import { TimerWheel, type WheelTarget } from '../internal/timerWheel.js';
-import { InputError } from '../errors.js';
+import { InputError } from '../errors/index.js';
 
 /**
  * The heartbeat of a streaming session: a WebSocket ping after `intervalMs` without inbound
@@ -21,8 +21,14 @@ export interface HeartbeatOptions {
 /** The heartbeat's defaults: a ping after 5 s of silence, dead after 15 s. */
 export const DEFAULT_HEARTBEAT = { intervalMs: 5_000, timeoutMs: 15_000 } as const;
 
+/** The heartbeat as a session runs it: both fields given, `intervalMs` at most `timeoutMs`. */
+export interface HeartbeatSettings {
+  readonly intervalMs: number;
+  readonly timeoutMs: number;
+}
+
 /** Resolve the `heartbeat` option: `false` turns it off; otherwise each field defaults. Throws InputError (`invalid_argument`) on a bad value. */
-export function resolveHeartbeat(option: HeartbeatOptions | false | undefined): { intervalMs: number; timeoutMs: number } | undefined {
+export function resolveHeartbeat(option: HeartbeatOptions | false | undefined): HeartbeatSettings | undefined {
   if (option === false) return undefined;
   const intervalMs = option?.intervalMs ?? DEFAULT_HEARTBEAT.intervalMs;
   const timeoutMs = option?.timeoutMs ?? DEFAULT_HEARTBEAT.timeoutMs;
@@ -41,7 +47,7 @@ export class Heartbeat implements WheelTarget {
   private readonly wheel: TimerWheel;
 
   constructor(
-    private readonly settings: { readonly intervalMs: number; readonly timeoutMs: number },
+    private readonly settings: HeartbeatSettings,
     private readonly scheduler: SchedulerLike,
     /** Send a ping (a no-op when the socket cannot). */
     private readonly ping: () => void,

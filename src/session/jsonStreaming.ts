@@ -1,15 +1,15 @@
 // The streaming endpoints whose event shapes the contract does not show (§4.4): same
 // handshake, limits and lifecycle; each frame passes through as validated JSON.
-import { defer, throwError, type Observable, type OperatorFunction } from 'rxjs';
+import { throwError, type Observable, type OperatorFunction } from 'rxjs';
 import { z } from 'zod';
 import type { AudioChunk } from '../audio/meta.js';
-import { InputError } from '../errors.js';
+import { InputError } from '../errors/index.js';
 import type { EventWarning } from '../warnings.js';
-import { createSessionStats, reportWarnings, type SessionStats, type ToleranceOptions } from './stats.js';
-import { streamingSession, type Decoded, type StreamingOptions } from './streamingSession.js';
+import type { ToleranceOptions } from './stats.js';
+import type { Decoded, StreamingOptions } from './streamingSession.js';
 import { ENDPOINTS, type StreamingEndpointName } from '../schema/endpoints.js';
-import type { LimiterSource } from '../limiter.js';
-import { underSessionSlot } from './sessionLimiter.js';
+import type { LimiterSource } from '../concurrency/limiter.js';
+import { subscribeSession } from './sessionEntry.js';
 
 /** Any JSON object frame; `type` when present. */
 const JsonFrameSchema = z.looseObject({ type: z.string().optional() });
@@ -42,7 +42,7 @@ function jsonWarning(eventType: string, path: string, reason: string, action: Ev
  * `{ type: 'unknown', data, reason }`; refused with `strict`) and an `error` frame whose
  * `error` is not text (made text in both modes) are the only odd values warned about.
  */
-function decodeJson(text: string, tolerance: ToleranceOptions, stats: SessionStats): Decoded<JsonFrame> {
+function decodeJson(text: string, strict: boolean): Decoded<JsonFrame> {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -53,10 +53,10 @@ function decodeJson(text: string, tolerance: ToleranceOptions, stats: SessionSta
   const parsed = JsonFrameSchema.safeParse(value);
   if (!parsed.success) {
     const reason = `type: ${parsed.error.issues[0]?.message ?? 'invalid'}`;
-    if (tolerance.strict === true) return { ok: false, reason: `frame ${reason}` };
+    if (strict) return { ok: false, reason: `frame ${reason}` };
     const data = value as Record<string, unknown>;
-    reportWarnings([jsonWarning(String(JSON.stringify(data['type'])), 'type', reason, 'unknown', "the frame is delivered as type 'unknown'")], stats, tolerance);
-    return { ok: true, value: { type: 'unknown', data, reason }, kind: 'event' };
+    const warnings = [jsonWarning(String(JSON.stringify(data['type'])), 'type', reason, 'unknown', "the frame is delivered as type 'unknown'")];
+    return { ok: true, value: { type: 'unknown', data, reason }, kind: 'event', warnings };
   }
   const frame = parsed.data;
   if (frame.type === 'done') return { ok: true, value: frame, kind: 'done' };
@@ -66,8 +66,8 @@ function decodeJson(text: string, tolerance: ToleranceOptions, stats: SessionSta
     const reason = `expected string, received ${e === null ? 'null' : Array.isArray(e) ? 'array' : typeof e}`;
     // Made text in both modes, as before tolerance: these frames' shapes are not shown.
     const errorText = e === undefined || e === null ? '(no error text)' : JSON.stringify(e);
-    reportWarnings([jsonWarning('error', 'error', reason, 'text', 'delivered as text')], stats, tolerance);
-    return { ok: true, value: { ...frame, error: errorText }, kind: 'error', errorText };
+    const warnings = [jsonWarning('error', 'error', reason, 'text', 'delivered as text')];
+    return { ok: true, value: { ...frame, error: errorText }, kind: 'error', errorText, warnings };
   }
   return { ok: true, value: frame, kind: 'event' };
 }
@@ -92,11 +92,7 @@ export function streamJson(options: JsonStreamingOptions): OperatorFunction<Audi
     if (!JSON_ENDPOINTS.includes(options.endpoint)) {
       return throwError(() => new InputError('invalid_argument', `unknown streaming endpoint ${JSON.stringify(options.endpoint)}; one of ${JSON_ENDPOINTS.join(', ')}`, { path: 'endpoint' }));
     }
-    const path = ENDPOINTS[options.endpoint].path;
-    const session$ = defer(() => {
-      const stats = options.stats ?? createSessionStats();
-      return streamingSession(audio$, { path, configFrame: options.configFrame, decode: (text) => decodeJson(text, options, stats) }, { ...options, stats });
-    });
-    return underSessionSlot(options.limiter, path, options, session$);
+    // One session, never resumed: these endpoints' events carry no times to resume from.
+    return subscribeSession(audio$, options, { path: ENDPOINTS[options.endpoint].path, configFrame: options.configFrame }, { resumable: false, decode: decodeJson });
   };
 }

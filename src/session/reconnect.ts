@@ -1,6 +1,6 @@
 // The reconnect policy of a streaming session: its options and defaults, and the backoff
 // between attempts (which failures a new session can cure is closeErrors.ts's to say). No I/O.
-import { InputError } from '../errors.js';
+import { InputError } from '../errors/index.js';
 
 /**
  * How a session reconnects after a retryable failure (see docs/resilience.md). Every field is

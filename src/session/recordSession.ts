@@ -2,7 +2,7 @@
 // replays in step with the audio (`svc-stream emulator --scenario FILE.ndjson`).
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
-import { SvcError } from '../errors.js';
+import { SvcError } from '../errors/index.js';
 import { redactDeep } from '../redact.js';
 import type { ServerEvent } from '../schema/events.js';
 

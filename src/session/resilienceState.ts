@@ -24,7 +24,7 @@ export interface ResilienceState {
   readonly tries: number;
   /** When the outage began (the first failure since a session that made progress); undefined: none. */
   readonly outageSince: number | undefined;
-  /** When the last session failed, until one opens again (for `reconnectingMs`). */
+  /** When the last session failed, until one opens again (a session that opens then is a reconnect). */
   readonly downSince: number | undefined;
   /** The commit point when the last failure struck: attempts count again only after it moves past. */
   readonly failedAtCommitMs: number;

@@ -1,35 +1,40 @@
 // The streaming core shared by every WebSocket endpoint, as a state machine: connect with the
 // key in the query, send the config frame, the audio, the end-of-audio frame, then read events
-// until `done`. What differs per endpoint (path, config frame, decoding) is a StreamProtocol.
-// The bytes going out are an AudioSender's (audioSender.ts); what a refusal or a close means is
-// closeErrors.ts's. This file keeps the states and the moves between them.
-import { asyncScheduler, Observable, Subscription, timer, type SchedulerLike, type Subscriber } from 'rxjs';
-import WebSocket, { type ClientOptions } from 'ws';
+// until `done`. What differs per endpoint (path, config frame, decoding) is in the settings and
+// the decoder. The bytes going out are an AudioSender's (AudioSender.ts); what a refusal or a
+// close means is closeErrors.ts's. This file keeps the states and the moves between them.
+import { Observable, Subscription, timer, type SchedulerLike, type Subscriber } from 'rxjs';
+import WebSocket from 'ws';
 import type { IncomingMessage } from 'node:http';
-import { audioMetaOf, type AudioChunk } from '../audio/meta.js';
-import type { AudioWarningOptions } from './audioCheck.js';
-import { ContractError, SessionError, type AudioAccount } from '../errors.js';
-import { modelsCredentials } from '../credentials.js';
+import type { AudioChunk } from '../audio/meta.js';
+import type { AudioWarningOptions } from './AudioCheck.js';
+import { ContractError, SessionError, SvcError, type AudioAccount } from '../errors/index.js';
 import { redact, redactUrl } from '../redact.js';
 import { rawDataText } from '../internal/wsData.js';
 import type { AudioFormat } from '../schema/audio.js';
-import { FlowControl } from '../audio/flow.js';
-import { AudioFeed, type FeedReader } from './audioFeed.js';
-import { AudioSender } from './audioSender.js';
+import type { EventWarning } from '../warnings.js';
+import { FlowControl } from '../audio/FlowControl.js';
+import { AudioFeed, feedCursorOf, type FeedReader } from './AudioFeed.js';
+import { AudioSender } from './AudioSender.js';
 import { closeError, errorWithoutCloseError, lostWithoutCloseError, readRefusal, type HandshakeRefusal } from './closeErrors.js';
-import { accountOf, createSessionStats, stateStoreOf, type SessionStats } from './stats.js';
-import { followState, type StateStore } from './stateStore.js';
+import { watchSessionLabel } from './sessionLabel.js';
+import { countersOf, createSessionStats, reportWarnings, stateStoreOf, type SessionStats, type StatsCounters } from './stats.js';
+import type { StateStore } from './StateStore.js';
 import { isTerminalStatus, type SessionState } from '../schema/sessionState.js';
-import { Heartbeat, resolveHeartbeat, type HeartbeatOptions } from './heartbeat.js';
+import { Heartbeat, type HeartbeatOptions } from './heartbeat.js';
 import { checkAudioParams, streamingUrl } from './url.js';
+import { connectionKey, type ApiKeyFunction, type SessionSettings, type WebSocketFactory } from './sessionSettings.js';
 
-/** Creates the socket; injectable so tests and proxies can wrap the edge. */
-export type WebSocketFactory = (url: string, options: ClientOptions) => WebSocket;
+export type { ApiKeyFunction, WebSocketFactory } from './sessionSettings.js';
 
 /** Options shared by every streaming session. */
 export interface StreamingOptions extends AudioWarningOptions {
-  /** Models API key. Defaults to `SVC_API_KEY`. Sent only in the handshake URL, never shown. */
-  readonly apiKey?: string | undefined;
+  /**
+   * Models API key. Defaults to `SVC_API_KEY`, read once when the session is subscribed (a
+   * reconnect uses the key it started with). A function is asked before each connection, the
+   * first and each reconnect (short-lived tokens). Sent only in the handshake URL, never shown.
+   */
+  readonly apiKey?: string | ApiKeyFunction | undefined;
   /** Models API base (`https://…` or `http://127.0.0.1:…`). Defaults to `SVC_BASE_URL`. */
   readonly baseUrl?: string | undefined;
   /** Audio format for the query string. Defaults to the format the audio source carries. */
@@ -63,78 +68,74 @@ export interface StreamingOptions extends AudioWarningOptions {
    * liveness. `false` turns it off. (The handshake has its own `connectTimeoutMs`.)
    */
   readonly heartbeat?: HeartbeatOptions | false | undefined;
-  /** Scheduler for every timer (tests use virtual time). Default `asyncScheduler`. */
+  /** Scheduler for every timer and every reading of the time: deadlines, the heartbeat, the reconnect backoff (tests use virtual time). Default `asyncScheduler`. */
   readonly scheduler?: SchedulerLike | undefined;
   /** Socket factory, for the edge. Default `new WebSocket(url, options)`. */
   readonly webSocketFactory?: WebSocketFactory | undefined;
 }
 
-/** What a decoder makes of one text frame. */
+/** What a decoder makes of one text frame: the value and its kind, and the out-of-contract values it tolerated. */
 export type Decoded<T> =
-  | { readonly ok: true; readonly value: T; readonly kind: 'event' | 'done' | 'error'; readonly errorText?: string }
+  | { readonly ok: true; readonly value: T; readonly kind: 'event' | 'done' | 'error'; readonly errorText?: string; readonly warnings?: readonly EventWarning[] | undefined }
   | { readonly ok: false; readonly reason: string };
 
-/** How one endpoint speaks (the strategy of a session): its path, config frame and how its frames decode. */
-export interface StreamProtocol<T> {
-  readonly path: string;
-  /** The first text frame, or undefined for endpoints that take none. */
-  readonly configFrame: string | undefined;
-  decode(text: string): Decoded<T>;
-}
-
-const DEFAULTS = {
-  connectTimeoutMs: 10_000,
-  doneTimeoutMs: 120_000,
-  closeTimeoutMs: 5_000,
-  highWaterMark: 1 << 20,
-  maxBufferedBytes: 32 << 20,
-  maxServerFrameBytes: 16 << 20,
-  /** A server that never answers our close must not keep the socket alive. */
-  shutTimeoutMs: 2_000,
-} as const;
+/** How one endpoint's text frames decode (the strategy of a session; the path and config frame are its settings'). */
+export type Decode<T> = (text: string) => Decoded<T>;
 
 const isTerminal = (s: SessionState): boolean => isTerminalStatus(s.status);
 
 /**
  * Stream `audio$` to one streaming endpoint and emit its decoded frames.
  *
- * Cold: each subscription opens its own socket and subscribes to `audio$` once.
+ * Cold: each subscription opens its own socket and subscribes to `audio$` once (or, for the
+ * log of a stream's feed, reads it in place: see {@link AudioFeed.from}).
  * Emits every decoded frame, including the `done` frame, then completes on the close that
  * follows `done` (frames after `done` are out of contract and ignored). Errors with an SvcError on an `error` frame, any other close, a refused
- * handshake, a timeout, a malformed frame, a buffer overflow, and invalid local input
- * (before connecting). Unsubscribing closes the socket and stops the source. Its state goes
- * to `stats.state$` (and `onStateChange`).
+ * handshake, a timeout, a malformed frame, a buffer overflow. Unsubscribing closes the socket
+ * and stops the source. Its state goes to `stats.state$`, its figures to `stats`, of which it
+ * is the one writer.
  */
-export function streamingSession<T>(audio$: Observable<AudioChunk>, protocol: StreamProtocol<T>, options: StreamingOptions = {}): Observable<T> {
+export function streamingSession<T>(audio$: Observable<AudioChunk>, decode: Decode<T>, settings: SessionSettings, given?: SessionStats): Observable<T> {
   return new Observable<T>((subscriber) => {
-    const stats = options.stats ?? createSessionStats();
+    const stats = given ?? createSessionStats();
     const store = stateStoreOf(stats);
+    const counters = countersOf(stats);
     // A new subscription starts again from `connecting` (stats given to one before).
     if (store.value.status !== 'connecting') store.set({ status: 'connecting' });
-    const following = followState(store.state$, options.onStateChange);
+    const cursor = feedCursorOf(audio$);
+    if (cursor !== undefined) {
+      // A stream's log: read in place from the cursor; the feed is its owner's to start and stop.
+      const session = new StreamingSession(cursor.feed, decode, settings, { counters, store, format: cursor.format, from: cursor.from }, subscriber);
+      session.start();
+      return () => session.unsubscribe();
+    }
     let session: StreamingSession<T> | undefined;
     // One session owns the feed: the source is let go as soon as the session reads no more.
-    const feed = new AudioFeed(audio$, { ...options, keepSent: false }, stats, {
+    const feed = new AudioFeed(audio$, { ...settingsForFeed(settings), keepSent: false }, counters, {
       failed: (err) => session?.fail(err),
       released: () => feed.stop(),
     });
-    session = new StreamingSession(feed, protocol, options, { stats, store, format: options.format ?? audioMetaOf(audio$)?.format, from: 0 }, subscriber);
+    session = new StreamingSession(feed, decode, settings, { counters, store, format: settings.format, from: 0 }, subscriber);
     session.start();
     if (!isTerminalStatus(store.value.status)) feed.start();
     return () => {
       session.unsubscribe();
       feed.stop();
       feed.finish();
-      following?.unsubscribe();
     };
   });
 }
 
-/** What one session over a feed is given besides the protocol and the options. */
+/** What a stream's feed takes of the settings. */
+export function settingsForFeed(settings: SessionSettings): AudioWarningOptions & { readonly format: AudioFormat | undefined; readonly flow: FlowControl | undefined } {
+  return { format: settings.format, flow: settings.flow, onAudioWarning: settings.onAudioWarning };
+}
+
+/** What one session over a feed is given besides the decoder and the settings. */
 export interface SessionSetup {
-  /** The counters it adds to (shared by every session of a stream). */
-  readonly stats: SessionStats;
-  /** Where its state goes: the stream's `stats` store for a plain session, a store of its own under the resilient layer. */
+  /** Its own figures (it is their one writer). */
+  readonly counters: StatsCounters;
+  /** Where its state goes. */
   readonly store: StateStore;
   /** The format for the query parameters. */
   readonly format: AudioFormat | undefined;
@@ -153,7 +154,8 @@ export class StreamingSession<T> implements FeedReader {
   /** Lets go of the feed (owned by `connecting`, `streaming`, `paused`). */
   private release: (() => void) | undefined;
   private ws: WebSocket | undefined;
-  private readonly stats: SessionStats;
+  /** Its own figures (frames, events, warnings, pauses, close): it is their one writer. */
+  private readonly stats: StatsCounters;
   private readonly store: StateStore;
   private readonly scheduler: SchedulerLike;
   /** Paused while the socket is backed up (and once closing); the feed's gate follows it while attached. */
@@ -169,17 +171,20 @@ export class StreamingSession<T> implements FeedReader {
   private apiKey = '';
   private safeUrl = '';
   private heartbeat: Heartbeat | undefined;
+  /** Each ping not yet answered: its number (its payload, echoed by the pong) → the stream position flushed when it went. */
+  private readonly pings = new Map<number, number>();
+  private pingCount = 0;
 
   constructor(
     private readonly feed: AudioFeed,
-    private readonly protocol: StreamProtocol<T>,
-    private readonly options: StreamingOptions,
+    private readonly decode: Decode<T>,
+    private readonly settings: SessionSettings,
     private readonly setup: SessionSetup,
     private readonly subscriber: Subscriber<T>,
   ) {
-    this.stats = setup.stats;
+    this.stats = setup.counters;
     this.store = setup.store;
-    this.scheduler = options.scheduler ?? asyncScheduler;
+    this.scheduler = settings.scheduler;
     this.sender = new AudioSender(
       feed,
       this.stats,
@@ -191,19 +196,12 @@ export class StreamingSession<T> implements FeedReader {
         pressure: () => this.onPressure(),
         overflow: (err) => this.fail(err),
       },
-      {
-        highWaterMark: options.highWaterMark ?? DEFAULTS.highWaterMark,
-        maxBufferedBytes: options.maxBufferedBytes ?? DEFAULTS.maxBufferedBytes,
-      },
+      settings,
       setup.from,
     );
   }
 
-  get state(): SessionState {
-    return this.store.value;
-  }
-
-  /** Stream position up to which this session's frames were flushed (its start until one was). */
+  /** Stream position up to which this session's frames were flushed (its start until one was): the feed holds what lies after. */
   get flushedPosition(): number {
     return this.sender.flushedPosition;
   }
@@ -236,6 +234,7 @@ export class StreamingSession<T> implements FeedReader {
     if (isTerminal(next)) {
       this.heartbeat?.stop();
       this.shutSocket();
+      this.feed.letGo(this);
     }
     this.store.set(next);
   }
@@ -272,7 +271,7 @@ export class StreamingSession<T> implements FeedReader {
   }
 
   private account(): AudioAccount {
-    return accountOf(this.stats);
+    return this.feed.account();
   }
 
   private clean(text: string): string {
@@ -280,13 +279,38 @@ export class StreamingSession<T> implements FeedReader {
   }
 
   start(): void {
+    const limit = this.settings.connectTimeoutMs;
+    // The handshake's deadline covers asking a key function for this connection's key.
+    this.stateTimer = timer(limit, this.scheduler).subscribe(() =>
+      this.fail(new SessionError('connect_timeout', `no WebSocket handshake with ${this.safeUrl || 'the service'} within ${limit} ms`, { audio: this.account() })),
+    );
+    // Read the feed from here on: the source flows while this session does not push back.
+    this.release = this.feed.attach(this, this.flow);
+    this.audioEnded = this.feed.completed;
+    let key: string | Promise<string>;
+    try {
+      key = connectionKey(this.settings.apiKey);
+    } catch (err) {
+      this.keyFailed(err);
+      return;
+    }
+    if (typeof key === 'string') this.connect(key);
+    else key.then((k) => this.store.value.status === 'connecting' && this.guard(() => this.connect(k)), (err: unknown) => this.keyFailed(err));
+  }
+
+  /** The key function failed for this connection: an InputError as it is, anything else a connection that could not be made. */
+  private keyFailed(err: unknown): void {
+    if (err instanceof SvcError) this.fail(err);
+    else this.fail(new SessionError('connection_failed', `the apiKey function failed: ${err instanceof Error ? err.message : String(err)}`, { audio: this.account(), cause: err }));
+  }
+
+  private connect(apiKey: string): void {
+    const settings = this.settings;
+    this.apiKey = apiKey;
     let url: URL;
     try {
-      const ep = modelsCredentials(this.options);
-      this.apiKey = ep.apiKey;
-      const query = checkAudioParams(this.setup.format);
-      resolveHeartbeat(this.options.heartbeat); // a bad option fails before connecting
-      url = streamingUrl(ep.baseUrl, this.protocol.path, this.apiKey, query);
+      const query = this.setup.format === settings.format ? settings.query : checkAudioParams(this.setup.format);
+      url = streamingUrl(settings.baseUrl, settings.path, apiKey, query);
     } catch (err) {
       this.fail(err);
       return;
@@ -294,15 +318,15 @@ export class StreamingSession<T> implements FeedReader {
     this.safeUrl = redactUrl(url);
     let ws: WebSocket;
     try {
-      const factory = this.options.webSocketFactory ?? ((u: string, o: ClientOptions) => new WebSocket(u, o));
-      ws = factory(url.toString(), { maxPayload: this.options.maxServerFrameBytes ?? DEFAULTS.maxServerFrameBytes, perMessageDeflate: false });
+      ws = settings.webSocketFactory(url.toString(), { maxPayload: settings.maxServerFrameBytes, perMessageDeflate: false });
     } catch (err) {
       this.fail(new SessionError('connection_failed', this.clean(`could not open ${this.safeUrl}: ${(err as Error).message}`), { audio: this.account() }));
       return;
     }
     this.ws = ws;
+    watchSessionLabel(ws, this.stats);
     this.sender.attach(ws);
-    // A throw in a handler (a protocol's decode, say) fails the session instead of escaping
+    // A throw in a handler (a decoder, say) fails the session instead of escaping
     // into the socket's event emitter.
     ws.on('open', () => this.guard(() => this.onOpen()));
     ws.on('message', (data, isBinary) => this.guard(() => this.onMessage(data, isBinary)));
@@ -311,16 +335,11 @@ export class StreamingSession<T> implements FeedReader {
       this.socketError = err;
     });
     ws.on('close', (code, reason) => this.guard(() => this.onClose(code, reason.toString('utf8'))));
-    ws.on('pong', () => this.heartbeat?.touch());
+    ws.on('pong', (data) => {
+      this.heartbeat?.touch();
+      this.onPong(data);
+    });
     ws.on('ping', () => this.heartbeat?.touch());
-
-    const limit = this.options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs;
-    this.stateTimer = timer(limit, this.scheduler).subscribe(() =>
-      this.fail(new SessionError('connect_timeout', `no WebSocket handshake with ${this.safeUrl} within ${limit} ms`, { audio: this.account() })),
-    );
-    // Read the feed from here on: the source flows while this session does not push back.
-    this.release = this.feed.attach(this, this.flow);
-    this.audioEnded = this.feed.completed;
   }
 
   // ---- audio (the feed's reader) -----------------------------------------------------------
@@ -364,7 +383,7 @@ export class StreamingSession<T> implements FeedReader {
 
   private sendEnd(): void {
     if (!this.sender.end()) return;
-    const limit = this.options.doneTimeoutMs ?? DEFAULTS.doneTimeoutMs;
+    const limit = this.settings.doneTimeoutMs;
     this.transition(
       { status: 'finishing' },
       timer(limit, this.scheduler).subscribe(() =>
@@ -377,7 +396,7 @@ export class StreamingSession<T> implements FeedReader {
   private lose(): void {
     const status = this.store.value.status;
     if (status === 'closing' || isTerminal(this.store.value)) return;
-    const limit = this.options.closeTimeoutMs ?? DEFAULTS.closeTimeoutMs;
+    const limit = this.settings.closeTimeoutMs;
     this.transition(
       { status: 'closing', reason: 'lost' },
       timer(limit, this.scheduler).subscribe(() => this.fail(lostWithoutCloseError(limit, this.errorText, this.account()))),
@@ -391,7 +410,7 @@ export class StreamingSession<T> implements FeedReader {
     this.opened = true;
     const ws = this.ws!;
     this.startHeartbeat(ws);
-    if (this.protocol.configFrame !== undefined) ws.send(this.protocol.configFrame);
+    if (this.settings.configFrame !== undefined) ws.send(this.settings.configFrame);
     this.transition({ status: this.flow.paused ? 'paused' : 'streaming' });
     this.sender.open();
     if (this.audioEnded) this.sendEnd();
@@ -411,14 +430,16 @@ export class StreamingSession<T> implements FeedReader {
     }
     // A server that echoes the key gets it masked here, before any event, snapshot or page shows it.
     const text = this.clean(rawDataText(data));
-    const decoded = this.protocol.decode(text);
+    const decoded = this.decode(text);
     if (!decoded.ok) {
       this.fail(new ContractError('malformed_frame', `the server sent a frame outside the contract: ${decoded.reason}`, { detail: text.slice(0, 500), audio: this.account() }));
       return;
     }
+    // Tolerated values are counted and told before their event is emitted.
+    if (decoded.warnings !== undefined) reportWarnings(decoded.warnings, this.stats, this.settings.onWarning);
     this.subscriber.next(decoded.value);
     // The consumer may have unsubscribed in `next`; the transition below then does nothing.
-    const limit = this.options.closeTimeoutMs ?? DEFAULTS.closeTimeoutMs;
+    const limit = this.settings.closeTimeoutMs;
     if (decoded.kind === 'done') {
       // §3: a processing failure is `error`, then the close. A `done` after the `error` (out of
       // contract) is delivered but does not undo the failure: the close still fails the session.
@@ -438,10 +459,16 @@ export class StreamingSession<T> implements FeedReader {
 
   /** A silent connection (no event, no pong) is declared dead after the heartbeat's deadline. */
   private startHeartbeat(ws: WebSocket): void {
-    const settings = resolveHeartbeat(this.options.heartbeat);
+    const settings = this.settings.heartbeat;
     if (settings === undefined) return;
     const ping = (): void => {
-      if (ws.readyState === WebSocket.OPEN) ws.ping(undefined, undefined, () => undefined);
+      if (ws.readyState !== WebSocket.OPEN) return;
+      // Numbered, so that only the pong of this ping (which echoes its payload) acknowledges what went before it.
+      const n = this.pingCount++;
+      this.pings.set(n, this.sender.flushedPosition);
+      const payload = Buffer.allocUnsafe(4);
+      payload.writeUInt32BE(n >>> 0);
+      ws.ping(payload, undefined, () => undefined);
     };
     this.heartbeat = new Heartbeat(settings, this.scheduler, ping, (silentMs) => {
       const now = this.store.value;
@@ -459,6 +486,23 @@ export class StreamingSession<T> implements FeedReader {
       // A dead peer will not answer a close frame: cut the socket now.
       ws.terminate();
     });
+  }
+
+  /**
+   * A pong that echoes one of our pings: the server read every frame flushed before that ping
+   * (and sent what it had to say of them first), so the feed hears of it: the resilient layer
+   * lets such audio go at the replay bound.
+   */
+  private onPong(data: Buffer): void {
+    if (data.length !== 4) return;
+    const n = data.readUInt32BE(0);
+    const at = this.pings.get(n);
+    if (at === undefined) return;
+    for (const k of this.pings.keys()) {
+      if (k > n) break;
+      this.pings.delete(k);
+    }
+    this.feed.heard(at);
   }
 
   private onRefused(req: { destroy(): void }, res: IncomingMessage): void {
@@ -506,7 +550,7 @@ export class StreamingSession<T> implements FeedReader {
       ws.terminate();
     } else if (ws.readyState === WebSocket.OPEN) {
       ws.close(1000, 'client done');
-      const t = timer(DEFAULTS.shutTimeoutMs, this.scheduler).subscribe(() => ws.terminate());
+      const t = timer(this.settings.shutTimeoutMs, this.scheduler).subscribe(() => ws.terminate());
       ws.once('close', () => t.unsubscribe());
     }
   }

@@ -1,6 +1,6 @@
 // Builds streaming URLs. The key goes in the query (the contract requires it at the
 // handshake) and nowhere else: what a user sees is always the redacted form.
-import { InputError } from '../errors.js';
+import { InputError } from '../errors/index.js';
 import { AudioParamsSchema, type AudioFormat } from '../schema/audio.js';
 import { ENDPOINTS } from '../schema/endpoints.js';
 

@@ -10,7 +10,7 @@ import { bytesPerFrame, type AudioFormat } from '../schema/audio.js';
 import type { WorkerHandle } from './callWorker.js';
 import type { PayloadTypeGuesser } from './PayloadTypeGuesser.js';
 import { resolvePayloadType, routeFormat, type PayloadTypeSpec, type RtpCodec } from './payloadTypes.js';
-import { PlayoutStream, type StreamStats } from './playoutStream.js';
+import { PlayoutStream, type StreamStats } from './PlayoutStream.js';
 import { createRtpHeader, isRtcpDatagram, isRtpDatagram, parseRtpHeader } from './rtpHeader.js';
 import { SequenceExtender } from './rtpSequence.js';
 import { StreamTotals } from './streamTotals.js';
@@ -109,7 +109,8 @@ interface Leg {
   readonly bytesPerTick: number;
 }
 
-function legAudio(stream: PlayoutStream, codec: RtpCodec, settings: RtpLegsSettings): AudioObservable {
+/** A stream's audio as the session takes it: the live audio itself, or ffmpeg's decoding of it (G.722, L16 at other rates). */
+export function legAudio(stream: PlayoutStream, codec: RtpCodec, settings: Pick<RtpLegsSettings, 'ffmpegPath'>): AudioObservable {
   const route = codec.route;
   if (route.kind !== 'ffmpeg') return stream.live.audio$;
   const decoded = runFfmpeg({

@@ -2,8 +2,8 @@
 // (a Semaphore) or shared by every worker of `callWorkers` (the primary keeps the count); either
 // way the session runs under its slot through the one `underLimiter`.
 import type { Observable } from 'rxjs';
-import { underLimiter } from '../limiter.js';
-import { Semaphore } from '../Semaphore.js';
+import { underLimiter } from '../concurrency/limiter.js';
+import { Semaphore } from '../concurrency/Semaphore.js';
 import type { WorkerHandle } from './callWorker.js';
 
 /** The session slots of one analyzeCalls subscription. */

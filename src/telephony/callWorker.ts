@@ -1,8 +1,8 @@
 // One worker's side of `callWorkers`: what the sources and analyzeCalls of a worker process ask
 // the primary (a place under a bound shared by every worker, a session slot) and tell it (calls
 // started and ended, counters), over node:cluster's IPC channel.
-import { SessionError, SvcError } from '../errors.js';
-import type { ConcurrencyLimiter, LimiterLease } from '../limiter.js';
+import { SessionError, SvcError } from '../errors/index.js';
+import type { ConcurrencyLimiter, LimiterLease } from '../concurrency/limiter.js';
 import { ServiceLifecycle } from '../service/lifecycle.js';
 import type { MetricsJson, ServiceRegistry } from '../service/metric.js';
 import type { OpsAnswer, OpsPath } from '../service/opsHttp.js';

@@ -6,7 +6,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { Observable, type Subscription } from 'rxjs';
-import { SvcError } from '../errors.js';
+import { SvcError } from '../errors/index.js';
 import { positiveInteger } from '../internal/positiveOption.js';
 import type { AnalyzableCall, CallAnalysis } from './analyzeCalls.js';
 import { WorkerHandle, type CallWorker, type PrimaryMessage, type WorkerMessage } from './callWorker.js';

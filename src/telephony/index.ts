@@ -1,5 +1,5 @@
 // 'svc-stream/telephony': call audio into sessions — RTP call legs with a jitter buffer,
-// cloud media streams (Twilio, Telnyx), and one session per call (analyzeCalls).
+// cloud media streams (Twilio, Telnyx), Genesys AudioHook, and one session per call (analyzeCalls).
 /// <reference types="node" preserve="true" />
 
 export {
@@ -9,7 +9,7 @@ export {
   type JitterPacket,
   type JitterStats,
   type Playout,
-} from './jitterBuffer.js';
+} from './JitterBuffer.js';
 export {
   STATIC_PAYLOAD_TYPES,
   parsePayloadTypeArg,
@@ -20,7 +20,7 @@ export {
   type RtpCodecName,
 } from './payloadTypes.js';
 export { OggOpusWriter } from './oggOpus.js';
-export type { StreamStats } from './playoutStream.js';
+export type { StreamStats } from './PlayoutStream.js';
 export { rtpSource, type RtpSourceOptions } from './rtpSource.js';
 export { createRtpSourceStats, type CallLeg, type RtpSourceStats } from './RtpLegs.js';
 export {
@@ -40,7 +40,36 @@ export {
   type MediaTrack,
 } from './mediaStreamServer.js';
 export { twilioSignature, verifyTwilioSignature, type MediaStreamAuth, type MediaStreamRefusal } from './mediaStreamAuth.js';
+export {
+  audioHookServer,
+  createAudioHookServerStats,
+  type AudioHookCall,
+  type AudioHookCallStats,
+  type AudioHookServerOptions,
+  type AudioHookServerStats,
+} from './audioHookServer.js';
+export { AUDIOHOOK_SIGNED_COMPONENTS, audioHookSignatureHeaders, type AudioHookAuth, type AudioHookAuthFailure, type AudioHookRefusal, type AudioHookSignatureRequest } from './audioHookAuth.js';
+export type { AudioHookEnd, AudioHookFormat, AudioHookGap, AudioHookNotice } from './audioHookState.js';
+export type { AudioHookChannel, AudioHookMedia, AudioHookOpenParameters, AudioHookParticipant } from '../schema/audioHook.js';
 export type { LimitWarning, PayloadTypeWarning, WarningHandler } from '../warnings.js';
+export {
+  sipServer,
+  createSipServerStats,
+  type SipServerOptions,
+  type SipServerStats,
+  type SipTimers,
+  type SipLifecycle,
+  type SipServerControl,
+  type SipMetric,
+  type SipRecOptions,
+} from './sip/sipServer.js';
+export type { SipCall, SipCallEnd, SipCallMetadata, SipCallParticipant, SipCallStats, SipParty } from './sip/sipCall.js';
+export type { SipRefusal } from './sip/SipUserAgent.js';
+export type { SipRefusalReason } from './sip/sipMessage.js';
+export type { SipDigestAuth, DigestAlgorithm, DigestRefusal } from './sip/digestAuth.js';
+export type { SipCodecName } from './sip/sipCodecs.js';
+export type { PortRange } from './sip/rtpPorts.js';
+export type { SipStreamCounters } from './sip/sipMedia.js';
 export {
   callWorkers,
   createCallWorkersStats,

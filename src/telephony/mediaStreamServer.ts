@@ -1,23 +1,25 @@
 // A WebSocket server for the JSON media streams of cloud telephony providers: one call per
 // stream (per track, or both tracks as two channels), each an audio stream of G.711 at 8 kHz.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { asyncScheduler, Observable, type SchedulerLike } from 'rxjs';
-import { WebSocketServer, type WebSocket } from 'ws';
-import { AudioSourceError, InputError } from '../errors.js';
+import type { WebSocket } from 'ws';
+import { AudioSourceError, InputError } from '../errors/index.js';
 import { callUser } from '../internal/userCallback.js';
-import { DEFAULT_LIVE_FRAME_MS } from './liveAudio.js';
+import { DEFAULT_LIVE_FRAME_MS } from './LiveAudio.js';
 import { warnOnce } from './limitWarning.js';
 import type { LimitWarning, WarningHandler } from '../warnings.js';
 import { checkUpgrade, type MediaStreamAuth, type MediaStreamRefusal } from './mediaStreamAuth.js';
-import { MediaStreamConnection, type ConnectionContext, type DecodedPayload, type MediaStreamCall, type MediaTrack } from './mediaStreamConnection.js';
+import { MediaStreamConnection, type ConnectionContext, type DecodedPayload, type MediaStreamCall, type MediaTrack } from './MediaStreamConnection.js';
 import { MEDIA_STREAM_PRESETS, type MediaStreamPreset, type MediaStreamPresetName } from './mediaStreamPresets.js';
 import { workerHandle, type CallWorker } from './callWorker.js';
 import type { ServiceLifecycle } from '../service/lifecycle.js';
 import type { ServiceMetric } from '../service/metric.js';
 import { StreamTotals } from './streamTotals.js';
+import type { StreamStats } from './PlayoutStream.js';
+import { OVER_CAPACITY_CLOSE_CODE, wsCallServer } from './wsCallServer.js';
 
-export type { MediaStreamCall, MediaTrack } from './mediaStreamConnection.js';
+export type { MediaStreamCall, MediaTrack } from './MediaStreamConnection.js';
 
 /** Counters of the server, updated in place. */
 export interface MediaStreamServerStats {
@@ -49,9 +51,9 @@ export const DEFAULT_MEDIA_STREAM_MAX_PAYLOAD = 64 * 1024;
 /** Connections at once by default. */
 export const DEFAULT_MEDIA_STREAM_MAX_CONNECTIONS = 100;
 /** Close code of a connection over `maxConnections` (RFC 6455 registry: Try Again Later). */
-export const MEDIA_STREAM_OVER_CAPACITY_CODE = 1013;
-/** Seconds a provider is told to wait (`Retry-After`) when the service drains. */
-const DRAINING_RETRY_AFTER_S = 5;
+export const MEDIA_STREAM_OVER_CAPACITY_CODE = OVER_CAPACITY_CLOSE_CODE;
+/** Seconds a provider is told to wait (`Retry-After`) when the server is full or drains. */
+const RETRY_AFTER_S = 5;
 
 /** Options of {@link mediaStreamServer}: listen address and path, provider preset, track mode, jitter and skew bounds, callbacks and counters. */
 export interface MediaStreamServerOptions {
@@ -196,66 +198,43 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
       options.onWarning,
     );
     const lifecycle = options.lifecycle ?? handle?.lifecycle;
-    let accepting = true;
     const totals = new StreamTotals();
-    const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: options.maxPayload ?? DEFAULT_MEDIA_STREAM_MAX_PAYLOAD });
-    const http = createServer((req, res) => {
-      if (options.onRequest?.(req, res)) return;
-      res.writeHead(426, { 'content-type': 'text/plain', connection: 'close' });
-      res.end('WebSocket upgrade required\n');
-    });
-    const sockets = new Set<Socket>();
-    http.on('connection', (s: Socket) => {
-      sockets.add(s);
-      s.once('close', () => sockets.delete(s));
-    });
-    let open = 0;
-    let closing = false;
-    const answer = (socket: Socket, status: string, headers = ''): void => {
-      socket.end(`HTTP/1.1 ${status}\r\n${headers}connection: close\r\ncontent-length: 0\r\n\r\n`);
-      setTimeout(() => socket.destroy(), 1_000).unref();
-    };
-    http.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
-      socket.on('error', () => undefined);
-      const pathname = new URL(req.url ?? '/', 'http://bridge').pathname;
-      if (options.path && pathname !== options.path) return answer(socket, '404 Not Found');
-      if (!accepting) {
+    const server = wsCallServer({
+      host: options.host ?? '127.0.0.1',
+      port: options.port ?? 0,
+      path: options.path,
+      maxPayload: options.maxPayload ?? DEFAULT_MEDIA_STREAM_MAX_PAYLOAD,
+      maxConnections,
+      overCapacity: 'close-1013',
+      retryAfterS: RETRY_AFTER_S,
+      onRequest: options.onRequest,
+      worker: handle,
+      scheduler,
+      ...(options.authenticate
+        ? {
+            admit: async (req: IncomingMessage) => {
+              const refusal = await checkUpgrade(req, options.authenticate!);
+              if (refusal === undefined) return undefined;
+              stats.unauthorized++;
+              callUser(options.onRefused, refusal, req);
+              return { status: '401 Unauthorized' };
+            },
+          }
+        : {}),
+      onOverCapacity: () => {
+        stats.overCapacity++;
+        warnOverCapacity();
+      },
+      onConnection: (ws) => onConnection(ws),
+      onDraining: () => {
         stats.refusedDraining++;
         warnDraining();
-        return answer(socket, '503 Service Unavailable', `retry-after: ${DRAINING_RETRY_AFTER_S}\r\n`);
-      }
-      void (async () => {
-        const refusal = options.authenticate ? await checkUpgrade(req, options.authenticate) : undefined;
-        if (closing || socket.destroyed) return void socket.destroy();
-        if (refusal) {
-          stats.unauthorized++;
-          callUser(options.onRefused, refusal, req);
-          return answer(socket, '401 Unauthorized');
-        }
-        // Across workers the primary holds the count; asked before the upgrade completes, so no
-        // message can arrive before the connection is taken.
-        const shared = handle ? await handle.take('connections', maxConnections) : undefined;
-        if (closing || socket.destroyed) {
-          if (shared) handle!.give('connections');
-          return void socket.destroy();
-        }
-        wss.handleUpgrade(req, socket, head, (ws) => {
-          if (shared === false || (shared === undefined && open >= maxConnections)) {
-            stats.overCapacity++;
-            warnOverCapacity();
-            ws.on('error', () => undefined);
-            ws.close(MEDIA_STREAM_OVER_CAPACITY_CODE, 'too many connections');
-            setTimeout(() => ws.terminate(), 2_000).unref();
-            return;
-          }
-          open++;
-          ws.once('close', () => {
-            open--;
-            if (shared) handle!.give('connections');
-          });
-          onConnection(ws);
-        });
-      })();
+      },
+      onListening: (address) => {
+        lifecycle?.ready();
+        options.onListening?.(address);
+      },
+      onError: (err) => subscriber.error(new AudioSourceError('source_error', `media-stream server failed: ${err.message}`, { cause: err })),
     });
 
     const malformed = (reason: string, raw: string): void => {
@@ -291,45 +270,30 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
       });
       connections.add(connection);
     };
-    function* liveTracks(): Iterable<import('./playoutStream.js').StreamStats> {
+    function* liveTracks(): Iterable<StreamStats> {
       for (const c of connections) yield* c.trackStats();
     }
     const attached = lifecycle?.attach({
       get inFlight() {
         return connections.size;
       },
-      stopAccepting: () => {
-        accepting = false;
-      },
+      stopAccepting: () => server.drain(),
       endCalls: () => {
         for (const c of [...connections]) c.close(1001, 'going away: the service is shutting down');
       },
       metrics: () => mediaStreamMetrics(stats, connections.size, totals, liveTracks),
     });
 
-    http.on('error', (err) => subscriber.error(new AudioSourceError('source_error', `media-stream server failed: ${err.message}`, { cause: err })));
-    // In a node:cluster worker the port is the primary's, shared round-robin by every worker.
-    http.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
-      const address = http.address() as AddressInfo;
-      handle?.listening(address.port);
-      lifecycle?.ready();
-      options.onListening?.(address);
-    });
-
     return () => {
-      closing = true;
       attached?.detach();
       for (const c of [...connections]) c.end();
-      for (const client of wss.clients) client.terminate();
-      wss.close();
-      http.close();
-      for (const s of sockets) s.destroy();
+      server.close();
     };
   });
 }
 
 /** The families of one media-stream server: its connections and messages, what it refused and why, and its tracks' packets. */
-function mediaStreamMetrics(stats: MediaStreamServerStats, open: number, totals: StreamTotals, live: () => Iterable<import('./playoutStream.js').StreamStats>): ServiceMetric[] {
+function mediaStreamMetrics(stats: MediaStreamServerStats, open: number, totals: StreamTotals, live: () => Iterable<StreamStats>): ServiceMetric[] {
   const one = (value: number) => [{ value }];
   return [
     { name: 'svc_stream_media_stream_connections_total', help: 'Provider connections accepted (WebSocket).', type: 'counter', samples: () => one(stats.connections) },

@@ -1,6 +1,6 @@
 // RTP payload types: the static ones of RFC 3551 we take, the dynamic ones the caller maps,
 // and what each becomes for the service: passed through raw, wrapped in Ogg, or transcoded.
-import { InputError } from '../errors.js';
+import { InputError } from '../errors/index.js';
 import { RAW_FORMAT_DESCRIPTORS, SAMPLE_RATES, type AudioFormat, type RawAudioFormat, type RawFormat, type SampleRate } from '../schema/audio.js';
 
 /** Codec names as SDP spells them (`a=rtpmap`), case-insensitive on input. */

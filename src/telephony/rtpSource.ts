@@ -4,13 +4,13 @@
 import dgram from 'node:dgram';
 import type { AddressInfo } from 'node:net';
 import { asyncScheduler, Observable, type SchedulerLike } from 'rxjs';
-import { AudioSourceError, InputError } from '../errors.js';
+import { AudioSourceError, InputError } from '../errors/index.js';
 import { positiveInteger } from '../internal/positiveOption.js';
 import type { LimitWarning, PayloadTypeWarning, WarningHandler } from '../warnings.js';
 import { sourceFilter } from './allowedSources.js';
 import { workerHandle, type CallWorker } from './callWorker.js';
 import { warnOnce } from './limitWarning.js';
-import { DEFAULT_LIVE_FRAME_MS } from './liveAudio.js';
+import { DEFAULT_LIVE_FRAME_MS } from './LiveAudio.js';
 import { PayloadTypeGuesser } from './PayloadTypeGuesser.js';
 import { resolvePayloadType, type PayloadTypeSpec } from './payloadTypes.js';
 import { createRtpSourceStats, RtpLegs, type CallLeg, type RtpSourceStats } from './RtpLegs.js';
@@ -172,8 +172,8 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
       const from = v.kind === 'mapped' && v.held[0] ? ` (from ${v.held[0][1].address}:${v.held[0][1].port})` : '';
       warnOnce(
         v.kind === 'mapped'
-          ? { code: 'inferred_payload_type', option: 'payloadTypes', payloadType: v.payloadType, mapping: v.mapping, message: `rtpSource: payload type ${v.payloadType}${from} is not mapped; its packets are L16 or Opus beyond doubt and are taken as ${v.mapping}. Map it in payloadTypes to be sure.` }
-          : { code: 'unmapped_payload_type', option: 'payloadTypes', payloadType: v.payloadType, mapping: undefined, message: `rtpSource: payload type ${v.payloadType} ${v.payloadType < 96 ? v.reason : `is not mapped and ${v.reason}`}; its packets are dropped and counted in stats.unknownPayloadType. Map it in payloadTypes (e.g. { ${v.payloadType}: { codec: 'L16', rate: 16000 } }).` },
+          ? { code: 'inferred_payload_type', option: 'payloadTypes', payloadType: v.payloadType, mapping: v.mapping, message: `rtpSource: payload type ${v.payloadType}${from} is not mapped; told from its packets (${v.evidence}), it is taken as ${v.mapping}. Map it in payloadTypes to be sure.` }
+          : { code: 'unmapped_payload_type', option: 'payloadTypes', payloadType: v.payloadType, mapping: undefined, message: `rtpSource: payload type ${v.payloadType} ${v.payloadType < 96 ? v.reason : `is not mapped and ${v.reason}`}; its packets are dropped and counted in stats.unknownPayloadType. Map it in payloadTypes (e.g. { ${v.payloadType}: { codec: 'PCMU', rate: 16000 } }; PCMA, L16 and opus likewise).` },
         options.onWarning,
       )();
       if (v.kind === 'unknown') stats.unknownPayloadType += v.dropped;

@@ -2,7 +2,7 @@
 // counters (StreamStats), the ended ones added up once at their end, the running ones read at
 // each scrape; and their metric families, one shape for every server (label `source`).
 import type { ServiceMetric } from '../service/metric.js';
-import type { StreamStats } from './playoutStream.js';
+import type { StreamStats } from './PlayoutStream.js';
 
 const FIGURES = ['received', 'lost', 'late', 'reordered', 'duplicated', 'jitterMsSum', 'jitterSamples'] as const;
 type Figure = (typeof FIGURES)[number];

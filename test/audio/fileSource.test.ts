@@ -2,7 +2,7 @@ import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { VirtualAction, VirtualTimeScheduler } from 'rxjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { InputError } from '../../src/errors.js';
+import { InputError } from '../../src/errors/index.js';
 import { audioMetaOf, fileSource, rechunk } from 'svc-stream';
 import { FILE_FORMATS } from '../../src/audio/fileFormats.js';
 import { ALL_EXTENSIONS, byteCount, collect, eventually, FIXTURE_SECONDS, makeFixtures, readPausingAfter, SYSTEM_FFMPEG, type Fixtures } from './fixtures.js';
@@ -156,7 +156,7 @@ describe('fileSource', () => {
     /** A real ffmpeg behind a wrapper that logs each run's arguments, one line per process. */
     async function loggingFfmpeg(): Promise<{ path: string; runs: () => Promise<string[]> }> {
       const path = join(fx.dir, 'ffmpeg-logged.sh');
-      const log = join(fx.dir, `ffmpeg-runs-${Date.now()}-${Math.random().toString(36).slice(2)}.log`);
+      const log = join(fx.dir, `ffmpeg-runs-${process.pid}-${Math.random().toString(36).slice(2)}.log`);
       await writeFile(log, '');
       await writeFile(path, `#!/bin/sh\necho "$*" >> "$SVC_FFMPEG_LOG"\nexec ${SYSTEM_FFMPEG} "$@"\n`);
       await chmod(path, 0o755);

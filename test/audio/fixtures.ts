@@ -1,5 +1,6 @@
 // Real audio files for the audio tests, generated at test time with ffmpeg and sox into a
 // temporary directory that the caller removes.
+import { expect } from 'vitest';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -106,16 +107,12 @@ export function processGone(pid: number): boolean {
 
 /** Poll until `check()` holds, or fail after `ms`. */
 export async function eventually(check: () => boolean | Promise<boolean>, ms = 5000, what = 'condition'): Promise<void> {
-  const until = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await expect.poll(check, { timeout: ms, interval: 10, message: `waiting for ${what}` }).toBe(true);
 }
 
 /** A subscription to a pull-capable source whose flow is paused once `pauseAfter` bytes were emitted. */
 export interface PausedRead {
-  readonly flow: import('../../src/audio/flow.js').FlowControl;
+  readonly flow: import('../../src/audio/FlowControl.js').FlowControl;
   readonly emitted: () => number;
   readonly done: () => boolean;
   readonly unsubscribe: () => void;
@@ -123,7 +120,7 @@ export interface PausedRead {
 
 /** Subscribe as a session does (flow control left in the slot first) and pause after `pauseAfter` bytes. */
 export async function readPausingAfter(source: import('svc-stream').AudioObservable, pauseAfter: number): Promise<PausedRead> {
-  const { FlowControl } = await import('../../src/audio/flow.js');
+  const { FlowControl } = await import('../../src/audio/FlowControl.js');
   const { audioMetaOf } = await import('svc-stream');
   const flow = new FlowControl();
   audioMetaOf(source)!.flow!.current = flow;

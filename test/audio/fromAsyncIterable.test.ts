@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AudioSourceError } from '../../src/errors.js';
-import { FlowControl } from '../../src/audio/flow.js';
+import { AudioSourceError } from '../../src/errors/index.js';
+import { FlowControl } from '../../src/audio/FlowControl.js';
 import { audioMetaOf, fromAsyncIterable } from 'svc-stream';
 import { byteCount, collect, eventually, readWatchingTurns } from './fixtures.js';
 

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AudioSourceError } from '../../src/errors.js';
-import { FlowControl } from '../../src/audio/flow.js';
+import { AudioSourceError } from '../../src/errors/index.js';
+import { FlowControl } from '../../src/audio/FlowControl.js';
 import { audioMetaOf, fromReadable } from 'svc-stream';
 import { byteCount, collect, eventually, readPausingAfter, readWatchingTurns } from './fixtures.js';
 

@@ -1,6 +1,6 @@
 import { from, lastValueFrom, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { InputError } from '../../src/errors.js';
+import { InputError } from '../../src/errors/index.js';
 import { RAW_FORMAT_DESCRIPTORS, type RawAudioFormat } from '../../src/schema/audio.js';
 import { alawDecode, alawEncode, mulawDecode, mulawEncode, s16leBytes, s16leSamples } from '../../src/audio/g711.js';
 import { audioMetaOf, decodeG711, encodeG711, fromG711, toG711 } from 'svc-stream';

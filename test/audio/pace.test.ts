@@ -1,6 +1,6 @@
 import { from, Observable, Subject, VirtualAction, VirtualTimeScheduler, type SchedulerAction, type SchedulerLike, type Subscription } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { InputError } from '../../src/errors.js';
+import { InputError } from '../../src/errors/index.js';
 import type { RawAudioFormat } from '../../src/schema/audio.js';
 import { audioMetaOf, fromAsyncIterable, pace } from 'svc-stream';
 import { withAudioMeta } from '../../src/audio/meta.js';

@@ -46,17 +46,22 @@ describe('a push source paced by FlowControl', () => {
       .pipe(analyzeConversation({ apiKey: KEY, baseUrl: emulator.baseUrl, format: RAW, flow, highWaterMark: 1 << 20, maxBufferedBytes: 8 << 20, stats }))
       .subscribe({ error: (err: SvcError) => (failure = err) });
     try {
-      const deadline = Date.now() + 10_000;
-      while (stats.pauses === 0 && failure === undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      await expect.poll(() => stats.pauses > 0 || failure !== undefined, { timeout: 10_000, interval: 10 }).toBe(true);
       expect(failure).toBeUndefined();
       expect(stats.pauses).toBeGreaterThan(0);
-      // The kernel's socket buffers take a few MB after the first pause; then it holds.
+      // The kernel's socket buffers take a few MB after the first pause; then it holds: the
+      // count of chunks produced stops moving (the same at two looks 300 ms apart).
       let last = -1;
-      while (counter.produced !== last && Date.now() < deadline) {
-        last = counter.produced;
-        await new Promise((r) => setTimeout(r, 300));
-      }
-      expect(counter.produced).toBe(last);
+      await expect
+        .poll(
+          () => {
+            const held = counter.produced === last;
+            last = counter.produced;
+            return held;
+          },
+          { timeout: 10_000, interval: 300 },
+        )
+        .toBe(true);
       expect(flow.paused).toBe(true);
       // What waits to be sent stays bounded by the high-water mark, far under maxBufferedBytes.
       expect(stats.bytesRead - stats.bytesSent).toBeLessThanOrEqual((1 << 20) + CHUNK);

@@ -1,8 +1,8 @@
 import { from, lastValueFrom, Observable, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { InputError } from '../../src/errors.js';
+import { InputError } from '../../src/errors/index.js';
 import { bytesPerFrame, type RawAudioFormat } from '../../src/schema/audio.js';
-import { FlowControl } from '../../src/audio/flow.js';
+import { FlowControl } from '../../src/audio/FlowControl.js';
 import { withAudioMeta } from '../../src/audio/meta.js';
 import { audioMetaOf, fromAsyncIterable, msToBytes, rechunk } from 'svc-stream';
 

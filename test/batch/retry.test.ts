@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { defer, throwError, of } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { ApiError, InputError } from 'svc-stream';
-import { errorFromHttp } from '../../src/errors.js';
+import { errorFromHttp } from '../../src/errors/index.js';
 import { LIMIT_DETAILS } from 'svc-stream/emulator';
 import { retryByCause, retryClassOf, retryDelay, stopsRun } from 'svc-stream/batch';
 

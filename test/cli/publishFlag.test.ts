@@ -18,10 +18,15 @@ describe('--publish and --from', () => {
     const r = await runCli(['analyze', 'samples/call.wav', '--json', '--config', 'samples/call.config.json', '--publish', fixture.server.url, '--id', 'desk-1']);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain(`publishing to ${fixture.server.url}`);
-    const events = r.stdout.trim().split('\n').slice(0, -1).map((l) => JSON.parse(l) as { type: string });
+    const [label, ...events] = r.stdout.trim().split('\n').slice(0, -1).map((l) => JSON.parse(l) as { type: string });
+    expect(label).toMatchObject({ type: 'label', source: 'scenario', file: 'call.scenario.json' });
     const entries = await stored('desk-1');
     expect(entries[0]!.kind).toBe('start');
     expect(entries.filter((e) => e.kind === 'status').map((e) => JSON.parse(e.data).status)).toContain('streaming');
+    // The label travels with the statuses, published before the first event it labels.
+    const firstLabelled = entries.findIndex((e) => e.kind === 'status' && JSON.parse(e.data).label !== undefined);
+    expect(JSON.parse(entries[firstLabelled]!.data).label).toEqual({ source: 'scenario', file: 'call.scenario.json' });
+    expect(firstLabelled).toBeLessThan(entries.findIndex((e) => e.kind === 'event'));
     expect(entries.filter((e) => e.kind === 'event').map((e) => (JSON.parse(e.data) as { type: string }).type)).toEqual(events.map((e) => e.type));
     expect(JSON.parse(entries.at(-1)!.data)).toEqual({ status: 'done' });
 
@@ -34,9 +39,10 @@ describe('--publish and --from', () => {
         await expect.poll(() => /svc-stream relay: (http:\S+)/.exec(stdout())?.[1], { timeout: 20_000 }).toBeDefined();
         url = /svc-stream relay: (http:\S+)/.exec(stdout())![1];
         const listing = await listRelaySessions(url!, { token: 'tok' });
-        expect(listing.find((s) => s.id === 'desk-1')).toMatchObject({ title: 'call.wav', status: 'done', ended: true, events: events.length });
+        expect(listing.find((s) => s.id === 'desk-1')).toMatchObject({ title: 'call.wav', status: 'done', ended: true, events: events.length, label: { source: 'scenario', file: 'call.scenario.json' } });
         const messages = await lastValueFrom(relayMessages(relaySessionUrl(url!, 'desk-1'), { token: 'tok' }).pipe(toArray()));
         const ids = messages.flatMap((m) => (m.type === 'event' ? [m.id] : []));
+        expect(messages.find((m) => m.type === 'status' && m.label !== undefined)).toMatchObject({ label: { source: 'scenario', file: 'call.scenario.json' } });
         expect(ids).toHaveLength(events.length);
         expect(ids[0]).toMatch(/^[A-Za-z0-9_-]+:\d+-\d+$/);
         controller.abort();
@@ -84,7 +90,11 @@ describe('--publish and --from', () => {
     const r = await runCli(['analyze', 'samples/call.wav', '--json', '--config', 'samples/call.config.json', '--publish', 'redis://127.0.0.1:9']);
     expect(r.code).toBe(0);
     expect(r.stdout.trim().split('\n').at(-1)).toContain('"type":"state"');
-    expect(r.stderr).toMatch(/svc-stream: publish: (\d+) of \1 entries of session call were not published \(redis_unavailable/);
+    // Never connected, nothing was sent: every entry is known not published (none unconfirmed).
+    expect(r.stderr).toMatch(/svc-stream: publish: session call: (\d+) of \1 entries not published \(redis_unavailable/);
+    expect(r.stderr).not.toMatch(/unconfirmed/);
+    // One outage, one line.
+    expect(r.stderr.match(/the sessions go on/g)).toHaveLength(1);
     expect((await runCli(['analyze', 'samples/call.wav', '--publish', 'http://x'])).code).toBe(2);
     expect((await runCli(['analyze', 'samples/call.wav', '--publish', fixture.server.url, '--id', 'no spaces'])).code).toBe(2);
   }, 60_000);

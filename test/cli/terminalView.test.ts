@@ -10,26 +10,37 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSessionStats } from 'svc-stream';
-import { audioSummary, reconnectSummary } from '../../src/cli/terminalView.js';
+import { audioSummary, progressText, reconnectSummary } from '../../src/cli/terminalView.js';
+import { sessionFigures } from '../../src/session/figures.js';
 import { resolveFfmpeg } from '../../src/internal/ffmpegPath.js';
 import { initialConversationSnapshot } from '../../src/state/snapshot.js';
 
 describe('terminal summary', () => {
   it('after done: the analysed duration', () => {
     const s = { ...initialConversationSnapshot, aggregates: { ...initialConversationSnapshot.aggregates, audioDurationMs: 38_507 } };
-    expect(audioSummary(s, { positionMs: 38_507, durationMs: 38_507, elapsedMs: 0 })).toBe('0:38.5 of audio');
+    expect(audioSummary(s, { positionMs: 38_507, durationMs: 38_507 })).toBe('0:38.5 of audio');
   });
 
   it('after a failure: the audio sent, of the whole, not the whole', () => {
-    expect(audioSummary(initialConversationSnapshot, { positionMs: 20_000, durationMs: 332_300, elapsedMs: 0 })).toBe('0:20.0 of audio sent (of 5:32.3)');
-    expect(audioSummary(initialConversationSnapshot, { positionMs: undefined, durationMs: 332_300, elapsedMs: 0 })).toBe('audio sent unknown');
+    expect(audioSummary(initialConversationSnapshot, { positionMs: 20_000, durationMs: 332_300 })).toBe('0:20.0 of audio sent (of 5:32.3)');
+    expect(audioSummary(initialConversationSnapshot, { positionMs: undefined, durationMs: 332_300 })).toBe('audio sent unknown');
   });
 
-  it('reconnects, their time, and audio dropped when any', () => {
+  it('reconnects, their time, and audio dropped when any, as the figures give them', () => {
     const stats = createSessionStats();
-    expect(reconnectSummary(stats)).toBe('');
-    Object.assign(stats, { reconnects: 2, reconnectingMs: 1_300, bytesDropped: 640 });
-    expect(reconnectSummary(stats)).toBe(', 2 reconnects (1.3 s), 640 bytes of audio dropped');
+    const S16 = { audio_format: 's16le', sample_rate: 16000, num_channels: 1 } as const;
+    expect(reconnectSummary(sessionFigures({ stats, format: S16, startedAt: 0, now: 0 }))).toBe('');
+    // The stats are the session's to write: the figures after two reconnects, as a copy.
+    const after = { ...stats, reconnects: 2, reconnectingMs: 1_300, bytesRead: 64_000, bytesDropped: 9_600 };
+    expect(reconnectSummary(sessionFigures({ stats: after, format: S16, startedAt: 0, now: 0 }))).toBe(', 2 reconnects (1.3 s), 0.3 s of audio dropped');
+    // Bytes when they cannot be told as time; an outage going on now is counted as it runs.
+    expect(reconnectSummary(sessionFigures({ stats: { ...after, reconnectingSince: 500 }, startedAt: 0, now: 2_000 }))).toBe(', 2 reconnects (2.8 s), 9600 bytes of audio dropped');
+  });
+
+  it('the status line formats the figures: position / duration, percent, rate, ETA', () => {
+    expect(progressText({ positionMs: 8_000, durationMs: 60_000, percent: 13, rate: 1, etaMs: 52_000 })).toBe('0:08.0 / 1:00.0  13%  1.0x  ETA 0:52.0');
+    expect(progressText({ positionMs: 0, durationMs: 10_000, percent: 0, rate: undefined, etaMs: undefined })).toBe('0:00.0 / 0:10.0  0%');
+    expect(progressText({ positionMs: undefined, durationMs: 10_000, percent: undefined, rate: undefined, etaMs: undefined })).toBe('0:00.0 / 0:10.0');
   });
 });
 
@@ -60,21 +71,25 @@ afterAll(() => {
 /** Run `command` in a fresh pane of `cols`×`rows`; poll the screen until `until` matches it. */
 async function pane(name: string, command: string, cols: number, rows: number, until: RegExp, watch?: (screen: string) => void): Promise<{ plain: string; styled: string }> {
   tmux('new-session', '-d', '-s', name, '-x', String(cols), '-y', String(rows), `cd ${root} && ${command}; echo "EXIT=$?"; sleep 60`);
-  const deadline = Date.now() + 40_000;
-  for (;;) {
-    const plain = tmux('capture-pane', '-p', '-t', name);
-    watch?.(plain);
-    if (until.test(plain)) {
-      const styled = tmux('capture-pane', '-p', '-e', '-t', name);
-      tmux('kill-session', '-t', name);
-      return { plain, styled };
-    }
-    if (Date.now() > deadline) {
-      tmux('kill-session', '-t', name);
-      throw new Error(`the screen never matched ${until}:\n${plain}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
+  let plain = '';
+  try {
+    await expect
+      .poll(
+        () => {
+          plain = tmux('capture-pane', '-p', '-t', name);
+          watch?.(plain);
+          return until.test(plain);
+        },
+        { timeout: 40_000, interval: 100 },
+      )
+      .toBe(true);
+  } catch {
+    tmux('kill-session', '-t', name);
+    throw new Error(`the screen never matched ${until}:\n${plain}`);
   }
+  const styled = tmux('capture-pane', '-p', '-e', '-t', name);
+  tmux('kill-session', '-t', name);
+  return { plain, styled };
 }
 
 const ANALYZE = 'env -u NO_COLOR -u FORCE_COLOR SVC_API_KEY= SVC_BASE_URL= TERM=xterm-256color node bin/svc-stream.js analyze samples/call.wav --config samples/call.config.json --speed 10 2>/dev/null';

@@ -30,13 +30,9 @@ function capture(): Writable & { text: () => string } {
 }
 
 async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  let value: T | undefined;
+  await expect.poll(() => (value = probe()) !== undefined, { timeout: timeoutMs, interval: 20, message: `waiting for ${what}` }).toBe(true);
+  return value!;
 }
 
 describe.skipIf(skip !== undefined)('dashboard in Chromium', () => {

@@ -1,5 +1,6 @@
 // The supervisor's view of one call, step by step without I/O: roles and behaviors by the
-// session's own rules, the latest emotion (a clip's, then its refinement, with the speaker),
+// session's own rules, the latest emotion (the latest clip's and its refinements, never an earlier
+// clip's late refinement, with the speaker),
 // the audio reached, and the directory's facts beside them.
 import { describe, expect, it } from 'vitest';
 import { callFoldReducer, FLEET_BEHAVIORS, fleetCall, initialCallFold, type CallFold } from '../../src/dashboard/fleetView.js';
@@ -15,8 +16,16 @@ describe('fleet view', () => {
       [{ type: 'participant_role', pick: { speaker_label: '1', name: 'Agent' } }, (f) => [...f.conversation.roles].map((r) => r.name), ['Agent']],
       [{ type: 'clip', clip: { clip_uuid: 'a', speaker_label: '2', start_ms: 0, duration_ms: 1500, emotion: 'Neutral' } }, (f) => [f.emotion, f.audioMs], [{ speaker: '2', emotion: 'Neutral' }, 1500]],
       [{ type: 'clip', clip: { clip_uuid: 'b', speaker_label: '1', start_ms: 1600, duration_ms: 900 } }, (f) => [f.emotion, f.audioMs], [{ speaker: '2', emotion: 'Neutral' }, 2500]],
+      // b has no emotion yet: a's refinement is still the latest clip's with one.
       [{ type: 'clip_update', clip_update: { clip_uuid: 'a', emotion: 'Angry' } }, (f) => f.emotion, { speaker: '2', emotion: 'Angry' }],
-      [{ type: 'clip_update', clip_update: { clip_uuid: 'zz', emotion: 'Calm' } }, (f) => f.emotion, { speaker: null, emotion: 'Calm' }],
+      // A clip the fold never saw is not the latest.
+      [{ type: 'clip_update', clip_update: { clip_uuid: 'zz', emotion: 'Calm' } }, (f) => f.emotion, { speaker: '2', emotion: 'Angry' }],
+      [{ type: 'clip', clip: { clip_uuid: 'c', speaker_label: '1', start_ms: 2600, duration_ms: 400, emotion: 'Happy' } }, (f) => f.emotion, { speaker: '1', emotion: 'Happy' }],
+      // A late refinement of an earlier clip does not hide the latest clip's emotion.
+      [{ type: 'clip_update', clip_update: { clip_uuid: 'a', emotion: 'Worried' } }, (f) => f.emotion, { speaker: '1', emotion: 'Happy' }],
+      [{ type: 'clip_update', clip_update: { clip_uuid: 'c', emotion: 'Sad' } }, (f) => f.emotion, { speaker: '1', emotion: 'Sad' }],
+      // b came before c: its emotion, given late, is not the latest clip's.
+      [{ type: 'clip_update', clip_update: { clip_uuid: 'b', emotion: 'Neutral' } }, (f) => f.emotion, { speaker: '1', emotion: 'Sad' }],
       [{ type: 'behavior_detection', detection: { behavior_uuid: 'g', behavior_name: 'Greeting', speaker_label: '1' } }, (f) => f.behaviors.detections.size, 1],
       [{ type: 'done', duration_ms: 3000 }, (f) => f.audioMs, 3000],
     ];

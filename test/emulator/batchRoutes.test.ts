@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AudioEventResultSchema, EmotionResultSchema, PresetListSchema } from 'svc-stream/schema';
-import { errorFromHttp } from '../../src/errors.js';
+import { errorFromHttp } from '../../src/errors/index.js';
 import { LIMIT_DETAILS } from 'svc-stream/emulator';
 import { MAX_UPLOAD_BYTES } from '../../src/schema/limits.js';
 import { audioDir, loggedEmulator, type AudioDir, type LoggedEmulator } from '../batch/fixtures.js';

@@ -1,5 +1,6 @@
 // Shared helpers of the emulator tests: a plain `ws` client (a client we did not write) that
 // runs one session and records every frame and the close.
+import { expect } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
@@ -92,11 +93,7 @@ export async function withEmulator<T>(options: EmulatorOptions, fn: (emu: Runnin
 
 /** Wait until the emulator has recorded `n` finished connections. */
 export async function connectionsEnded(emu: RunningEmulator, n: number, timeoutMs = 3_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (emu.connections.length < n) {
-    if (Date.now() > until) throw new Error(`only ${emu.connections.length} of ${n} connections ended`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await expect.poll(() => emu.connections.length, { timeout: timeoutMs, interval: 10, message: 'connections ended' }).toBeGreaterThanOrEqual(n);
 }
 
 /** The fields the wire reference lists for each event payload: all must be present. */

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
 const EMULATOR = join(SRC, 'emulator');
 
-/** Folders of src/ the emulator may import from (src/errors.ts is client-side and not needed). */
+/** Folders of src/ the emulator may import from (src/errors/index.ts is client-side and not needed). */
 const SHARED = ['emulator', 'schema', 'internal'];
 /** The client's own entry points (every one but 'svc-stream/emulator'): importing them loads the client. */
 const isClientEntry = (spec: string): boolean => spec === 'svc-stream' || (spec.startsWith('svc-stream/') && spec !== 'svc-stream/emulator');
@@ -54,7 +54,7 @@ describe('emulator imports', () => {
   it('reads every emulator module and finds its imports', () => {
     const files = tsFiles(EMULATOR);
     expect(files.length).toBeGreaterThan(10);
-    expect(specifiers(join(EMULATOR, 'streaming.ts'))).toContain('ws');
+    expect(specifiers(join(EMULATOR, 'StreamingConnection.ts'))).toContain('ws');
   });
 
   it('imports no client module (audio, session, batch, platform, cli, dashboard, telephony, state, operators, errors)', () => {

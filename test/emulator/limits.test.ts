@@ -33,11 +33,7 @@ afterAll(() => {
 });
 
 const waitFor = async (cond: () => boolean, ms = 5_000): Promise<void> => {
-  const until = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await expect.poll(cond, { timeout: ms, interval: 10 }).toBe(true);
 };
 
 function expectErrorThenClose(r: SessionResult, code: number, error: string): void {

@@ -73,6 +73,22 @@ describe('a session resumed mid-call on the emulator, the sample scenario named 
     expect(ofType(resumed.frames, 'summary').at(-1)).toEqual(ofType(whole.frames, 'summary').at(-1));
   }, 60_000);
 
+  it('resumed inside an utterance (a client that kept too little to resume before it): that utterance from the session\'s start, cut there, as the service would hear it', async () => {
+    const whole = await conversation(0);
+    const clips = ofType(whole.frames, 'clip').map((f) => f['clip'] as { start_ms: number; duration_ms: number; text: string; speaker_label: string });
+    // 1.5 s into the fifth clip.
+    const cut = clips[4]!;
+    const from = cut.start_ms + 1_500;
+    const resumed = await conversation(from);
+    expect(Math.abs((resumed.alignment as { offsetMs: number }).offsetMs - from)).toBeLessThan(1);
+    const after = ofType(resumed.frames, 'clip').map((f) => f['clip'] as { start_ms: number; duration_ms: number; text: string; speaker_label: string });
+    expect(after[0]).toMatchObject({ start_ms: 0, text: cut.text, speaker_label: cut.speaker_label });
+    expect(Math.abs(after[0]!.duration_ms - (cut.start_ms + cut.duration_ms - from))).toBeLessThanOrEqual(20);
+    // Its partials, where they have an end, are from the session's start too; the later clips are as before.
+    for (const f of ofType(resumed.frames, 'partial_clip')) expect((f['partial_clip'] as { start_ms: number }).start_ms).toBeGreaterThanOrEqual(0);
+    expect(after.slice(1).map((c) => [c.speaker_label, c.text])).toEqual(clips.slice(5).map((c) => [c.speaker_label, c.text]));
+  }, 60_000);
+
   it('audio not in the named audio: speech segments only, and the summary says why', async () => {
     const scenario = await loadScenarioFile(SAMPLES + 'call.scenario.json');
     await withEmulator({ scenario }, async (emu) => {

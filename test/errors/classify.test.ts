@@ -13,7 +13,7 @@ import {
   errorFromHttp,
   isSvcError,
   type ErrorCode,
-} from '../../src/errors.js';
+} from '../../src/errors/index.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { CLOSE_CODES, ERROR_CODES, ERROR_TABLE, errorFromClose, SessionError, SvcError, type ErrorCode } from '../../src/errors.js';
+import { CLOSE_CODES, ERROR_CODES, ERROR_TABLE, errorFromClose, SessionError, SvcError, type ErrorCode } from '../../src/errors/index.js';
 import { resumable } from '../../src/session/closeErrors.js';
 
 const DOCS = fileURLToPath(new URL('../../docs/errors.md', import.meta.url));

@@ -2,10 +2,10 @@
 // spent on a CPU (JavaScript, GC on the main thread): a stall the thread was busy through is the
 // code's doing; time it waited to be scheduled, on a loaded machine, is the machine's.
 import { readFileSync } from 'node:fs';
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 export interface LoopStalls {
-  /** The longest gap between two 10 ms ticks, in ms (wall clock, whatever caused it). */
+  /** The longest stall between two 10 ms ticks, in ms (as Node measured it, whatever caused it). */
   readonly longestMs: number;
   /**
    * The longest stall the main thread was on a CPU through (the lesser of the gap and the
@@ -17,29 +17,33 @@ export interface LoopStalls {
   readonly histogramMaxMs: number;
 }
 
-/** Watch the event loop until `stop()`, which returns what was seen. */
+/**
+ * Watch the event loop until `stop()`, which returns what was seen. Node measures the delays
+ * (monitorEventLoopDelay); between two 10 ms ticks, the longest delay it saw is that gap's stall.
+ */
 export function watchLoop(): { stop(): LoopStalls } {
-  const histogram = monitorEventLoopDelay({ resolution: 10 });
-  histogram.enable();
-  let last = performance.now();
+  const whole = monitorEventLoopDelay({ resolution: 10 });
+  const sinceTick = monitorEventLoopDelay({ resolution: 10 });
+  whole.enable();
+  sinceTick.enable();
   let lastCpu = mainThreadCpuMs();
   let longestMs = 0;
   let busiestMs = 0;
   const tick = setInterval(() => {
-    const now = performance.now();
     const cpu = mainThreadCpuMs();
-    const gap = now - last - 10;
+    const gap = sinceTick.max / 1e6;
+    sinceTick.reset();
     longestMs = Math.max(longestMs, gap);
     // A clock tick of CPU time is 10 ms: the thread's time within a gap is known to that much.
     busiestMs = Math.max(busiestMs, Math.min(gap, cpu - lastCpu - 10));
-    last = now;
     lastCpu = cpu;
   }, 10);
   return {
     stop() {
       clearInterval(tick);
-      histogram.disable();
-      return { longestMs, busiestMs, histogramMaxMs: histogram.max / 1e6 };
+      whole.disable();
+      sinceTick.disable();
+      return { longestMs, busiestMs, histogramMaxMs: whole.max / 1e6 };
     },
   };
 }

@@ -129,12 +129,8 @@ function leftovers(baseline: Map<string, number>): string[] {
  * then expect nothing at all: a timer still pending then is a leak, however short.
  */
 async function expectNothingLeft(baseline: Map<string, number>, ms = 1_500): Promise<void> {
-  const until = performance.now() + ms;
-  let extra = leftovers(baseline);
-  while (extra.some((e) => !e.startsWith('Timeout')) && performance.now() < until) {
-    await new Promise((r) => setTimeout(r, 20));
-    extra = leftovers(baseline);
-  }
+  await expect.poll(() => leftovers(baseline).some((e) => !e.startsWith('Timeout')), { timeout: ms }).toBe(false);
+  const extra = leftovers(baseline);
   expect(extra, `left behind: ${extra.join(', ')}`).toEqual([]);
 }
 

@@ -16,7 +16,7 @@ import { Readable } from 'node:stream';
 import { share, type Observable } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyzeConversation, createSessionStats, DEFAULT_RECONNECT, fileSource, fromAsyncIterable, fromReadable, SessionError, type SessionStats, type SvcError } from 'svc-stream';
-import { ERROR_TABLE } from '../../src/errors.js';
+import { ERROR_TABLE } from '../../src/errors/index.js';
 import { spawnEmulator, type EmulatorProcess } from '../internal/emulatorProcess.js';
 import { startTcpProxy } from '../internal/tcpProxy.js';
 import { watchLoop, type LoopStalls } from './loopStall.js';
@@ -129,7 +129,8 @@ function countByType(list: readonly string[]): Map<string, number> {
 /** Wait (briefly) for sockets to finish closing, then expect nothing above `baseline`. */
 async function expectNothingLeft(baseline: Map<string, number>): Promise<void> {
   const extra = (): string[] => [...countByType(process.getActiveResourcesInfo())].filter(([t, n]) => n > (baseline.get(t) ?? 0)).map(([t, n]) => `${t} +${n - (baseline.get(t) ?? 0)}`);
-  for (let i = 0; i < 100 && extra().length > 0; i++) await new Promise((r) => setTimeout(r, 20));
+  // The poll's own timer is a Timeout while it runs: wait for the sockets, then check everything.
+  await expect.poll(() => extra().filter((e) => !e.startsWith('Timeout')), { timeout: 2_000 }).toEqual([]);
   expect(extra()).toEqual([]);
 }
 
@@ -157,7 +158,7 @@ describe('an outage that does not heal, for every kind of pull source', () => {
         // Killed once the client pushed back (the socket is full), as a crash under load.
         const sub = stats.state$.subscribe((s) => {
           if (s.status !== 'paused') return;
-          setTimeout(() => void emu.stop('SIGKILL'), 200);
+          void emu.stop('SIGKILL');
           queueMicrotask(() => sub.unsubscribe());
         });
       });
@@ -188,7 +189,7 @@ describe('an outage that does not heal, for every kind of pull source', () => {
       const r = await run(source(kind), proxy.baseUrl, plain.apiKey, (stats) => {
         const sub = stats.state$.subscribe((s) => {
           if (s.status !== 'streaming' && s.status !== 'paused') return;
-          setTimeout(() => proxy.setMode('blackhole'), 50);
+          proxy.setMode('blackhole');
           queueMicrotask(() => sub.unsubscribe());
         });
       });

@@ -22,4 +22,23 @@ describe('appendScript', () => {
     expect(await append('E3', ['12-1', 'start', '{}'])).toEqual(['ok', 1, 0]);
     expect(await redis.cmd.get('s:epoch')).toBe('E3');
   });
+
+  it('a write Redis refuses (out of memory) ends the batch and says how many came before it', async () => {
+    const c = appendClient(redis.cmd);
+    const append = (epoch: string, ...entries: string[][]) => c.svcStreamAppend('m', 'm:epoch', epoch, '0-0', 60_000, ...entries.flat());
+    expect(await append('E1', ['10-1', 'start', '{}'], ['10-2', 'event', '{}'])).toEqual(['ok', 2, 0]);
+    await redis.cmd.config('SET', 'maxmemory', '1');
+    try {
+      const reply = await append('E1', ['10-2', 'event', '{}'], ['10-3', 'event', '{}']);
+      // The retried entry is already there (a duplicate, not a write); the next is refused.
+      expect(reply.slice(0, 3)).toEqual(['err', 0, 1]);
+      expect(reply[3]).toMatch(/^OOM/);
+      // A start cannot claim the stream either: nothing of its batch is stored.
+      expect((await append('E2', ['11-1', 'start', '{}'])).slice(0, 3)).toEqual(['err', 0, 0]);
+    } finally {
+      await redis.cmd.config('SET', 'maxmemory', '0');
+    }
+    expect(await redis.cmd.xlen('m')).toBe(2);
+    expect(await redis.cmd.get('m:epoch')).toBe('E1');
+  });
 });

@@ -2,7 +2,7 @@
 // a BullMQ failure of its own read as internal_error, each state's outcome.
 import type { Job } from 'bullmq';
 import { describe, expect, it } from 'vitest';
-import { SvcError } from '../../src/errors.js';
+import { SvcError } from '../../src/errors/index.js';
 import { INFRASTRUCTURE_CODES, outcomeOf, parseStored, storedError, type BatchJobData } from '../../src/fleet/batchJobs.js';
 
 const job = (extra: Partial<Job<BatchJobData>>) => ({ data: { file: 'a.wav', model: 'emotion' }, ...extra }) as Job<BatchJobData>;

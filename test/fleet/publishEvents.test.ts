@@ -2,7 +2,7 @@
 // appended, and the run ends as the stream does (done, failed with a summary, closed).
 import { Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { InputError, SvcError } from '../../src/errors.js';
+import { InputError, SvcError } from '../../src/errors/index.js';
 import { publishEvents } from '../../src/fleet/publishEvents.js';
 import type { PublishReport, SessionPublisher } from '../../src/publishing.js';
 import type { ServerEvent } from '../../src/schema/events.js';
@@ -17,6 +17,7 @@ function recorder() {
         id,
         event: (e: ServerEvent) => void log.push(`event ${e.type}`),
         status: () => undefined,
+        label: () => undefined,
         follow: () => void log.push('follow'),
         end: (end) => void log.push(`end ${end.status}${end.error ? ` ${end.error.code}` : ''}`),
         stats: {} as never,

@@ -4,7 +4,7 @@
 import { BehaviorSubject, lastValueFrom, NEVER, of, Subject, throwError, toArray } from 'rxjs';
 import type { SessionState } from '../../src/schema/sessionState.js';
 import { describe, expect, it } from 'vitest';
-import { SessionError } from '../../src/errors.js';
+import { SessionError } from '../../src/errors/index.js';
 import { createPublisher } from '../../src/fleet/publisher.js';
 import { publishSession } from '../../src/fleet/publishSession.js';
 import type { PublishReport } from '../../src/publishing.js';
@@ -38,7 +38,7 @@ describe('publishSession', () => {
     source.next(topics(2));
     source.complete();
     await expect.poll(() => reports.length, { timeout: 10_000 }).toBe(1);
-    expect(reports[0]).toMatchObject({ id: 'p1', entries: 6, published: 6, unpublished: 0 });
+    expect(reports[0]).toMatchObject({ id: 'p1', entries: 6, published: 6, notPublished: 0 });
     const entries = await stored(prefix, 'p1');
     expect(entries.map((e) => e.kind)).toEqual(['start', 'status', 'status', 'event', 'event', 'end']);
     expect(entries.filter((e) => e.kind === 'status').map((e) => JSON.parse(e.data).status)).toEqual(['connecting', 'streaming']);
@@ -57,7 +57,7 @@ describe('publishSession', () => {
     expect(JSON.parse((await stored(prefix, 'p2')).at(-1)!.data)).toEqual({ status: 'failed', error: { code: 'connection_lost', message: 'the socket closed' } });
     // The shared publisher is still open: another session goes on it.
     expect(await lastValueFrom(publishSession(of(topics(1)), { publisher, id: 'p3' }).pipe(toArray()))).toHaveLength(1);
-    expect((await publisher.close()).unpublished).toBe(0);
+    expect((await publisher.close()).notPublished).toBe(0);
   });
 
   it('unsubscribing ends it closed', async () => {

@@ -5,9 +5,9 @@ import { spawn } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { firstValueFrom, lastValueFrom, NEVER, Observable, of, throwError, toArray } from 'rxjs';
-import { SvcError } from '../../src/errors.js';
+import { SvcError } from '../../src/errors/index.js';
 import { createRedisLimits, type RedisLimits } from '../../src/fleet/redisLimiter.js';
-import { underLimiter, type LimiterLease } from '../../src/limiter.js';
+import { underLimiter, type LimiterLease } from '../../src/concurrency/limiter.js';
 import { cuttableProxy, startRedis, type RunningRedis } from './redisServer.js';
 
 let redis: RunningRedis;

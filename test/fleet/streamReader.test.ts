@@ -57,7 +57,12 @@ describe('fleet reader', () => {
     try {
       const sessions = ['a', 'b', 'c'].map((id) => publisher.session(id));
       const sinks = Array.from({ length: 9 }, collect);
-      await Promise.all(sinks.map((sink, i) => reader.follow(['a', 'b', 'c'][i % 3]!, undefined, sink)));
+      // A session is joined once Redis has it (its start is written before the directory's note).
+      await expect.poll(() => ['a', 'b', 'c'].every((id) => reader.session(id) !== undefined), { timeout: 10_000 }).toBe(true);
+      for (const joined of await Promise.all(sinks.map((sink, i) => reader.follow(['a', 'b', 'c'][i % 3]!, undefined, sink)))) {
+        if (joined.kind !== 'follow') throw new Error(`not followed: ${joined.kind}`);
+        joined.follower.start();
+      }
       expect(reader.stats.streams).toBe(3);
       for (let k = 0; k < 20; k++) for (const s of sessions) s.event({ type: 'topics', topics: [`${k}`] });
       for (const s of sessions) s.end({ status: 'done' });

@@ -83,7 +83,7 @@ describe('batch', () => {
       run({ ...env, SVC_REDIS_URL: redis.url }, ['--concurrency', '1', ...ten.slice(3, 6)]),
     ]);
     // The one stderr line: the results are the emulator's stand-ins (nothing canned passes for real).
-    const said = "svc-stream: source: emulator stand-ins (computed from the signal by the emulator, not the service's models)\n";
+    const said = "svc-stream: source: emulator: stand-ins computed from the signal, not the service's models\n";
     expect([a.code, b.code, a.stderr, b.stderr]).toEqual([0, 0, said, said]);
     expect(emu.accounts.find('cli')!.peakInFlight['audio-event']).toBe(1);
     expect(emu.posts('/api/svc-2-audio-event-classifier')).toBe(6);

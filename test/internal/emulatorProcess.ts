@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const CLI = fileURLToPath(new URL('../fleet/cli.ts', import.meta.url));
+const BIN = fileURLToPath(new URL('../../bin/svc-stream.js', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 export interface EmulatorProcess {
@@ -20,9 +21,15 @@ export interface EmulatorProcess {
   stop(signal?: NodeJS.Signals): Promise<number | string>;
 }
 
-/** Start `svc-stream emulator --port PORT` (0: a free one) and wait for its environment lines. */
-export function spawnEmulator(port = 0, extraArgs: readonly string[] = []): Promise<EmulatorProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'emulator', '--port', String(port), ...extraArgs], {
+/**
+ * Start `svc-stream emulator --port PORT` (0: a free one) and wait for its environment lines.
+ * From the sources (tsx), or with `built` the built CLI (`bin/svc-stream.js`, as a user runs
+ * it): it starts in a fraction of the time, and is as current as the last build (`npm test`
+ * builds; after changing src/ alone, `npm run build`).
+ */
+export function spawnEmulator(port = 0, extraArgs: readonly string[] = [], { built = false }: { built?: boolean } = {}): Promise<EmulatorProcess> {
+  const entry = built ? [BIN] : ['--import', 'tsx', CLI];
+  const child = spawn(process.execPath, [...entry, 'emulator', '--port', String(port), ...extraArgs], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, SVC_API_KEY: '', SVC_BASE_URL: '' },

@@ -2,7 +2,7 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AudioSourceError } from '../../src/errors.js';
+import { AudioSourceError } from '../../src/errors/index.js';
 import { clearFfmpegCache } from '../../src/internal/ffmpegPath.js';
 import { resolveFfmpeg, verifyFfmpeg } from 'svc-stream';
 

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
-import { SvcError } from '../../src/errors.js';
+import { SvcError } from '../../src/errors/index.js';
 
 export interface Seen {
   readonly method: string;

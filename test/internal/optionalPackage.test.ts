@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { SvcError } from '../../src/errors.js';
+import { SvcError } from '../../src/errors/index.js';
 import { importOptional } from '../../src/internal/optionalPackage.js';
 
 it('a package that is not installed is a missing_dependency error naming what to install', async () => {

@@ -38,8 +38,7 @@ async function connect(port: number, ends: string[]): Promise<{ socket: Socket; 
 }
 
 const until = async (cond: () => boolean, ms = 2_000): Promise<void> => {
-  const end = Date.now() + ms;
-  while (!cond() && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+  await expect.poll(cond, { timeout: ms, interval: 10 }).toBe(true);
 };
 
 describe('startTcpProxy', () => {
@@ -61,6 +60,27 @@ describe('startTcpProxy', () => {
     c.socket.write('three');
     await until(() => c.received() === 'onethree');
     expect(c.received()).toBe('onethree');
+  });
+
+  it('stalls both ways losing nothing: bytes sent meanwhile arrive, in order, once it forwards again', async () => {
+    const ends: string[] = [];
+    proxy = await startTcpProxy(await startEcho(ends));
+    const c = await connect(proxy.port, ends);
+    c.socket.write('one');
+    await until(() => c.received() === 'one');
+    proxy.setMode('stall');
+    // A large write as well as small ones: the stall holds them all (TCP backpressure), drops none.
+    const big = 'x'.repeat(512 * 1024);
+    c.socket.write('two');
+    c.socket.write(big);
+    c.socket.write('three');
+    await new Promise((r) => setTimeout(r, 150));
+    expect(c.received()).toBe('one');
+    expect(proxy.swallowed()).toBe(0);
+    expect(ends).toEqual([]);
+    proxy.setMode('forward');
+    await until(() => c.received().length === 3 + 3 + big.length + 5, 5_000);
+    expect(c.received()).toBe(`onetwo${big}three`);
   });
 
   it('reset sends RST to both sides', async () => {

@@ -1,15 +1,18 @@
 // A TCP proxy on loopback that stands for the network between a client and a server: it
-// forwards, blackholes (a NAT that forgot the flow, a pulled cable), resets or delays both
-// directions of every connection, on command, so tests can break a live session for real.
+// forwards, blackholes (a NAT that forgot the flow, a pulled cable), stalls (a congested path
+// that holds every byte and then delivers it), resets or delays both directions of every
+// connection, on command, so tests can break a live session for real.
 import { createConnection, createServer, type AddressInfo, type Socket } from 'node:net';
 
 /**
  * How the proxy treats bytes right now. `forward`: pass them on; `blackhole`: swallow them in
  * both directions, sending no FIN and no RST (each side sees a live but silent peer);
+ * `stall`: read nothing in either direction, losing nothing (the bytes wait in the sockets'
+ * buffers, and the senders feel TCP's backpressure) until another mode lets them through;
  * `delay`: pass them on after `delayMs`, in order; `refuse`: reset every new connection at
  * once (a server that is down), open ones pass bytes on.
  */
-export type ProxyMode = 'forward' | 'blackhole' | 'delay' | 'refuse';
+export type ProxyMode = 'forward' | 'blackhole' | 'stall' | 'delay' | 'refuse';
 
 export interface TcpProxy {
   /** The proxy's port on 127.0.0.1. */
@@ -90,7 +93,10 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     client.on('close', forget);
     upstream.on('close', forget);
     upstream.on('error', () => client.destroy());
-    upstream.once('connect', () => client.resume());
+    upstream.once('connect', () => {
+      if (mode === 'stall') upstream.pause();
+      else client.resume();
+    });
     pipe(client, upstream);
     pipe(upstream, client);
   });
@@ -104,8 +110,12 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     open: () => pairs.size,
     swallowed: () => swallowed,
     setMode(next, ms = 0) {
+      const was = mode;
       mode = next;
       delayMs = ms;
+      // A stall stops reading both sockets of every pair; leaving it reads them again.
+      if (next === 'stall' && was !== 'stall') for (const p of pairs) (p.client.pause(), p.server.pause());
+      if (was === 'stall' && next !== 'stall') for (const p of pairs) (p.client.resume(), p.server.resume());
     },
     reset() {
       for (const { client, server: up } of pairs) {

@@ -97,7 +97,7 @@ it('the Redis and BullMQ packages are never imported statically: a client that d
   }
 });
 
-it('the built declarations of every entry but the fleet name no optional package (a strict TypeScript user without ioredis compiles)', () => {
+it('the built declarations of every entry but the fleet name no optional package, nor sdp-transform, whose types are a dev dependency (a strict TypeScript user without ioredis or @types/sdp-transform compiles)', () => {
   // dist/ is what `npm test` builds (tsc -p tsconfig.build.json) just before vitest runs; the
   // consumer test (npm run test:package) checks the same on an installed tarball, more slowly.
   const dist = fileURLToPath(new URL('../../dist/', import.meta.url));
@@ -111,7 +111,7 @@ it('the built declarations of every entry but the fleet name no optional package
       const file = stack.pop()!;
       for (const m of readFileSync(file, 'utf8').matchAll(/^\s*(?:import|export)\s[^;]*?from\s+'([^']+)'/gm)) {
         const target = m[1]!;
-        if (/^(ioredis|redis-semaphore|bullmq)(\/|$)/.test(target)) {
+        if (/^(ioredis|redis-semaphore|bullmq|sdp-transform)(\/|$)/.test(target)) {
           const chain: string[] = [];
           for (let f: string | undefined = file; f !== undefined; f = via.get(f)) chain.unshift(f.replace(/^.*\/dist\//, 'dist/'));
           expect.fail(`${spec}: ${chain.join(' -> ')} imports ${target}`);
@@ -149,14 +149,14 @@ function importsUnder(dir: string): Array<readonly [string, string]> {
 
 it('imports run one way: batch/ takes nothing from session/, no area takes the Semaphore or SessionState through another', () => {
   expect(importsUnder('batch').filter(([, t]) => t.startsWith('src/session/'))).toEqual([]);
-  // The shared pieces live at the root (src/Semaphore.ts, src/limiter.ts) and in schema/; the
+  // The shared pieces live at the root (src/concurrency/) and in schema/; the
   // fleet's batch queue is a queue of batch calls, and takes only those from batch/.
   for (const dir of ['session', 'telephony', 'relay', 'dashboard', 'state', 'operators', 'audio', 'schema', 'internal']) {
     expect(importsUnder(dir).filter(([, t]) => t.startsWith('src/batch/'))).toEqual([]);
   }
   expect(importsUnder('fleet').filter(([, t]) => t.startsWith('src/batch/') && !/^src\/batch\/(calls|request|retry)\.ts$/.test(t))).toEqual([]);
   // schema/ and internal/ are the bottom: they reach no area (internal/ may reach audio's flow and meta).
-  expect(importsUnder('schema').filter(([, t]) => !/^src\/(schema|internal)\//.test(t) && t !== 'src/errors.ts' && t !== 'src/warnings.ts')).toEqual([]);
+  expect(importsUnder('schema').filter(([, t]) => !/^src\/(schema|internal|errors)\//.test(t) && t !== 'src/warnings.ts')).toEqual([]);
   const text = (f: string) => readFileSync(fileURLToPath(new URL(`../../${f}`, import.meta.url)), 'utf8');
   for (const f of ['src/relay/relaySession.ts', 'src/dashboard/server.ts', 'src/session/resilientSession.ts']) expect(text(f)).not.toMatch(/SessionState[^;]*from '\.\/streamingSession\.js'|SessionState[^;]*from '\.\.\/session\/streamingSession\.js'/);
   expect(text('src/session/streamingSession.ts')).not.toMatch(/export type \{[^}]*SessionState/);

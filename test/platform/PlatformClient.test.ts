@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { lastValueFrom } from 'rxjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ApiError, InputError } from '../../src/errors.js';
+import { ApiError, InputError } from '../../src/errors/index.js';
 import { JobUploadError, PlatformClient, SINGLE_FILE_MAX_BYTES } from 'svc-stream/platform';
 import { harness, type Harness } from './helpers.js';
 

@@ -2,7 +2,7 @@
 // cancelled), and on virtual or fake time for the schedule and the teardown.
 import { lastValueFrom, toArray, VirtualTimeScheduler } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ApiError, SvcError } from '../../src/errors.js';
+import { ApiError, SvcError } from '../../src/errors/index.js';
 import { JOB_FAILED_STATES } from 'svc-stream/schema';
 import { JobError, PlatformClient, pollDelay, type JobStatus } from 'svc-stream/platform';
 import { harness, manualClock, scriptedFetch, settle, type Harness } from './helpers.js';

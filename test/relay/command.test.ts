@@ -27,13 +27,8 @@ function cli(env: Record<string, string> = {}) {
 }
 
 async function printed(out: { text: () => string }, re: RegExp): Promise<string> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const m = re.exec(out.text());
-    if (m) return m[1]!;
-    if (Date.now() > deadline) throw new Error(`not printed: ${re}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await expect.poll(() => re.test(out.text()), { timeout: 10_000, interval: 20, message: `not printed: ${re}` }).toBe(true);
+  return re.exec(out.text())![1]!;
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-relay-cli-'));

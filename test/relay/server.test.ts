@@ -3,9 +3,10 @@
 import { request } from 'node:http';
 import { Subject } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SessionError, type ServerEvent } from 'svc-stream';
+import { createSessionStats, SessionError, type ServerEvent } from 'svc-stream';
 import { createRelay, type Relay } from '../../src/relay/server.js';
 import { eventIds, openSse } from './sseReader.js';
+import { countersOf } from '../../src/session/stats.js';
 
 const TOKEN = 'relay-test-token';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
@@ -73,6 +74,38 @@ describe('createRelay', () => {
     expect(JSON.parse(page.messages.at(-1)!.data)).toEqual({ status: 'done' });
     await expect(session.ended).resolves.toEqual({ status: 'done' });
     expect((await getJson(`${url}/sessions`, AUTH)).body.sessions[0]).toMatchObject({ id: 'call-1', status: 'done', ended: true, events: 4 });
+  });
+
+  it('carries the label of the stats it follows: a status message before the first event it labels, again when it changes, and in the listing', async () => {
+    const { relay, url } = await started();
+    const events = new Subject<ServerEvent>();
+    const stats = createSessionStats();
+    const session = relay.addSession({ id: 'labelled', title: 'call.wav' });
+    session.follow(stats.state$);
+    session.feed(events);
+    const page = await openSse(`${url}/sessions/labelled/events`, AUTH);
+    await page.waitFor((m) => m.some((x) => x.event === 'status'));
+    const scripted = { source: 'scenario', file: 'call.scenario.json' } as const;
+    // Learnt by the session (the stats' one writer) when its connection is answered, before any event.
+    const counters = countersOf(stats);
+    counters.label = scripted;
+    events.next(clip(1));
+    counters.label = { ...scripted, note: 'a resumed segment could not be found in call.wav: speech segments only from there' };
+    events.next(clip(2));
+    events.complete();
+    await page.closed;
+    const order = page.messages.map((m) => {
+      if (m.event !== 'status') return m.event;
+      const d = JSON.parse(m.data) as { status: string; label?: { source: string; note?: string } };
+      return `${d.status}:${d.label?.note ? 'noted' : d.label?.source ?? '-'}`;
+    });
+    expect(order).toEqual(['connecting:-', 'connecting:scenario', 'event', 'streaming:scenario', 'streaming:noted', 'event', 'end']);
+    expect(session.label).toEqual(stats.label);
+    expect((await getJson(`${url}/sessions`, AUTH)).body.sessions[0]).toMatchObject({ id: 'labelled', label: stats.label });
+    // A page that joins after the end gets the last label with the status.
+    const late = await openSse(`${url}/sessions/labelled/events`, AUTH);
+    await late.closed;
+    expect(late.messages.filter((m) => m.event === 'status').map((m) => JSON.parse(m.data).label)).toEqual([stats.label]);
   });
 
   it('resumes after Last-Event-ID (header or query), and a page joining after the end gets it all', async () => {

@@ -1,6 +1,6 @@
 import { alaw, mulaw } from 'alawmulaw';
 import { describe, expect, it } from 'vitest';
-import { InputError, SvcError } from '../../src/errors.js';
+import { InputError, SvcError } from '../../src/errors/index.js';
 import {
   CONTAINER_FORMATS,
   RAW_FORMAT_DESCRIPTORS,

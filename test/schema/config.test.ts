@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InputError, SvcError } from '../../src/errors.js';
+import { InputError, SvcError } from '../../src/errors/index.js';
 import { MAX_CUSTOM_TERMS, MAX_CUSTOM_TERMS_JSON_CHARS, type BatchConfig } from '../../src/schema/config.js';
 import { configText } from '../../src/schema/configText.js';
 

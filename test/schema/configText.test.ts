@@ -1,7 +1,7 @@
 // configText: the config's one check and rendering, for the config frame and the batch
 // `config` field (the rules of the config itself are test/schema/config.test.ts's).
 import { describe, expect, it } from 'vitest';
-import { InputError } from '../../src/errors.js';
+import { InputError } from '../../src/errors/index.js';
 import type { BatchConfig } from '../../src/schema/config.js';
 import { configText } from '../../src/schema/configText.js';
 

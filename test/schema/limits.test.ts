@@ -9,7 +9,7 @@ import { SINGLE_FILE_MAX_BYTES as CLIENT_SINGLE } from 'svc-stream/platform';
 import { MAX_UPLOAD_BYTES, SINGLE_FILE_MAX_BYTES, describeByteLimit } from '../../src/schema/limits.js';
 import { MAX_UPLOAD_BYTES as EMULATOR_UPLOAD, BATCH_DETAILS } from '../../src/emulator/batchRoutes.js';
 import { SINGLE_FILE_MAX_BYTES as EMULATOR_SINGLE } from '../../src/emulator/jobs.js';
-import { InputError } from '../../src/errors.js';
+import { InputError } from '../../src/errors/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-limits-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -2,7 +2,7 @@
 // read by every relay and client), a failure's summary, an event's wire form, and the schemas
 // refusing what the protocol does not say.
 import { describe, expect, it } from 'vitest';
-import { SvcError } from '../../src/errors.js';
+import { SvcError } from '../../src/errors/index.js';
 import { errorSummary, fleetCursor, parseRelayCursor, RelayEndSchema, RelayGapSchema, RelayResetSchema, wireEvent } from '../../src/schema/relay.js';
 
 describe('relay wire', () => {

@@ -1,6 +1,6 @@
 import { VirtualTimeScheduler } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { SvcError } from '../../src/errors.js';
+import { SvcError } from '../../src/errors/index.js';
 import { ServiceLifecycle, type CallServer } from '../../src/service/lifecycle.js';
 import type { ServiceState } from '../../src/service/serviceState.js';
 

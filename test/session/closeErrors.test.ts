@@ -101,7 +101,7 @@ describe('closes that never came', () => {
 describe('resumable: which failures a new session can cure (the table decides)', () => {
   it('lost, failed or silent connections, 1011, the going-away closes and a 4030 refusal; never an account or input failure; always what retryable says too', async () => {
     const { resumable } = await import('../../src/session/closeErrors.js');
-    const { SessionError, ContractError, errorFromClose } = await import('../../src/errors.js');
+    const { SessionError, ContractError, errorFromClose } = await import('../../src/errors/index.js');
     const yes = [
       new SessionError('connection_lost', 'x', { closeCode: 1006 }),
       new SessionError('connection_failed', 'x'),

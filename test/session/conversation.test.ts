@@ -48,16 +48,8 @@ async function failure(obs: Observable<ServerEvent>): Promise<{ events: ServerEv
   });
 }
 
-function waitFor(cond: () => boolean, ms = 3000): Promise<void> {
-  const start = Date.now();
-  return new Promise((resolve, reject) => {
-    const tick = (): void => {
-      if (cond()) resolve();
-      else if (Date.now() - start > ms) reject(new Error('condition not met in time'));
-      else setTimeout(tick, 10);
-    };
-    tick();
-  });
+async function waitFor(cond: () => boolean, ms = 3000): Promise<void> {
+  await expect.poll(cond, { timeout: ms, interval: 10 }).toBe(true);
 }
 
 const clip = (id: string, at_ms: number) => ({

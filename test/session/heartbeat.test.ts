@@ -1,13 +1,13 @@
-// Dead-connection detection: the heartbeat module on virtual time, and on real sockets a
+// Dead-connection detection, on virtual time: the heartbeat module, and on real sockets a
 // silent peer (the emulator's `silence` fault, a TCP proxy that blackholes both directions)
 // ends the session in a retryable `heartbeat_timeout` in every phase, with nothing left over.
 import { afterEach, describe, expect, it } from 'vitest';
 import { Observable, VirtualTimeScheduler } from 'rxjs';
-import { analyzeConversation, createSessionStats, fromAsyncIterable, type ServerEvent, type SvcError } from 'svc-stream';
+import { analyzeConversation, createSessionStats, fromAsyncIterable, type ServerEvent, type SessionStats, type SvcError } from 'svc-stream';
 import { startEmulator, type RunningEmulator, type ScenarioInput } from 'svc-stream/emulator';
 import { Heartbeat, resolveHeartbeat } from '../../src/session/heartbeat.js';
-import type { SessionState } from '../../src/schema/sessionState.js';
 import { startTcpProxy } from '../internal/tcpProxy.js';
+import { virtualTime } from '../internal/virtualTime.js';
 
 const KEY = 'sk-heartbeat-0001';
 const RAW = { audio_format: 's16le', sample_rate: 16000, num_channels: 1 } as const;
@@ -45,14 +45,20 @@ interface Ended {
   readonly states: string[];
 }
 
-function run(audio$: Observable<Uint8Array>, options: Parameters<typeof analyzeConversation>[0], onState?: (s: SessionState) => void): Promise<Ended> {
+/** A session whose timers run on virtual time: the test moves the clock once the connection is silent. */
+function run(audio$: Observable<Uint8Array>, options: Parameters<typeof analyzeConversation>[0]): { ended: Promise<Ended>; states: string[]; stats: SessionStats; silent(): void } {
   const events: ServerEvent[] = [];
   const states: string[] = [];
-  return new Promise((resolve) => {
-    audio$
-      .pipe(analyzeConversation({ apiKey: KEY, format: RAW, heartbeat: HEARTBEAT, reconnect: false, ...options, onStateChange: (_, s) => (states.push(s.status), onState?.(s)) }))
+  const stats = createSessionStats();
+  const time = virtualTime();
+  const ended = new Promise<Ended>((resolve) => {
+    const sub = audio$
+      .pipe(analyzeConversation({ apiKey: KEY, format: RAW, heartbeat: HEARTBEAT, reconnect: false, scheduler: time.scheduler, stats, ...options, onStateChange: (old, s) => (states.push(s.status), options?.onStateChange?.(old, s)) }))
       .subscribe({ next: (e) => events.push(e), error: (error: unknown) => resolve({ error: error as SvcError, events, states }), complete: () => resolve({ events, states }) });
+    cleanups.push(() => sub.unsubscribe());
   });
+  // Nothing comes in while the clock moves past the heartbeat's deadline: a ping goes, no pong can.
+  return { ended, states, stats, silent: () => time.advance(HEARTBEAT.timeoutMs + HEARTBEAT.intervalMs) };
 }
 
 describe('Heartbeat (virtual time)', () => {
@@ -82,15 +88,18 @@ describe('Heartbeat (virtual time)', () => {
   });
 });
 
-describe('a silent connection ends in heartbeat_timeout, whatever the phase', () => {
+describe('a silent connection ends in heartbeat_timeout, whatever the phase (virtual time)', () => {
   it('streaming (a live 20 ms source), the server silent (no read, no write, no FIN)', async () => {
     const emu = await emulator({ faults: [{ at: 'audio', at_ms: 200, action: 'silence' }] });
-    const stats = createSessionStats();
-    const r = await run(live20ms(), { baseUrl: emu.baseUrl, stats });
-    expect(r.error?.code).toBe('heartbeat_timeout');
-    expect(r.error?.retryable).toBe(true);
-    expect(r.states.at(-1)).toBe('failed');
-    const a = r.error!.audio!;
+    const r = run(live20ms(), { baseUrl: emu.baseUrl });
+    // The server falls silent once it has 200 ms of audio.
+    await expect.poll(() => r.stats.bytesSent).toBeGreaterThanOrEqual(300 * 32);
+    r.silent();
+    const out = await r.ended;
+    expect(out.error?.code).toBe('heartbeat_timeout');
+    expect(out.error?.retryable).toBe(true);
+    expect(out.states.at(-1)).toBe('failed');
+    const a = out.error!.audio!;
     expect(a.read).toBe(a.sent + a.unsent);
   });
 
@@ -98,11 +107,12 @@ describe('a silent connection ends in heartbeat_timeout, whatever the phase', ()
     const emu = await emulator();
     const proxy = await startTcpProxy(emu.port);
     cleanups.push(() => proxy.close());
-    const r = await run(live20ms(), { baseUrl: proxy.baseUrl }, (s) => {
-      if (s.status === 'streaming') setTimeout(() => proxy.setMode('blackhole'), 100);
-    });
-    expect(r.error?.code).toBe('heartbeat_timeout');
-    expect(proxy.swallowed()).toBeGreaterThan(0);
+    const r = run(live20ms(), { baseUrl: proxy.baseUrl });
+    await expect.poll(() => r.stats.bytesSent).toBeGreaterThan(0);
+    proxy.setMode('blackhole');
+    await expect.poll(() => proxy.swallowed()).toBeGreaterThan(0);
+    r.silent();
+    expect((await r.ended).error?.code).toBe('heartbeat_timeout');
   });
 
   it('paused (a pull source held back by backpressure) through a blackholing proxy', async () => {
@@ -113,27 +123,40 @@ describe('a silent connection ends in heartbeat_timeout, whatever the phase', ()
       for (let i = 0; i < 10_000; i++) yield new Uint8Array(32_000);
     }
     let blackholed = false;
-    const r = await run(fromAsyncIterable(chunks(), { format: RAW }), { baseUrl: proxy.baseUrl, highWaterMark: 64_000 }, (s) => {
-      if (s.status === 'streaming' && !blackholed) {
-        blackholed = true;
-        proxy.setMode('blackhole');
-      }
+    const r = run(fromAsyncIterable(chunks(), { format: RAW }), {
+      baseUrl: proxy.baseUrl,
+      highWaterMark: 64_000,
+      onStateChange: (_, s) => {
+        if (s.status === 'streaming' && !blackholed) {
+          blackholed = true;
+          proxy.setMode('blackhole');
+        }
+      },
     });
-    expect(r.states).toContain('paused');
-    expect(r.error?.code).toBe('heartbeat_timeout');
+    await expect.poll(() => blackholed && r.states.includes('paused')).toBe(true);
+    r.silent();
+    const out = await r.ended;
+    expect(out.states).toContain('paused');
+    expect(out.error?.code).toBe('heartbeat_timeout');
   });
 
   it('finishing (end of audio sent, the server silent before done)', async () => {
     const emu = await emulator({ faults: [{ at: 'end', action: 'silence' }] });
-    const r = await run(live20ms(10), { baseUrl: emu.baseUrl });
-    expect(r.states).toContain('finishing');
-    expect(r.error?.code).toBe('heartbeat_timeout');
+    const r = run(live20ms(10), { baseUrl: emu.baseUrl });
+    await expect.poll(() => r.stats.status).toBe('finishing');
+    r.silent();
+    const out = await r.ended;
+    expect(out.states).toContain('finishing');
+    expect(out.error?.code).toBe('heartbeat_timeout');
   });
 
   it('after done, a peer that dies before its close still completes (the results are complete)', async () => {
     const emu = await emulator({ faults: [{ at: 'done', action: 'silence' }] });
-    const r = await run(live20ms(10), { baseUrl: emu.baseUrl, closeTimeoutMs: 60_000 });
-    expect(r.error).toBeUndefined();
-    expect(r.events.at(-1)?.type).toBe('done');
+    const r = run(live20ms(10), { baseUrl: emu.baseUrl, closeTimeoutMs: 60_000 });
+    await expect.poll(() => r.stats.status).toBe('closing');
+    r.silent();
+    const out = await r.ended;
+    expect(out.error).toBeUndefined();
+    expect(out.events.at(-1)?.type).toBe('done');
   });
 });

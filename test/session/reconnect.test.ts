@@ -12,7 +12,7 @@ import { startEmulator, type RunningEmulator, type ScenarioInput } from 'svc-str
 import type { SessionState } from '../../src/schema/sessionState.js';
 import { startTcpProxy } from '../internal/tcpProxy.js';
 import { spawnEmulator } from '../internal/emulatorProcess.js';
-import { SegmentClock } from '../../src/session/segments.js';
+import { SegmentClock } from '../../src/session/SegmentClock.js';
 
 const KEY = 'svc-emulator-dev-key';
 const RAW = { audio_format: 's16le', sample_rate: 16000, num_channels: 1 } as const;
@@ -42,13 +42,9 @@ beforeEach(() => {
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
   // Nothing left running: no socket, timer or child process above what was there before.
-  const until = Date.now() + 3_000;
-  let extra = leftovers();
-  while (extra.length > 0 && Date.now() < until) {
-    await new Promise((r) => setTimeout(r, 25));
-    extra = leftovers();
-  }
-  expect(extra, `left behind: ${extra.join(', ')}`).toEqual([]);
+  // The poll's own timer is a Timeout while it runs: wait for the sockets, then check everything.
+  await expect.poll(() => leftovers().filter((e) => !e.startsWith('Timeout')), { timeout: 3_000 }).toEqual([]);
+  expect(leftovers()).toEqual([]);
 });
 
 function countByType(list: readonly string[]): Map<string, number> {
@@ -63,10 +59,15 @@ function leftovers(): string[] {
   return extra;
 }
 
-/** A live source: 20 ms frames of `pcm`, one every `everyMs` (5 ms: four times real time). */
-function live20ms(pcm: Buffer, everyMs = 5): Observable<Uint8Array> {
+/**
+ * A live source: 20 ms frames of `pcm`, one every `everyMs` (2 ms: ten times real time);
+ * `cue` is called once the audio emitted reaches `cue.atMs` (a fault struck at a point of the
+ * audio, not after a delay).
+ */
+function live20ms(pcm: Buffer, everyMs = 2, cue?: { readonly atMs: number; readonly then: () => void }): Observable<Uint8Array> {
   return new Observable<Uint8Array>((s) => {
     let at = 0;
+    let cued = false;
     const t = setInterval(() => {
       if (at >= pcm.length) {
         clearInterval(t);
@@ -75,6 +76,10 @@ function live20ms(pcm: Buffer, everyMs = 5): Observable<Uint8Array> {
       }
       s.next(pcm.subarray(at, at + 640));
       at += 640;
+      if (cue !== undefined && !cued && at >= cue.atMs * 32) {
+        cued = true;
+        cue.then();
+      }
     }, everyMs);
     return () => clearInterval(t);
   });
@@ -88,7 +93,7 @@ interface Outcome {
 }
 
 function run(audio$: Observable<Uint8Array>, options: Parameters<typeof analyzeConversation>[0], onState?: (s: SessionState) => void): Promise<Outcome> {
-  const stats = createSessionStats();
+  const stats = options?.stats ?? createSessionStats();
   const events: SessionEvent[] = [];
   const states: string[] = [];
   return new Promise((resolve) => {
@@ -167,8 +172,7 @@ describe('reconnect with resume (real sockets)', () => {
     const emu = await emulator(firstConnectionOnly({ at: 'audio', at_ms: 5_000, action: 'drop' }));
     const r = await run(live20ms(PCM), { baseUrl: emu.baseUrl, format: RAW });
     expectOneConversation(r, PCM.length);
-    for (let i = 0; i < 100 && emu.connections.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(emu.connections.map((c) => c.closeCode)).toEqual([1006, 1000]);
+    await expect.poll(() => emu.connections.map((c) => c.closeCode)).toEqual([1006, 1000]);
   });
 
   it('a WAV file (pull source), dropped mid-call: resumed as its raw format, one conversation', async () => {
@@ -185,12 +189,8 @@ describe('reconnect with resume (real sockets)', () => {
     const emu = await emulator();
     const proxy = await startTcpProxy(emu.port);
     cleanups.push(() => proxy.close());
-    let struck = false;
-    const r = await run(live20ms(PCM), { baseUrl: proxy.baseUrl, format: RAW }, (s) => {
-      if (s.status === 'streaming' && !struck) {
-        struck = true;
-        setTimeout(() => proxy.setMode('blackhole'), 1_000);
-      }
+    // Blackholed 4 s into the audio.
+    const r = await run(live20ms(PCM, 2, { atMs: 4_000, then: () => proxy.setMode('blackhole') }), { baseUrl: proxy.baseUrl, format: RAW }, (s) => {
       if (s.status === 'reconnecting') {
         expect((s as { error: SvcError }).error.code).toBe('heartbeat_timeout');
         proxy.setMode('forward');
@@ -203,13 +203,8 @@ describe('reconnect with resume (real sockets)', () => {
     const emu = await emulator();
     const proxy = await startTcpProxy(emu.port);
     cleanups.push(() => proxy.close());
-    let struck = false;
-    const r = await run(live20ms(PCM), { baseUrl: proxy.baseUrl, format: RAW }, (s) => {
-      if (s.status === 'streaming' && !struck) {
-        struck = true;
-        setTimeout(() => proxy.reset(), 1_200);
-      }
-    });
+    // Reset 4.8 s into the audio.
+    const r = await run(live20ms(PCM, 2, { atMs: 4_800, then: () => proxy.reset() }), { baseUrl: proxy.baseUrl, format: RAW });
     expectOneConversation(r, PCM.length);
   });
 
@@ -242,13 +237,24 @@ describe('reconnect with resume (real sockets)', () => {
     const emu = await emulator();
     const proxy = await startTcpProxy(emu.port);
     cleanups.push(() => proxy.close());
-    let struck = false;
-    const r = await run(live20ms(PCM), { baseUrl: proxy.baseUrl, format: RAW, reconnect: { ...FAST.reconnect, replayMs: 500, outageMs: 500 } }, (s) => {
-      if (s.status === 'streaming' && !struck) {
-        struck = true;
-        setTimeout(() => proxy.setMode('blackhole'), 1_000);
-      }
-      if (s.status === 'reconnecting') setTimeout(() => proxy.setMode('forward'), 1_000);
+    // Blackholed 4 s into the audio; back only once 4 s more of it were read during the outage.
+    let downAtBytes: number | undefined;
+    const stats = createSessionStats();
+    const cut = live20ms(PCM, 2, { atMs: 4_000, then: () => proxy.setMode('blackhole') });
+    const audio$ = new Observable<Uint8Array>((s) =>
+      cut.subscribe({
+        next: (c) => {
+          s.next(c);
+          if (downAtBytes !== undefined && stats.bytesRead - downAtBytes >= 4_000 * 32) {
+            downAtBytes = undefined;
+            proxy.setMode('forward');
+          }
+        },
+        complete: () => s.complete(),
+      }),
+    );
+    const r = await run(audio$, { baseUrl: proxy.baseUrl, format: RAW, stats, reconnect: { ...FAST.reconnect, replayMs: 500, outageMs: 500 } }, (s) => {
+      if (s.status === 'reconnecting' && downAtBytes === undefined) downAtBytes = stats.bytesRead;
     });
     expect(r.error).toBeUndefined();
     expect(r.stats.bytesDropped).toBeGreaterThan(0);
@@ -264,18 +270,13 @@ describe('the emulator process killed and restarted on the same port', () => {
       let emu = await spawnEmulator();
       const port = emu.port;
       cleanups.push(() => emu.stop('SIGKILL'));
-      let struck = false;
       const reasons: string[] = [];
-      // Real time (one frame per 20 ms over 14 s would be long): twice real time.
-      const r = await run(live20ms(PCM, 10), { baseUrl: emu.baseUrl, apiKey: emu.apiKey, format: RAW, reconnect: { ...FAST.reconnect, maxDelayMs: 500, deadlineMs: 30_000, maxAttempts: 100 } }, (s) => {
-        if (s.status === 'streaming' && !struck) {
-          struck = true;
-          setTimeout(() => {
-            void emu.stop(signal).then(async () => {
-              emu = await spawnEmulator(port);
-            });
-          }, 2_000);
-        }
+      // Twice real time (one frame per 20 ms over 14 s would be long); stopped 4 s into the audio.
+      const restart = (): void =>
+        void emu.stop(signal).then(async () => {
+          emu = await spawnEmulator(port);
+        });
+      const r = await run(live20ms(PCM, 10, { atMs: 4_000, then: restart }), { baseUrl: emu.baseUrl, apiKey: emu.apiKey, format: RAW, reconnect: { ...FAST.reconnect, maxDelayMs: 500, deadlineMs: 30_000, maxAttempts: 100 } }, (s) => {
         if (s.status === 'reconnecting') reasons.push((s as { error: SvcError }).error.code);
       });
       expectOneConversation(r, PCM.length);

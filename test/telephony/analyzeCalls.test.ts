@@ -2,7 +2,7 @@ import { config as rxConfig, firstValueFrom, lastValueFrom, of, Subject, tap, ti
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { analyzeCalls, createAnalyzeCallsStats, rtpSource, type CallAnalysis, type CallLeg } from 'svc-stream/telephony';
-import { LiveAudio } from '../../src/telephony/liveAudio.js';
+import { LiveAudio } from '../../src/telephony/LiveAudio.js';
 import { SAMPLE_MULAW, sendRtpCall } from './helpers.js';
 import { readFileSync } from 'node:fs';
 import { virtualTime } from '../internal/virtualTime.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { OggOpusWriter, parsePayloadTypeArg, resolvePayloadType } from 'svc-stream/telephony';
 import { opusPacketSamples } from '../../src/telephony/payloadTypes.js';
-import { TrackInterleaver } from '../../src/telephony/trackInterleaver.js';
+import { TrackInterleaver } from '../../src/telephony/TrackInterleaver.js';
 
 describe('resolvePayloadType', () => {
   it.each([

@@ -1,6 +1,6 @@
 import { VirtualTimeScheduler } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { PlayoutStream } from '../../src/telephony/playoutStream.js';
+import { PlayoutStream } from '../../src/telephony/PlayoutStream.js';
 import { WHEEL_RESOLUTION_MS } from '../../src/internal/timerWheel.js';
 import { resolvePayloadType } from 'svc-stream/telephony';
 

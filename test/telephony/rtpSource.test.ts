@@ -87,6 +87,31 @@ describe('rtpSource with ffmpeg as the sender', () => {
     expect(leg.stats.lost).toBe(0);
   });
 
+  it("ffmpeg's plain default for a 16 kHz wav (PCMU/16000 on 97, nobody mapped it) is told within the first second of its packets, and nothing of it is lost", async () => {
+    const stats = createRtpSourceStats();
+    let toldAfter: number | undefined;
+    const warnings: Array<LimitWarning | PayloadTypeWarning> = [];
+    const { port, firstLeg } = await listen({
+      stats,
+      onWarning: (w) => {
+        warnings.push(w);
+        toldAfter = stats.datagrams;
+      },
+    });
+    // `ffmpeg -re -i conv.wav -f rtp rtp://…`: nothing else said (ffmpegRtp's readrate paces it).
+    const sent = ffmpegRtp(port, 2, [], { input: 'wav', pktSize: 1472, readrate: 1 });
+    const leg = await firstLeg;
+    const bytes = await collectBytes(leg.audio$);
+    await sent;
+    expect(warnings).toEqual([expect.objectContaining({ code: 'inferred_payload_type', payloadType: 97, mapping: 'PCMU/16000/1' })]);
+    expect(leg.format).toEqual({ audio_format: 'mulaw', sample_rate: 16000, num_channels: 1 });
+    // ffmpeg sends 1460 + 26 bytes every 93 ms at 16 kHz: a second of the stream is 22 packets.
+    expect(toldAfter).toBeLessThanOrEqual(22);
+    // The packets held while it was told are played: the whole 2 s, one byte per sample.
+    expect(bytes.byteLength).toBeGreaterThanOrEqual(31_000);
+    expect(stats.unknownPayloadType).toBe(0);
+  }, 20_000);
+
   it('transcodes G.722 (PT 9) with ffmpeg to s16le 16 kHz', async () => {
     const { port, firstLeg } = await listen();
     const sent = ffmpegRtp(port, 2, ['-acodec', 'g722', '-ar', '16000', '-payload_type', '9'], { input: 'wav', pktSize: 172 });
@@ -158,11 +183,7 @@ describe('rtpSource against spoofed and unwanted senders', () => {
   }
 
   const until = async (cond: () => boolean, ms = 5_000): Promise<void> => {
-    const end = Date.now() + ms;
-    while (!cond()) {
-      if (Date.now() > end) throw new Error('condition not met in time');
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await expect.poll(cond, { timeout: ms, interval: 10 }).toBe(true);
   };
 
   /** Wait until `count()` has not moved for 150 ms (the sender is done, the socket drained). */

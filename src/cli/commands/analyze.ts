@@ -9,7 +9,7 @@ import { AUDIO_OPTIONS, checkAudioInput, fileAudio, formatFromFlags } from '../a
 import { checkFleetPackages } from '../optionalFlags.js';
 import { fromReadable } from '../../audio/fromReadable.js';
 import { audioMetaOf, type AudioObservable } from '../../audio/meta.js';
-import { InputError, SvcError } from '../../errors.js';
+import { InputError, SvcError } from '../../errors/index.js';
 import { isRawFormat, type AudioFormat } from '../../schema/audio.js';
 import type { ServerEvent } from '../../schema/events.js';
 import { conversationSession } from '../../session/conversation.js';
@@ -23,14 +23,14 @@ import type { SessionStatus } from '../../schema/sessionState.js';
 import { initialConversationSnapshot, snapshotReducer, type ConversationSnapshot } from '../../state/snapshot.js';
 import { defineCommand, printError, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
-import { embeddedSource, sourceNote, watchSource } from '../resultSource.js';
 import { FILE_FORMATS } from '../../audio/fileFormats.js';
 import { samplePath } from '../../samples.js';
 import { recordSession } from '../../session/recordSession.js';
 import { eventLine } from '../liveView.js';
 import { mediaDurationMs } from '../mediaDuration.js';
 import { colorEnabled, TerminalView } from '../terminalView.js';
-import { audioProgress, bytesAsMs } from '../audioProgress.js';
+import { sessionFigures, type SessionFigures } from '../../session/figures.js';
+import { labelText, sameLabel, SERVICE_LABEL, type ResultLabel } from '../../schema/resultLabel.js';
 import { stateJson } from '../../state/stateJson.js';
 
 const OPTIONS = {
@@ -39,7 +39,7 @@ const OPTIONS = {
   ...CONFIG_OPTION,
   realtime: option.flag('send at live pace (1x)'),
   ...speedOption('send at X times live pace (implies --realtime)'),
-  json: option.flag('one NDJSON line per event, then one {"type":"state","source":…} line\n(source: service, scenario, or speech-segments-only for an emulator\nwithout a scenario, which does not transcribe)'),
+  json: option.flag('NDJSON: a {"type":"label",…} line (what made the results: service,\nemulator, scenario or recording), one line per event, then one\n{"type":"state","source":…,"label":…} line'),
   ...scenarioOption("what the embedded emulator plays (default: FILE's stem + .scenario.json;\n`sample`: the shipped call's); a recording (--record) replays its events\nin step with the audio"),
   record: option.text('FILE', "write the session's events with their audio positions to FILE (NDJSON,\nno key or URL in it); replay it with svc-stream emulator --scenario FILE"),
   ...BASE_URL_OPTION,
@@ -90,15 +90,9 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
   }
 
   // What the embedded emulator says of its scenario (a resumed segment found in the scenario's
-  // audio, or not): on stderr, and a segment it could not follow in the source note.
-  let unaligned: string | undefined;
+  // audio, or not), on stderr; what it means for the results is the session's label.
   const emulatorLog = (line: string): void => {
-    if (!line.startsWith('scenario: ')) return;
-    io.stderr.write(`svc-stream: emulator ${line}\n`);
-    if (!/could not be aligned/.test(line) || unaligned !== undefined) return;
-    unaligned = 'a resumed segment could not be found in the scenario\'s audio: speech segments only from there';
-    if (view?.sourceNote) view.sourceNote = `${view.sourceNote}; ${unaligned}`;
-    else if (!values.json && !view) io.stdout.write(`source: ${unaligned}\n`);
+    if (line.startsWith('scenario: ')) io.stderr.write(`svc-stream: emulator ${line}\n`);
   };
   const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never, log: emulatorLog } : {});
   if (endpoint.emulator && scenarioPath) io.stderr.write(`svc-stream: the emulator plays ${scenarioPath}\n`);
@@ -109,14 +103,18 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
   const stats = createSessionStats();
   const live = !values.json && io.stdout.isTTY === true;
   const view = live ? new TerminalView(io.stdout, colorEnabled(io.stdout, io.env)) : undefined;
-  // Where the results come from, as the first answer says: on a terminal in the status area and
-  // the summary; piped, the first line (before any event); with --json, the state line's `source`.
-  const source = watchSource((first) => {
-    if (first === 'service') return;
-    const note = sourceNote(first, scenarioPath);
-    if (view) view.sourceNote = note;
-    else if (!values.json) io.stdout.write(`${note}\n`);
-  }, embeddedSource(endpoint.emulator !== undefined, scenario as never));
+  // What made the results, as the session learnt it from its answers (stats.label): on a terminal
+  // in the status area and the summary; piped, a `source:` line before the first event it
+  // labels (and again if a resume changes it); with --json, a `label` line the same way and the
+  // state line's `source` and `label`.
+  let labelSaid: ResultLabel | undefined;
+  const sayLabel = (): void => {
+    const label = stats.label;
+    if (label === undefined || sameLabel(label, labelSaid)) return;
+    labelSaid = label;
+    if (values.json) io.stdout.write(`${JSON.stringify({ type: 'label', ...label, text: labelText(label) })}\n`);
+    else if (!view && label.source !== 'service') io.stdout.write(`source: ${labelText(label)}\n`);
+  };
   // Progress on a terminal: the duration from the file, the position from the bytes sent. A
   // file that is transcoded (raw PCM sent from something that was not) needs no probe of its
   // own: the transcoder reports the duration when it opens the file.
@@ -126,29 +124,33 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
   const probedDurationMs = (live || values.json) && isFile && !transcoded ? await mediaDurationMs(file, format) : undefined;
   const fileSize = isFile ? await stat(file).then((st) => st.size, () => undefined) : undefined;
   const durationMs = (): number | undefined => probedDurationMs ?? transcodedDurationMs;
-  const progress = audioProgress({ stats, format: sentFormat, durationMs, fileSize, now: Date.now });
+  // Every figure shown (live view, summary, state line) is the library's, computed from the stats now.
+  let startedAt = Date.now();
+  const progress = (): SessionFigures => sessionFigures({ stats, format: sentFormat, durationMs: durationMs(), fileSize, startedAt, now: Date.now() });
   // The --json state line's account of the session: reconnects, the time they took, the audio sent, replayed and dropped.
   const sessionJson = (): Record<string, unknown> => {
-    const ms = (bytes: number): number | null => {
-      const v = bytesAsMs(bytes, sentFormat, durationMs(), fileSize);
-      return v === undefined ? null : Math.round(v);
-    };
-    const sentOnce = Math.max(0, stats.bytesSent - stats.bytesReplayed);
+    const f = progress();
+    const ms = (v: number | undefined): number | null => (v === undefined ? null : Math.round(v));
     return {
       status: stats.status,
-      reconnects: stats.reconnects,
-      reconnecting_ms: Math.round(stats.reconnectingMs),
-      audio_sent_ms: ms(sentOnce),
-      audio_replayed_ms: ms(stats.bytesReplayed),
-      audio_dropped_ms: ms(stats.bytesDropped),
+      reconnects: f.reconnects,
+      reconnecting_ms: Math.round(f.reconnectingMs),
+      wall_ms: Math.round(f.wallMs),
+      audio_read_ms: ms(f.audioMs.read),
+      audio_sent_ms: ms(f.audioMs.sent),
+      audio_replayed_ms: ms(f.audioMs.replayed),
+      audio_dropped_ms: ms(f.audioMs.dropped),
+      bytes_read: f.bytes.read,
       bytes_sent: stats.bytesSent,
-      bytes_replayed: stats.bytesReplayed,
-      bytes_dropped: stats.bytesDropped,
+      bytes_replayed: f.bytes.replayed,
+      bytes_dropped: f.bytes.dropped,
     };
   };
   const stateLine = (snapshot: ConversationSnapshot): void => {
+    sayLabel();
     const { type, ...state } = stateJson(snapshot);
-    io.stdout.write(`${JSON.stringify({ type, source: source.source ?? 'service', ...(unaligned ? { source_note: unaligned } : {}), ...state, session: sessionJson() })}\n`);
+    const label = stats.label ?? SERVICE_LABEL;
+    io.stdout.write(`${JSON.stringify({ type, source: label.source, label, ...state, session: sessionJson() })}\n`);
   };
 
   let latest = initialConversationSnapshot;
@@ -165,7 +167,6 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
         config,
         stats,
         limiter: fleet.limiter,
-        webSocketFactory: source.webSocketFactory,
         ...(values['done-timeout'] !== undefined ? { doneTimeoutMs: values['done-timeout'] } : {}),
       }),
       stats.state$,
@@ -197,11 +198,13 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
     });
     // The clock moves between events too: the position, rate and ETA are redrawn every 250 ms.
     const ticks = view ? interval(250).subscribe(() => view.refresh(latest, stats, progress())) : undefined;
+    startedAt = Date.now();
     const final = await lastValueFrom(
       guarded$.pipe(
         finalize(() => ticks?.unsubscribe()),
         scan((s: ConversationSnapshot, e: ServerEvent) => {
           const next = snapshotReducer(s, e);
+          sayLabel();
           if (values.json) io.stdout.write(`${JSON.stringify(e)}\n`);
           else if (view) view.update(e, next, stats, progress());
           else {
@@ -216,7 +219,8 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
       { defaultValue: initialConversationSnapshot },
     );
     if (values.json) stateLine(final);
-    else view?.finish(final, stats, progress());
+    else if (view) view.finish(final, stats, progress());
+    else sayLabel();
     return 0;
   } catch (err) {
     // What was analysed before the failure, and the session's account, then the error.

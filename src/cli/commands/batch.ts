@@ -5,7 +5,7 @@ import { detectAudioEvents, detectEmotion, listPresetsAsync } from '../../batch/
 import { batchFiles, type FileOutcome } from '../../batch/batchFiles.js';
 import type { BatchOptions } from '../../batch/request.js';
 import { MAX_BATCH_CONCURRENCY } from '../../schema/limits.js';
-import { InputError } from '../../errors.js';
+import { InputError } from '../../errors/index.js';
 import { describeByteLimit, MAX_UPLOAD_BYTES } from '../../schema/limits.js';
 import { defineCommand, printError, type CliIo, type Command } from '../command.js';
 import { openEndpoint, type ModelsEndpoint } from '../endpoint.js';
@@ -14,8 +14,9 @@ import { AUDIO_OPTIONS, checkAudioInput, prepareUpload, uploadConverts } from '.
 import { checkFleetPackages } from '../optionalFlags.js';
 import { BATCH_FILE_EXTENSIONS } from '../../batch/files.js';
 import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
-import { resultSource } from '../../resultSource.js';
-import { sourceNote } from '../resultSource.js';
+import { resultLabel, resultSource } from '../../resultSource.js';
+import { SERVICE_LABEL } from '../../schema/resultLabel.js';
+import { sourceLine, STAND_IN_LABEL } from '../resultSource.js';
 
 const ENDPOINT_OPTIONS = {
   'base-url': option.text('URL', 'models API base (default SVC_BASE_URL)'),
@@ -41,8 +42,11 @@ Exit status: 0 when every file succeeded, 1 when any failed, 2 on a usage error.
 }
 
 function outcomeLine(o: FileOutcome<unknown>): string {
-  // Where the result came from, as the answer said (the emulator marks its own).
-  if ('result' in o) return JSON.stringify({ path: o.path, source: typeof o.result === 'object' && o.result !== null && resultSource(o.result) === 'emulator' ? 'emulator' : 'service', result: o.result });
+  // What made the result, as the answer said (the emulator marks its own, with what its stand-ins heard).
+  if ('result' in o) {
+    const label = typeof o.result === 'object' && o.result !== null ? resultLabel(o.result) : SERVICE_LABEL;
+    return JSON.stringify({ path: o.path, source: label.source, label, result: o.result });
+  }
   const e = o.error;
   return JSON.stringify({ path: o.path, error: { code: e.code, status: e.status, detail: e.detail, message: e.message }, skipped: o.skipped });
 }
@@ -114,7 +118,7 @@ function filesCommand(name: string, summary: string, what: string, call: (path: 
                 // People read stderr (stdout is JSON lines): say once that the results are the emulator's.
                 if (!sourceSaid && 'result' in o && typeof o.result === 'object' && o.result !== null && resultSource(o.result) === 'emulator') {
                   sourceSaid = true;
-                  io.stderr.write(`${io.stderr.isTTY ? '\r\x1b[K' : ''}svc-stream: ${sourceNote('emulator')}\n`);
+                  io.stderr.write(`${io.stderr.isTTY ? '\r\x1b[K' : ''}svc-stream: ${sourceLine(STAND_IN_LABEL)}\n`);
                 }
                 if (!('result' in o)) {
                   failed++;

@@ -7,8 +7,9 @@ import { option, type OptionValues } from '../options.js';
 import { BASE_URL_OPTION, loadScenario, readConfig, scenarioOption } from '../sharedOptions.js';
 import { openBrowser } from '../../dashboard/openBrowser.js';
 import { startDashboard } from '../../dashboard/server.js';
+import { audioMetaOf } from '../../audio/meta.js';
 import type { DashboardView } from '../../dashboard/view.js';
-import { InputError } from '../../errors.js';
+import { InputError } from '../../errors/index.js';
 import { conversationSession } from '../../session/conversation.js';
 import { createSessionStats } from '../../session/stats.js';
 import { defineCommand, type CliIo, type Command } from '../command.js';
@@ -110,11 +111,12 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
     // The page follows the session's life cycle through its stats (`reconnecting…` included);
     // the terminal gets a line per reconnect.
     const reconnects = reconnectLines(stats, io);
+    const audio = fileAudio(file, values, speed);
     const dashboard = await startDashboard({
       events$: published.session(
         sessionIdOf(basename(file, extname(file))),
         basename(file),
-        conversationSession(fileAudio(file, values, speed), {
+        conversationSession(audio, {
           apiKey: endpoint.apiKey,
           baseUrl: endpoint.baseUrl,
           config,
@@ -124,6 +126,7 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
         stats.state$,
       ),
       stats,
+      format: audioMetaOf(audio)?.format,
       title: basename(file),
       port,
       start: values['start-now'] ? 'now' : 'load',

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { rename, rm, writeFile } from 'node:fs/promises';
 import { constants as osConstants } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { InputError } from '../../errors.js';
+import { InputError } from '../../errors/index.js';
 import type { EmulatorOptions } from '../../emulator/server.js';
 import { defineCommand, type CliIo, type Command } from '../command.js';
 import { option, type OptionValues } from '../options.js';

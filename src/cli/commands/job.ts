@@ -1,6 +1,6 @@
 // `svc-stream job submit|status`: the orchestration API from the command line.
 import { lastValueFrom, tap } from 'rxjs';
-import { InputError } from '../../errors.js';
+import { InputError } from '../../errors/index.js';
 import { reportUsageError } from '../usage.js';
 import { HELP_OPTION, option, optionsHelp, parseOptions, type OptionValues } from '../options.js';
 import { AUDIO_OPTIONS, checkAudioInput, prepareUpload, uploadConverts, type PreparedUpload } from '../audioFlags.js';
@@ -11,7 +11,7 @@ import { printError, type CliIo, type Command } from '../command.js';
 import { openEndpoint, type ModelsEndpoint } from '../endpoint.js';
 import { readPlatformCredentials } from '../../credentials.js';
 import { resultSource } from '../../resultSource.js';
-import { sourceNote } from '../resultSource.js';
+import { sourceLine, STAND_IN_LABEL } from '../resultSource.js';
 
 const OPTIONS = {
   wait: option.flag("poll until the status is exactly 'completed'; exit 0 when it\nis. Any other status (even 'failed') is polled until --timeout-ms."),
@@ -57,7 +57,7 @@ const sourceSaid = new WeakSet<CliIo>();
 function writeLine(io: CliIo, value: unknown): void {
   if (typeof value === 'object' && value !== null && resultSource(value) === 'emulator' && !sourceSaid.has(io)) {
     sourceSaid.add(io);
-    io.stderr.write(`svc-stream: ${sourceNote('emulator')}\n`);
+    io.stderr.write(`svc-stream: ${sourceLine(STAND_IN_LABEL)}\n`);
   }
   io.stdout.write(`${JSON.stringify(value)}\n`);
 }

@@ -1,27 +1,20 @@
 // `svc-stream media-stream`: a bridge for Twilio/Telnyx media streams that analyses each call
 // as it comes, printing what `analyze` prints, per call.
 import { randomBytes } from 'node:crypto';
-import { InputError } from '../../errors.js';
-import { analyzeCalls, createAnalyzeCallsStats } from '../../telephony/analyzeCalls.js';
+import { InputError } from '../../errors/index.js';
+import { samplePath } from '../../samples.js';
+import { analyzeCalls } from '../../telephony/analyzeCalls.js';
 import type { MediaStreamAuth } from '../../telephony/mediaStreamAuth.js';
-import { createMediaStreamServerStats, mediaStreamServer } from '../../telephony/mediaStreamServer.js';
-import { inCallWorker, serveCalls, SERVICE_OPTIONS, type CallContext } from '../callService.js';
-import type { CallAnalysis } from '../../telephony/analyzeCalls.js';
+import { createMediaStreamServerStats, mediaStreamServer, type MediaStreamCall } from '../../telephony/mediaStreamServer.js';
+import { callCommandSettings, inCallWorker, runCallCommand, SERVICE_OPTIONS } from '../callCommand.js';
+import { defineCommand, type CliIo, type Command } from '../command.js';
 import { LOG_FORMAT_OPTION } from '../log.js';
-import { checkTcpPort, portError } from '../portCheck.js';
-import { checkFleetPackages, checkMetricsPackage } from '../optionalFlags.js';
-import { watchRedis } from '../redisHealth.js';
-import { publisherPart } from '../publishMetrics.js';
-import type { MediaStreamCall } from '../../telephony/mediaStreamServer.js';
-import { defineCommand, printError, type CliIo, type Command } from '../command.js';
-import { openEndpoint } from '../endpoint.js';
+import { checkTcpPort } from '../portCheck.js';
 import { playMediaStreamDemo } from '../mediaStreamDemo.js';
 import { option, type OptionValues } from '../options.js';
+import { PUBLISH_OPTION } from '../publishFlag.js';
+import { REDIS_OPTION } from '../redisFlag.js';
 import { BASE_URL_OPTION, CONFIG_OPTION, loadScenario, scenarioOption } from '../sharedOptions.js';
-import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
-import { commandPublisher, PUBLISH_OPTION } from '../publishFlag.js';
-import { embeddedSource, sourceNote, watchSource } from '../resultSource.js';
-import { samplePath } from '../../samples.js';
 
 const OPTIONS = {
   port: option.integer('N', 'port (default 8080; 0 picks a free one, printed on stderr)', { min: 0, max: 65535, fallback: 8080 }),
@@ -56,14 +49,12 @@ const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }, io: CliIo): Promise<number> {
   const { host, port, preset, speed, seconds } = values;
   const trackMode = values.tracks;
-  const whenFull = values['when-full'];
   const limits = {
     ...(values['max-connections'] !== undefined ? { maxConnections: values['max-connections'] } : {}),
     ...(values['frame-ms'] !== undefined ? { frameMs: values['frame-ms'] } : {}),
   };
   const demo = values.demo;
   if (demo && values.workers > 1) throw new InputError('invalid_argument', '--demo plays one call into one process: leave out --workers', { path: 'workers' });
-  const onWorkers = values.workers > 1 || inCallWorker();
   const exitAfter = values['exit-after'] ?? (demo ? 1 : undefined);
   const twilioAuthToken = values['twilio-auth-token'] ?? io.env['TWILIO_AUTH_TOKEN'];
   // The demo brings a token of its own when none is set, so its bridge is never open.
@@ -71,148 +62,79 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   if (token === undefined && twilioAuthToken === undefined) {
     if (!LOOPBACK.has(host)) throw new InputError('invalid_argument', `listening on ${host} needs --token (or SVC_BRIDGE_TOKEN) or --twilio-auth-token (or TWILIO_AUTH_TOKEN): anyone who can reach it could stream calls into your account`, { path: 'token' });
   }
-  // Before anything starts (no emulator, no worker): the ports free, the flags' packages there.
-  if (!inCallWorker()) {
-    await checkTcpPort('port', host, port);
-    await checkTcpPort('metrics-port', values['metrics-host'], values['metrics-port']);
-    await checkMetricsPackage(values['metrics-port']);
-    await checkFleetPackages({ redis: values.redis, publish: values.publish }, io.env);
-  }
-  // Once per process family: the primary says it, its workers do not.
-  if (token === undefined && twilioAuthToken === undefined && !inCallWorker()) {
-    io.stderr.write('svc-stream: warning: no --token or --twilio-auth-token: anyone who can reach this port can stream calls into your account\n');
-  }
+  // Before anything starts (no emulator, no worker): the port free.
+  if (!inCallWorker()) await checkTcpPort('port', host, port);
   const publicUrl = values['public-url'];
   const authenticate: MediaStreamAuth = {
     ...(token !== undefined ? { token } : {}),
     ...(twilioAuthToken !== undefined ? { twilio: { authToken: twilioAuthToken, ...(publicUrl !== undefined ? { url: publicUrl } : {}) } } : {}),
   };
-  const config = values.config ?? 'default';
   const scenarioPath = values.scenario ?? (demo ? samplePath('call.scenario.json') : undefined);
   const scenario = scenarioPath ? await loadScenario(scenarioPath) : undefined;
-
-  const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
-  const fleet = await fleetLimits(values.redis, io.env);
-  // The shared limits' Redis: /readyz is false while it does not answer (the primary watches it).
-  const redisUrl = values.redis ?? io.env['SVC_REDIS_URL'];
-  const dependencies = redisUrl && !inCallWorker() ? [await watchRedis(redisUrl, '--redis')] : [];
-  const published = await commandPublisher(values.publish, io);
   const serverStats = createMediaStreamServerStats();
-  const callStats = createAnalyzeCallsStats();
-  const out = (line: string): void => void io.stdout.write(`${line}\n`);
-  const json = values.json === true;
-  // Where the results come from, as the first call's session is answered (before its events).
-  const embedded = embeddedSource(endpoint.emulator !== undefined, scenario as never);
-  // Across workers, the primary (which runs the embedded emulator) says it once; a worker does not.
-  const source = watchSource((first) => {
-    if (!json && !onWorkers && first !== 'service') out(sourceNote(first, scenarioPath));
-  }, embedded);
-  if (!json && onWorkers && !inCallWorker() && embedded !== undefined) out(sourceNote(embedded, scenarioPath));
-
-  const calls = (ctx: CallContext) => {
-    // The publisher's figures are this process's (a worker's own publisher in its registry).
-    if (published.publisher) ctx.lifecycle.attach(publisherPart(published.publisher));
-    return analyzeCalls(
-      mediaStreamServer({
-        ...(ctx.worker ? { worker: ctx.worker } : {}),
-        lifecycle: ctx.lifecycle,
-        ...(ctx.onRequest ? { onRequest: ctx.onRequest } : {}),
-        host,
-        port,
-        ...(values.path !== undefined ? { path: values.path } : {}),
-        preset,
-        trackMode,
-        stats: serverStats,
-        ...(token !== undefined || twilioAuthToken !== undefined ? { authenticate } : {}),
-        onRefused: (reason, req) => io.stderr.write(`svc-stream: refused a connection from ${req.socket.remoteAddress ?? '?'}: ${reason}\n`),
-        onMalformed: (reason) => io.stderr.write(`svc-stream: malformed message: ${reason}\n`),
-        ...limits,
-        // Once per process family: a worker hands it to the primary.
-        onWarning: (w) => ctx.warn(w.code, w.message.replace('Raise maxConnections', 'Raise --max-connections')),
-        onListening: (a) => {
-          const path = values.path ?? '/';
-          io.stderr.write(`svc-stream: media streams on ws://${a.address}:${a.port}${path}\n`);
-          if (!demo) return;
-          playMediaStreamDemo({
-            url: `ws://127.0.0.1:${a.port}${path}`,
-            provider: preset === 'telnyx' ? 'telnyx' : 'twilio',
-            token,
-            twilioAuthToken,
-            // What the bridge verifies by default: wss:// + Host + path.
-            signedUrl: publicUrl ?? `wss://127.0.0.1:${a.port}${path}`,
-            speed,
-            seconds,
-          }).catch(ctx.fail);
+  const settings = callCommandSettings(values, {
+    exitAfter,
+    scenario,
+    ownHttpPort: true,
+    port: { flag: 'port', port, host },
+    notices: token === undefined && twilioAuthToken === undefined ? ['warning: no --token or --twilio-auth-token: anyone who can reach this port can stream calls into your account'] : [],
+    totals: { source: 'mediaStreamServer', keys: ['connections', 'messages', 'malformed', 'overCapacity', 'refusedDraining'], stats: serverStats },
+  });
+  return runCallCommand<MediaStreamCall>(
+    io,
+    settings,
+    (run) =>
+      analyzeCalls(
+        mediaStreamServer({
+          ...(run.worker ? { worker: run.worker } : {}),
+          lifecycle: run.lifecycle,
+          ...(run.onRequest ? { onRequest: run.onRequest } : {}),
+          host,
+          port,
+          ...(values.path !== undefined ? { path: values.path } : {}),
+          preset,
+          trackMode,
+          stats: serverStats,
+          ...(token !== undefined || twilioAuthToken !== undefined ? { authenticate } : {}),
+          onRefused: (reason, req) => io.stderr.write(`svc-stream: refused a connection from ${req.socket.remoteAddress ?? '?'}: ${reason}\n`),
+          onMalformed: (reason) => io.stderr.write(`svc-stream: malformed message: ${reason}\n`),
+          ...limits,
+          // Once per process family: a worker hands it to the primary.
+          onWarning: (w) => run.warn(w.code, w.message.replace('Raise maxConnections', 'Raise --max-connections')),
+          onListening: (a) => {
+            const path = values.path ?? '/';
+            io.stderr.write(`svc-stream: media streams on ws://${a.address}:${a.port}${path}\n`);
+            if (!demo) return;
+            playMediaStreamDemo({
+              url: `ws://127.0.0.1:${a.port}${path}`,
+              provider: preset === 'telnyx' ? 'telnyx' : 'twilio',
+              token,
+              twilioAuthToken,
+              // What the bridge verifies by default: wss:// + Host + path.
+              signedUrl: publicUrl ?? `wss://127.0.0.1:${a.port}${path}`,
+              speed,
+              seconds,
+            }).catch(run.fail);
+          },
+        }),
+        run.analyze<MediaStreamCall>(),
+      ),
+    (call) => {
+      const c = call.call;
+      const channels = c.format.num_channels > 1 ? `/${c.format.num_channels}` : '';
+      return {
+        started: {
+          text: `call ${c.callId ?? c.streamId} (${c.preset}, track ${c.track}, ${c.format.audio_format}/${c.format.sample_rate}${channels}), ${call.status}`,
+          json: { type: 'call', id: call.id, stream_id: c.streamId, call_id: c.callId ?? null, preset: c.preset, track: c.track, format: c.format, status: call.status },
         },
-      }),
-      {
-        apiKey: endpoint.apiKey,
-        baseUrl: endpoint.baseUrl,
-        config,
-        maxConcurrent: values['max-calls'],
-        whenFull,
-        callStats,
-        limiter: fleet.limiter,
-        publish: published.publisher,
-        lifecycle: ctx.lifecycle,
-        ...(ctx.worker ? { worker: ctx.worker } : {}),
-        webSocketFactory: source.webSocketFactory,
-      },
-    );
-  };
-  const view = (call: CallAnalysis<MediaStreamCall>) => {
-    const c = call.call;
-    const channels = c.format.num_channels > 1 ? `/${c.format.num_channels}` : '';
-    return {
-      json,
-      out,
-      started: {
-        text: `call ${c.callId ?? c.streamId} (${c.preset}, track ${c.track}, ${c.format.audio_format}/${c.format.sample_rate}${channels}), ${call.status}`,
-        json: { type: 'call', id: call.id, stream_id: c.streamId, call_id: c.callId ?? null, preset: c.preset, track: c.track, format: c.format, status: call.status },
-      },
-      counters: () => {
-        const tracks = Object.values(c.stats) as Array<{ received: number; lost: number; late: number; duplicated: number; reordered: number }>;
-        const sum = (k: 'received' | 'lost' | 'late' | 'duplicated' | 'reordered') => tracks.reduce((n, t) => n + t[k], 0);
-        return { received: sum('received'), lost: sum('lost'), late: sum('late'), duplicated: sum('duplicated'), reordered: sum('reordered') };
-      },
-      stateSource: () => source.source ?? 'service',
-    };
-  };
-
-  try {
-    return await serveCalls(
-      io,
-      {
-        command: 'media-stream',
-        workers: values.workers,
-        exitAfter,
-        drainTimeoutMs: values['drain-timeout'],
-        json,
-        endpoint,
-        metricsPort: values['metrics-port'],
-        metricsHost: values['metrics-host'],
-        ownHttpPort: true,
-        callStats,
-        sourceStats: serverStats,
-        dependencies,
-        sourceName: 'mediaStreamServer',
-        sourceSummary: (s) => ['connections', 'messages', 'malformed', 'overCapacity', 'refusedDraining'].map((k) => `${k} ${s?.[k] ?? 0}`).join(', '),
-      },
-      calls,
-      view,
-    );
-  } catch (err) {
-    // The port was taken since the check: the flag and the port.
-    const cause = (err as { cause?: NodeJS.ErrnoException }).cause;
-    if (cause?.code === 'EADDRINUSE') throw portError('port', port, cause, host);
-    if ((err as { code?: string }).code === 'port_in_use' || (err as { code?: string }).code === 'invalid_argument') throw err;
-    printError(io, err);
-    return 1;
-  } finally {
-    await published.close();
-    await fleet.close();
-    await endpoint.close();
-  }
+        counters: () => {
+          const tracks = Object.values(c.stats) as Array<{ received: number; lost: number; late: number; duplicated: number; reordered: number }>;
+          const sum = (k: 'received' | 'lost' | 'late' | 'duplicated' | 'reordered') => tracks.reduce((n, t) => n + t[k], 0);
+          return { received: sum('received'), lost: sum('lost'), late: sum('late'), duplicated: sum('duplicated'), reordered: sum('reordered') };
+        },
+      };
+    },
+  );
 }
 
 export const mediaStreamCommand: Command = defineCommand({

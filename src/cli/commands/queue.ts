@@ -2,7 +2,7 @@
 // BullMQ queue in Redis. The fleet code (and BullMQ, ioredis) loads only when this runs.
 import { resolve } from 'node:path';
 import { MAX_BATCH_CONCURRENCY } from '../../schema/limits.js';
-import { InputError } from '../../errors.js';
+import { InputError } from '../../errors/index.js';
 import { printError, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
 import { HELP_OPTION, option, optionsHelp, parseOptions } from '../options.js';

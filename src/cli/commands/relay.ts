@@ -5,7 +5,7 @@ import { basename, extname } from 'node:path';
 import { AUDIO_OPTIONS, checkAudioInput, fileAudio, streamTranscodes } from '../audioFlags.js';
 import { option, type OptionValues } from '../options.js';
 import { BASE_URL_OPTION, CONFIG_OPTION, loadScenario, scenarioOption } from '../sharedOptions.js';
-import { InputError } from '../../errors.js';
+import { InputError } from '../../errors/index.js';
 import { createRelay } from '../../relay/server.js';
 import type { RelaySessionCounters } from '../../relay/relaySession.js';
 import { errorSummary, type RelayEnd } from '../../relay/protocol.js';

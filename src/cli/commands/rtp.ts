@@ -1,24 +1,18 @@
 // `svc-stream rtp`: receive RTP calls and analyse each one live.
-import { analyzeCalls, createAnalyzeCallsStats } from '../../telephony/analyzeCalls.js';
-import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
-import { commandPublisher, PUBLISH_OPTION } from '../publishFlag.js';
-import { option, type OptionValues } from '../options.js';
-import { BASE_URL_OPTION, CONFIG_OPTION, loadScenario, scenarioOption } from '../sharedOptions.js';
+import { InputError } from '../../errors/index.js';
+import { analyzeCalls } from '../../telephony/analyzeCalls.js';
 import { parsePayloadTypeArg, type PayloadTypeSpec } from '../../telephony/payloadTypes.js';
 import { createRtpSourceStats, type CallLeg } from '../../telephony/RtpLegs.js';
 import { hasReusePort, rtpSource } from '../../telephony/rtpSource.js';
-import type { CallAnalysis } from '../../telephony/analyzeCalls.js';
-import { InputError } from '../../errors.js';
 import type { LimitWarning, PayloadTypeWarning } from '../../warnings.js';
-import { defineCommand, printError, type CliIo, type Command } from '../command.js';
-import { openEndpoint } from '../endpoint.js';
-import { inCallWorker, serveCalls, SERVICE_OPTIONS, type CallContext } from '../callService.js';
-import { embeddedSource, sourceNote, watchSource } from '../resultSource.js';
+import { callCommandSettings, inCallWorker, runCallCommand, SERVICE_OPTIONS } from '../callCommand.js';
+import { defineCommand, type CliIo, type Command } from '../command.js';
+import { option, type OptionValues } from '../options.js';
+import { PUBLISH_OPTION } from '../publishFlag.js';
+import { REDIS_OPTION } from '../redisFlag.js';
+import { BASE_URL_OPTION, CONFIG_OPTION, loadScenario, scenarioOption } from '../sharedOptions.js';
 import { LOG_FORMAT_OPTION } from '../log.js';
-import { checkTcpPort, checkUdpPorts, portError } from '../portCheck.js';
-import { checkFleetPackages, checkMetricsPackage } from '../optionalFlags.js';
-import { watchRedis } from '../redisHealth.js';
-import { publisherPart } from '../publishMetrics.js';
+import { checkUdpPorts } from '../portCheck.js';
 
 const OPTIONS = {
   port: option.integer('N', 'UDP port (default 5004; 0 picks a free one, printed on stderr)', { min: 0, max: 65535, fallback: 5004 }),
@@ -51,131 +45,63 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   const payloadTypes: Record<number, PayloadTypeSpec> = Object.fromEntries(values['payload-type']);
   const port = values.port;
   const exitAfter = values['exit-after'];
-  const config = values.config ?? 'default';
   if (values['reuse-port'] && !hasReusePort()) throw new InputError('invalid_argument', `--reuse-port needs Node 22.12 or later (this is ${process.versions.node}); without it each worker takes its own port, --port + i`, { path: 'reuse-port' });
-  const onWorkers = values.workers > 1 || inCallWorker();
-  // Before anything starts (no emulator, no worker): the ports free, the flags' packages there.
-  if (!inCallWorker()) {
-    await checkUdpPorts('port', values.host, port, values['reuse-port'] ? 1 : values.workers);
-    await checkTcpPort('metrics-port', values['metrics-host'], values['metrics-port']);
-    await checkMetricsPackage(values['metrics-port']);
-    await checkFleetPackages({ redis: values.redis, publish: values.publish }, io.env);
-  }
+  // Before anything starts (no emulator, no worker): the ports free.
+  if (!inCallWorker()) await checkUdpPorts('port', values.host, port, values['reuse-port'] ? 1 : values.workers);
   const scenario = values.scenario ? await loadScenario(values.scenario) : undefined;
-
-  const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
-  const fleet = await fleetLimits(values.redis, io.env);
-  // The shared limits' Redis: /readyz is false while it does not answer (the primary watches it).
-  const redisUrl = values.redis ?? io.env['SVC_REDIS_URL'];
-  const dependencies = redisUrl && !inCallWorker() ? [await watchRedis(redisUrl, '--redis')] : [];
-  const published = await commandPublisher(values.publish, io);
   const sourceStats = createRtpSourceStats();
-  const callStats = createAnalyzeCallsStats();
-  const out = (line: string): void => void io.stdout.write(`${line}\n`);
-  const json = values.json === true;
-  // Where the results come from, as analyze says it: a line when the first call's session is
-  // answered (before its events), and `source` in each call's --json state line.
-  const embedded = embeddedSource(endpoint.emulator !== undefined, scenario as never);
-  // Across workers, the primary (which runs the embedded emulator) says it once; a worker does not.
-  const source = watchSource((first) => {
-    if (!json && !onWorkers && first !== 'service') out(sourceNote(first, values.scenario));
-  }, embedded);
-  if (!json && onWorkers && !inCallWorker() && embedded !== undefined) out(sourceNote(embedded, values.scenario));
-
-  const calls = (ctx: CallContext) => {
-    // The publisher's figures are this process's (a worker's own publisher in its registry).
-    if (published.publisher) ctx.lifecycle.attach(publisherPart(published.publisher));
-    return analyzeCalls(
-      rtpSource({
-        ...(ctx.worker ? { worker: ctx.worker } : {}),
-        ...(values['reuse-port'] ? { reusePort: true } : {}),
-        lifecycle: ctx.lifecycle,
-        host: values.host,
-        port,
-        payloadTypes,
-        stats: sourceStats,
-        ...(values.jitter !== undefined ? { playoutDelayMs: values.jitter } : {}),
-        ...(values['idle-timeout'] !== undefined ? { idleTimeoutMs: values['idle-timeout'] } : {}),
-        ...(values['max-legs'] !== undefined ? { maxLegs: values['max-legs'] } : {}),
-        ...(values['frame-ms'] !== undefined ? { frameMs: values['frame-ms'] } : {}),
-        onListening: (a) => io.stderr.write(`svc-stream: listening for RTP on ${a.address}:${a.port}\n`),
-        // Once per process family: a worker hands it to the primary.
-        onWarning: (w) => ctx.warn('payloadType' in w ? `${w.code}:${w.payloadType}` : w.code, warningLine(w)),
-      }),
-      {
-        apiKey: endpoint.apiKey,
-        baseUrl: endpoint.baseUrl,
-        config,
-        maxConcurrent: values['max-calls'],
-        whenFull: values['when-full'],
-        callStats,
-        limiter: fleet.limiter,
-        publish: published.publisher,
-        webSocketFactory: source.webSocketFactory,
-        lifecycle: ctx.lifecycle,
-        ...(ctx.worker ? { worker: ctx.worker } : {}),
-      },
-    );
-  };
-  const view = (call: CallAnalysis<CallLeg>) => {
-    const leg = call.call;
-    const fmt = `${leg.codec.name}/${leg.codec.clockRate} as ${leg.format.audio_format}`;
-    return {
-      json,
-      out,
-      started: {
-        text: `call from ${leg.remote.address}:${leg.remote.port} (${fmt}), ${call.status}`,
-        json: { type: 'call', id: call.id, ssrc: leg.ssrc, payload_type: leg.payloadType, codec: leg.codec.name, format: leg.format, status: call.status, remote: leg.remote },
-      },
-      stateSource: () => source.source ?? 'service',
-      counters: () => {
-        const s = leg.stats;
-        return { received: s.received, lost: s.lost, late: s.late, duplicated: s.duplicated, reordered: s.reordered, dtmf: s.dtmf, cn: s.cn, rtcp: s.rtcp };
-      },
-    };
-  };
-
-  try {
-    return await serveCalls(
-      io,
-      {
-        command: 'rtp',
-        workers: values.workers,
-        exitAfter,
-        drainTimeoutMs: values['drain-timeout'],
-        json,
-        endpoint,
-        metricsPort: values['metrics-port'],
-        metricsHost: values['metrics-host'],
-        ownHttpPort: false,
-        callStats,
-        sourceStats,
-        dependencies,
-        sourceName: 'rtpSource',
-        sourceSummary: (s) => ['datagrams', 'legs', 'refusedLegs', 'refusedDraining', 'malformed'].map((k) => `${k} ${s?.[k] ?? 0}`).join(', '),
-      },
-      calls,
-      view,
-    );
-  } catch (err) {
-    // The socket could not be bound after all (taken since the check): the flag and the port.
-    const cause = (err as { cause?: NodeJS.ErrnoException }).cause;
-    if (cause?.code === 'EADDRINUSE') throw portError('port', port, cause, values.host);
-    if ((err as { code?: string }).code === 'port_in_use' || (err as { code?: string }).code === 'invalid_argument') throw err;
-    printError(io, err);
-    return 1;
-  } finally {
-    await published.close();
-    await fleet.close();
-    await endpoint.close();
-  }
+  const settings = callCommandSettings(values, {
+    exitAfter,
+    scenario,
+    ownHttpPort: false,
+    port: { flag: 'port', port, host: values.host },
+    totals: { source: 'rtpSource', keys: ['datagrams', 'legs', 'refusedLegs', 'refusedDraining', 'malformed'], stats: sourceStats },
+  });
+  return runCallCommand<CallLeg>(
+    io,
+    settings,
+    (run) =>
+      analyzeCalls(
+        rtpSource({
+          ...(run.worker ? { worker: run.worker } : {}),
+          ...(values['reuse-port'] ? { reusePort: true } : {}),
+          lifecycle: run.lifecycle,
+          host: values.host,
+          port,
+          payloadTypes,
+          stats: sourceStats,
+          ...(values.jitter !== undefined ? { playoutDelayMs: values.jitter } : {}),
+          ...(values['idle-timeout'] !== undefined ? { idleTimeoutMs: values['idle-timeout'] } : {}),
+          ...(values['max-legs'] !== undefined ? { maxLegs: values['max-legs'] } : {}),
+          ...(values['frame-ms'] !== undefined ? { frameMs: values['frame-ms'] } : {}),
+          onListening: (a) => io.stderr.write(`svc-stream: listening for RTP on ${a.address}:${a.port}\n`),
+          // Once per process family: a worker hands it to the primary.
+          onWarning: (w) => run.warn('payloadType' in w ? `${w.code}:${w.payloadType}` : w.code, warningLine(w)),
+        }),
+        run.analyze<CallLeg>(),
+      ),
+    (call) => {
+      const leg = call.call;
+      const fmt = `${leg.codec.name}/${leg.codec.clockRate} as ${leg.format.audio_format}`;
+      return {
+        started: {
+          text: `call from ${leg.remote.address}:${leg.remote.port} (${fmt}), ${call.status}`,
+          json: { type: 'call', id: call.id, ssrc: leg.ssrc, payload_type: leg.payloadType, codec: leg.codec.name, format: leg.format, status: call.status, remote: leg.remote },
+        },
+        counters: () => {
+          const s = leg.stats;
+          return { received: s.received, lost: s.lost, late: s.late, duplicated: s.duplicated, reordered: s.reordered, dtmf: s.dtmf, cn: s.cn, rtcp: s.rtcp };
+        },
+      };
+    },
+  );
 }
 
 /** A source's warning in the command line's words: the flag, not the option. */
 function warningLine(w: LimitWarning | PayloadTypeWarning): string {
   if (w.option !== 'payloadTypes') return w.message.replace('Raise maxLegs', 'Raise --max-legs');
   const map = `--payload-type ${w.payloadType}=${w.mapping ?? 'CODEC/RATE'}`;
-  return w.message.replace(/^rtpSource: /, '').replace(/Map it in payloadTypes.*$/, w.mapping ? `Map it with ${map} to be sure.` : `Map it with ${map} (e.g. ${w.payloadType}=L16/16000, ${w.payloadType}=opus/48000/2).`);
+  return w.message.replace(/^rtpSource: /, '').replace(/Map it in payloadTypes.*$/, w.mapping ? `Map it with ${map} to be sure.` : `Map it with ${map} (e.g. ${w.payloadType}=PCMU/16000, ${w.payloadType}=PCMA/8000, ${w.payloadType}=L16/16000, ${w.payloadType}=opus/48000/2).`);
 }
 
 export const rtpCommands: readonly Command[] = [
@@ -186,7 +112,9 @@ export const rtpCommands: readonly Command[] = [
     description: `Listen for RTP on a UDP port and analyse every call leg (one per SSRC) in its own live
 session, printing one line per result, prefixed with the leg's id.
 PCMU (0), PCMA (8), G.722 (9), L16 (10, 11) are known; map dynamic payload types with
---payload-type. DTMF and comfort noise are dropped; RTCP on the same port is ignored.`,
+--payload-type. An unmapped dynamic type is told from its packets where they leave no doubt
+(G.711 or L16 at any rate, Opus), and said once. DTMF and comfort noise are dropped; RTCP on
+the same port is ignored.`,
     options: OPTIONS,
     footer: `Environment: SVC_API_KEY, SVC_BASE_URL. With neither set, an embedded emulator is started.
 Exit status: 0 when every call it took ended done (after --exit-after calls, or a signal: the

@@ -3,6 +3,7 @@
 // reconnects by itself when the dashboard restarts, and the list comes again whole.
 // Bundled for the browser by esbuild (src/dashboard/pageBundle.ts); served as /fleet.js.
 import { FleetCallSchema, type FleetCall } from '../fleetView.js';
+import { labelText } from '../../schema/resultLabel.js';
 
 const calls = new Map<string, FleetCall>();
 const rows = new Map<string, HTMLTableRowElement>();
@@ -55,6 +56,12 @@ function draw(c: FleetCall): void {
   link.rel = 'noopener';
   name.appendChild(link);
   if (c.title !== c.id) name.appendChild(el('div', 'muted mono', c.id));
+  // What made the call's results, in the words every view uses.
+  if (c.label) {
+    const source = el('div', 'source', labelText(c.label));
+    source.dataset.source = c.label.source;
+    name.appendChild(source);
+  }
   row.appendChild(name);
 
   const status = el('td');

@@ -11,10 +11,12 @@ import { splitSession } from '../../state/splitSession.js';
 import { dashboardView, type DashboardError } from '../view.js';
 import { connection, render } from './render.js';
 import { DASHBOARD_SESSION_ID } from '../sessionId.js';
+import { labelText, type ResultLabel } from '../../schema/resultLabel.js';
 
 let snapshot = initialConversationSnapshot;
 let status: SessionStatus = 'connecting';
 let title = '';
+let label: ResultLabel | null = null;
 let events = 0;
 let error: DashboardError | null = null;
 let version = 0;
@@ -22,7 +24,7 @@ let drawing = false;
 
 const draw = (): void => {
   drawing = false;
-  render(dashboardView(snapshot, { version, started: true, status, error, title, bytesSent: 0, eventsReceived: events }));
+  render(dashboardView(snapshot, { version, started: true, status, error, title, label, bytesSent: 0, eventsReceived: events }), label ? labelText(label) : '');
 };
 const changed = (): void => {
   version++;
@@ -59,6 +61,8 @@ relayMessages(`/sessions/${encodeURIComponent(id)}/events`, { maxRetries: 60 }).
         return;
       case 'status':
         if (m.title) title = m.title;
+        // What made the results: told before the first event it labels, again when it changes.
+        if (m.label) label = m.label;
         // The relay forwards the statuses the session's onStateChange reported, then its end.
         status = m.status as SessionStatus;
         changed();

@@ -48,16 +48,8 @@ function renderHeader(view) {
   status.dataset.status = view.status;
   status.textContent = view.status === 'failed' && view.error ? 'failed · ' + view.error.code : view.status === 'reconnecting' ? 'reconnecting…' : view.status;
   document.body.dataset.status = view.status;
-  var pos = view.duration_ms;
-  if (typeof pos !== 'number') {
-    pos = 0;
-    view.transcript.forEach(function (t) {
-      var c = t.clip;
-      var end = t.status === 'partial' ? c.end_ms : (typeof c.start_ms === 'number' && typeof c.duration_ms === 'number' ? c.start_ms + c.duration_ms : null);
-      if (typeof end === 'number' && end > pos) pos = end;
-    });
-  }
-  byId('audio-pos').textContent = clock(pos);
+  // The figures come computed in the view (dashboardView): the page formats them.
+  byId('audio-pos').textContent = clock(view.audio_ms);
   byId('event-count').textContent = String(view.events_received);
   var box = byId('error');
   if (view.status === 'failed' || view.server_error || view.error) {
@@ -250,9 +242,18 @@ function renderNote(view) {
   }
 }
 
-export function render(view) {
+// What made the results, as the view's label says it (its text made by labelText, in main.ts).
+function renderSource(view, text) {
+  var box = byId('source');
+  box.hidden = !view.label;
+  box.dataset.source = view.label ? view.label.source : '';
+  box.textContent = text || '';
+}
+
+export function render(view, labelText) {
   knownSpeakers(view);
   renderHeader(view);
+  renderSource(view, view.label ? labelText : '');
   renderTranscript(view);
   renderConversation(view);
   renderTopics(view);

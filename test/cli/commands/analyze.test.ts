@@ -3,11 +3,12 @@
 import { execFile } from 'node:child_process';
 import { copyFileSync, createReadStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from 'svc-stream/emulator';
+import { ServerEventSchema } from 'svc-stream/schema';
 import { main } from '../../../src/cli/main.js';
 import { runCli } from '../runCli.js';
 
@@ -48,7 +49,11 @@ describe('svc-stream analyze', () => {
     const state = out.at(-1)!;
     expect(out.at(-2)).toEqual({ type: 'done', duration_ms: 38507 });
     expect(state['type']).toBe('state');
-    expect(Object.keys(state).sort()).toEqual(['behaviors', 'clips', 'conversation_type', 'duration_ms', 'roles', 'session', 'source', 'summary', 'topic_sentiments', 'topics', 'type']);
+    expect(Object.keys(state).sort()).toEqual(['behaviors', 'clips', 'conversation_type', 'duration_ms', 'label', 'roles', 'session', 'source', 'summary', 'topic_sentiments', 'topics', 'type']);
+    // What made the results comes first, before any event, and again on the state line.
+    expect(out[0]).toEqual({ type: 'label', source: 'scenario', file: 'call.scenario.json', text: 'scenario call.scenario.json (scripted results, not an analysis of this audio)' });
+    expect(out.filter((l) => l['type'] === 'label')).toHaveLength(1);
+    expect(state['label']).toEqual({ source: 'scenario', file: 'call.scenario.json' });
     // The session's account: no reconnect, the whole file sent once, nothing replayed or dropped.
     expect(state['session']).toMatchObject({ status: 'done', reconnects: 0, reconnecting_ms: 0, audio_replayed_ms: 0, audio_dropped_ms: 0, bytes_replayed: 0, bytes_dropped: 0 });
     expect(Math.abs((state['session'] as { audio_sent_ms: number }).audio_sent_ms - 38507)).toBeLessThan(5);
@@ -64,7 +69,7 @@ describe('svc-stream analyze', () => {
     expect((state['behaviors'] as unknown[]).length).toBe(5);
     expect(typeof state['summary']).toBe('string');
     // Every event line is a normalised server event.
-    for (const e of out.slice(0, -1)) expect(typeof (e as { type: unknown }).type).toBe('string');
+    for (const e of out.slice(1, -1)) expect(ServerEventSchema.safeParse(e).success, JSON.stringify(e)).toBe(true);
   });
 
   it('piped, it prints one plain line per event and exits 0 after done', async () => {
@@ -83,11 +88,13 @@ describe('svc-stream analyze', () => {
       copyFileSync(sample('call.wav'), own);
       const json = await run(['analyze', own, '--json']);
       expect(json.code).toBe(0);
-      expect(lines(json.stdout).at(-1)).toMatchObject({ type: 'state', source: 'speech-segments-only' });
+      const label = { source: 'emulator', note: 'speech segments only (no transcription: clips without text; try --scenario)' };
+      expect(lines(json.stdout)[0]).toMatchObject({ type: 'label', ...label });
+      expect(lines(json.stdout).at(-1)).toMatchObject({ type: 'state', source: 'emulator', label });
       const piped = await run(['analyze', own]);
-      expect(piped.stdout.split('\n')[0]).toBe('source: emulator, speech segments only (no transcription: clips have no text; try --scenario)');
+      expect(piped.stdout.split('\n')[0]).toBe('source: emulator: speech segments only (no transcription: clips without text; try --scenario)');
       const tty = await run(['analyze', own], { tty: true });
-      expect(tty.stdout.split('── summary').at(-1)).toMatch(/source\s+emulator, speech segments only/);
+      expect(tty.stdout.split('── summary').at(-1)).toMatch(/source\s+emulator: speech segments only/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -154,11 +161,16 @@ describe('svc-stream analyze', () => {
       });
       expect(emulator.code).toBe(0);
       expect(replayed!.code).toBe(0);
-      const { source: a, ...first } = lines(recorded.stdout).at(-1) as Record<string, unknown>;
-      const { source: b, ...second } = lines(replayed!.stdout).at(-1) as Record<string, unknown>;
-      // The replaying emulator runs elsewhere; its answers say it is a scenario all the same.
-      expect([a, b]).toEqual(['scenario', 'scenario']);
+      const { source: a, label: la, session: sa, ...first } = lines(recorded.stdout).at(-1) as Record<string, unknown>;
+      const { source: b, label: lb, session: sb, ...second } = lines(replayed!.stdout).at(-1) as Record<string, unknown>;
+      // The replaying emulator runs elsewhere; its answers say what it plays: the recording, by its file's name.
+      expect([a, b]).toEqual(['scenario', 'recording']);
+      expect([la, lb]).toEqual([{ source: 'scenario', file: 'call.scenario.json' }, { source: 'recording', file: basename(file) }]);
       expect(second).toEqual(first);
+      // The same audio account, in another wall time.
+      const { wall_ms: _wa, ...accountA } = sa as Record<string, unknown>;
+      const { wall_ms: _wb, ...accountB } = sb as Record<string, unknown>;
+      expect(accountB).toEqual(accountA);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -67,8 +67,9 @@ describe('svc-stream events', () => {
   it('exits 0 when every file succeeds, with no progress line off a TTY; the emulator says the result is its own', async () => {
     const t = io(env);
     expect(await command('emotion').run([files.tone('c.wav', 1)], t.io)).toBe(0);
-    expect(JSON.parse(t.stdout.text())).toMatchObject({ source: 'emulator', result: { emotion: expect.any(String), time_series: [] } });
-    expect(t.stderr.text()).toBe("svc-stream: source: emulator stand-ins (computed from the signal by the emulator, not the service's models)\n");
+    // A tone is no speech: its emotion is not measured (Unknown), and its label says what was heard.
+    expect(JSON.parse(t.stdout.text())).toMatchObject({ source: 'emulator', label: { source: 'emulator', note: expect.stringContaining('heard: tonal 1.0s') }, result: { emotion: 'Unknown', time_series: [] } });
+    expect(t.stderr.text()).toBe("svc-stream: source: emulator: stand-ins computed from the signal, not the service's models\n");
   });
 
   it('uses an embedded emulator when nothing is configured', async () => {

@@ -24,13 +24,9 @@ function cli() {
 }
 
 async function urlOf(out: { text: () => string }): Promise<string> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const m = /svc-stream dashboard: (http:\/\/127\.0\.0\.1:\d+\/)\n/.exec(out.text());
-    if (m) return m[1]!;
-    if (Date.now() > deadline) throw new Error('no URL printed');
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  const printed = (): RegExpExecArray | null => /svc-stream dashboard: (http:\/\/127\.0\.0\.1:\d+\/)\n/.exec(out.text());
+  await expect.poll(() => printed() !== null, { timeout: 10_000, interval: 20, message: 'no URL printed' }).toBe(true);
+  return printed()![1]!;
 }
 
 function getJson(url: string): Promise<any> {
@@ -112,8 +108,7 @@ describe('svc-stream dashboard', () => {
     const t = cli();
     const exit = dashboardCommand.run(['--speed', '20'], t.io);
     const url = await urlOf(t.stdout);
-    const deadline = Date.now() + 10_000;
-    while (!t.stderr.text().includes('no browser could be opened') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await expect.poll(() => t.stderr.text(), { timeout: 10_000, interval: 20 }).toContain('no browser could be opened');
     expect(t.stderr.text()).toContain(`svc-stream: no browser could be opened from here; open ${url} in yours`);
     t.controller.abort();
     expect(await exit).toBe(0);

@@ -41,7 +41,7 @@ describe('svc-stream job', () => {
     const t = io(envOf(h));
     const code = await jobCommand.run(['submit', 'samples/call.wav', '--wait', '--emotion', '--interval-ms', '10'], t);
     // The emulator's answers say they are its own: one line on stderr, stdout stays the JSON.
-    expect(t.err()).toBe("svc-stream: source: emulator stand-ins (computed from the signal by the emulator, not the service's models)\n");
+    expect(t.err()).toBe("svc-stream: source: emulator: stand-ins computed from the signal, not the service's models\n");
     expect(code).toBe(0);
     const out = lines(t.out());
     expect(out[0]).toMatchObject({ job_id: expect.any(String), status: 'queued' });
@@ -88,7 +88,7 @@ describe('svc-stream job', () => {
     // `failed` is not contract: the wait runs to its deadline and names the last status.
     const failed = io(envOf(h));
     expect(await jobCommand.run(['submit', CALL, '--wait', '--interval-ms', '10', '--timeout-ms', '200'], failed)).toBe(1);
-    expect(failed.err()).toMatch(/^svc-stream: source: emulator stand-ins .*\nsvc-stream: poll_deadline: job \S+ was not completed within \d+ ms \(last status "failed"\)\n$/);
+    expect(failed.err()).toMatch(/^svc-stream: source: emulator: stand-ins .*\nsvc-stream: poll_deadline: job \S+ was not completed within \d+ ms \(last status "failed"\)\n$/);
     const id = lines(failed.out())[0]!.job_id as string;
     const read = io(envOf(h));
     expect(await jobCommand.run(['status', id], read)).toBe(0);

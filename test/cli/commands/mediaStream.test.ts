@@ -1,52 +1,18 @@
 // `svc-stream media-stream`: the bridge run in-process against the embedded emulator, with real
 // WebSocket clients speaking the Twilio protocol (and the command's own --demo client).
 import { readFileSync } from 'node:fs';
-import { PassThrough, Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { samplePath } from 'svc-stream';
 import { twilioSignature } from 'svc-stream/telephony';
-import { main } from '../../../src/cli/main.js';
+import { serveCli, stopServing, type Serving } from '../runCli.js';
 import { killSpawned, spawnBin } from '../spawned.js';
 
 afterEach(killSpawned);
 
-interface Running {
-  /** Resolves with the port once listening. */
-  readonly port: Promise<number>;
-  readonly exit: Promise<number>;
-  stdout(): string;
-  stderr(): string;
-  stop(): void;
-}
+afterEach(stopServing);
 
-const running: Running[] = [];
-afterEach(async () => {
-  for (const r of running.splice(0)) {
-    r.stop();
-    await r.exit;
-  }
-});
-
-function start(args: string[], env: NodeJS.ProcessEnv = {}): Running {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  let gotPort!: (p: number) => void;
-  const port = new Promise<number>((r) => (gotPort = r));
-  stdout.on('data', (c: Buffer) => (out += c.toString()));
-  stderr.on('data', (c: Buffer) => {
-    err += c.toString();
-    const m = /media streams on ws:\/\/[^:]+:(\d+)/.exec(err);
-    if (m) gotPort(Number(m[1]));
-  });
-  const controller = new AbortController();
-  const exit = main(['media-stream', '--port', '0', ...args], { stdout, stderr, stdin: Readable.from([]), env, signal: controller.signal });
-  const r: Running = { port, exit, stdout: () => out, stderr: () => err, stop: () => controller.abort() };
-  running.push(r);
-  return r;
-}
+const start = (args: string[], env: NodeJS.ProcessEnv = {}): Serving => serveCli(['media-stream', '--port', '0', ...args], /media streams on ws:\/\/[^:]+:(\d+)/, env);
 
 const ndjson = (text: string) => text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
 
@@ -93,7 +59,7 @@ describe('svc-stream media-stream', () => {
     expect(lines.filter((l) => l['type'] === 'event').length).toBeGreaterThan(20);
     expect(lines.find((l) => l['type'] === 'call_end')).toMatchObject({ status: 'done' });
     const state = lines.at(-1)!;
-    expect(state).toMatchObject({ type: 'state', source: 'scenario' });
+    expect(state).toMatchObject({ type: 'state', source: 'scenario', label: { source: 'scenario', file: 'call.scenario.json' } });
     expect(Object.values(state['roles'] as Record<string, { name: string }>).map((p) => p.name).sort()).toEqual(['Agent', 'Customer']);
     expect((state['clips'] as unknown[]).length).toBe(10);
     expect(r.stderr()).not.toMatch(/warning: no --token/);
@@ -103,7 +69,12 @@ describe('svc-stream media-stream', () => {
     const r = start(['--demo', '--speed', '40', '--seconds', '8']);
     expect(await r.exit).toBe(0);
     expect(r.stdout()).toMatch(/^MZdemo0+:inbound call CAdemo \(twilio, track inbound, mulaw\/8000\), /m);
-    expect(r.stdout().split('\n')[0]).toMatch(/^source: scenario .*call\.scenario\.json \(scripted results, not an analysis of this audio\)$/);
+    // The scenario follows its audio: the call's label comes once its audio was heard, before its first result.
+    const out = r.stdout().split('\n');
+    const source = out.findIndex((l) => l.startsWith('source: '));
+    expect(out[source]).toBe('source: scenario call.scenario.json (scripted results, not an analysis of this audio)');
+    expect(source).toBeLessThan(out.findIndex((l) => / \[ +0\.0s\] /.test(l)));
+    expect(out.filter((l) => l.startsWith('source: '))).toHaveLength(1);
     expect(r.stdout()).toMatch(/^MZdemo0+:inbound \[ +0\.0s\] 1: Northwind Bank support/m);
     expect(r.stdout()).toMatch(/^MZdemo0+:inbound role: speaker 1 is Agent$/m);
     expect(r.stdout()).toMatch(/^MZdemo0+:inbound done \(received \d+, lost 0/m);
@@ -132,7 +103,7 @@ describe('svc-stream media-stream', () => {
     await twilioCall(url, { authorization: 'Bearer bridge-secret-123' }, 'MZtoken', 2000);
     expect(await r.exit).toBe(0);
     expect(r.stderr()).toMatch(/bad_token/);
-    expect(ndjson(r.stdout()).at(-1)).toMatchObject({ type: 'state', id: 'MZtoken:inbound', source: 'speech-segments-only' });
+    expect(ndjson(r.stdout()).at(-1)).toMatchObject({ type: 'state', id: 'MZtoken:inbound', source: 'emulator', label: { source: 'emulator', note: expect.stringMatching(/^speech segments only/) } });
   }, 60_000);
 
   it('one call refused for capacity does not end the bridge: the other call is analysed', async () => {

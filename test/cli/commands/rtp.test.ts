@@ -61,7 +61,7 @@ describe('svc-stream rtp', () => {
     expect(lines.some((l) => l.type === 'event' && l.event?.type === 'done')).toBe(true);
     expect(lines.find((l) => l.type === 'call_end')).toMatchObject({ type: 'call_end', id: 'rtp-00000abc', status: 'done', duration_ms: 1000, stats: { received: 50, lost: 0 } });
     // As analyze --json ends: a state line saying where the results come from.
-    expect(lines.at(-1)).toMatchObject({ type: 'state', id: 'rtp-00000abc', source: 'speech-segments-only' });
+    expect(lines.at(-1)).toMatchObject({ type: 'state', id: 'rtp-00000abc', source: 'emulator', label: { source: 'emulator', note: expect.stringMatching(/^speech segments only/) } });
   });
 
   it('--max-legs refuses a second call and says so once on stderr; --frame-ms groups the audio it sends', async () => {
@@ -77,7 +77,25 @@ describe('svc-stream rtp', () => {
   });
 });
 
-describe('svc-stream rtp hears ffmpeg default L16 RTP (dynamic payload type 97, nobody mapped it)', () => {
+describe("svc-stream rtp hears ffmpeg's defaults (dynamic payload type 97, nobody mapped it)", () => {
+  // ffmpeg -re -i conv.wav -f rtp rtp://…, nothing else said, for a 16 kHz wav: a=rtpmap:97 PCMU/16000/1.
+  it("ffmpeg's plain default (PCMU/16000 on payload type 97) is an analysed call, the inference said once", async () => {
+    const { stdout, stderr, port, done } = startRtp(['--idle-timeout', '400', '--exit-after', '1']);
+    const ffmpeg = await resolveFfmpeg();
+    const sender = execFile(ffmpeg.path, ['-hide_banner', '-loglevel', 'error', '-re', '-i', 'samples/call.wav', '-t', '2', '-f', 'rtp', `rtp://127.0.0.1:${await port}`], { timeout: 20_000 });
+    try {
+      expect(await done).toBe(0);
+    } finally {
+      sender.kill('SIGKILL');
+    }
+    const warnings = stderr.text().split('\n').filter((l) => /payload type 97/.test(l));
+    expect(warnings).toEqual([expect.stringMatching(/^svc-stream: payload type 97 \(from 127\.0\.0\.1:\d+\) is not mapped; told from its packets \(1 byte per timestamp tick, paced at 16000 Hz, μ-law by its samples\), it is taken as PCMU\/16000\/1\. Map it with --payload-type 97=PCMU\/16000\/1 to be sure\.$/)]);
+    const out = stdout.text();
+    expect(out).toMatch(/^rtp-[0-9a-f]{8} call from 127\.0\.0\.1:\d+ \(PCMU\/16000 as mulaw\), /m);
+    // The packets held while it was told are played: the whole 2 s is analysed.
+    expect(out).toMatch(/^rtp-[0-9a-f]{8} done: (1\.9|2\.\d) s of audio$/m);
+  }, 30_000);
+
   it('the call is analysed as L16/16000 and the inference is said once, with the flag that maps it', async () => {
     const { stdout, stderr, port, done } = startRtp(['--idle-timeout', '400', '--exit-after', '1']);
     const ffmpeg = await resolveFfmpeg();
@@ -93,9 +111,9 @@ describe('svc-stream rtp hears ffmpeg default L16 RTP (dynamic payload type 97, 
     }
     const warnings = stderr.text().split('\n').filter((l) => /payload type 97/.test(l));
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/^svc-stream: payload type 97 \(from 127\.0\.0\.1:\d+\) is not mapped; its packets are L16 or Opus beyond doubt and are taken as L16\/16000\/1\. Map it with --payload-type 97=L16\/16000\/1 to be sure\.$/);
+    expect(warnings[0]).toMatch(/^svc-stream: payload type 97 \(from 127\.0\.0\.1:\d+\) is not mapped; told from its packets \(2 bytes per timestamp tick, paced at 16000 Hz, linear by its samples\), it is taken as L16\/16000\/1\. Map it with --payload-type 97=L16\/16000\/1 to be sure\.$/);
     const out = stdout.text();
-    expect(out.split('\n')[0]).toBe('source: emulator, speech segments only (no transcription: clips have no text; try --scenario)');
+    expect(out.split('\n')[0]).toBe('source: emulator: speech segments only (no transcription: clips without text; try --scenario)');
     expect(out).toMatch(/^rtp-[0-9a-f]{8} call from 127\.0\.0\.1:\d+ \(L16\/16000 as s16be\), /m);
     expect(out).toMatch(/^rtp-[0-9a-f]{8} done: [12]\.\d s of audio$/m);
   }, 30_000);
@@ -111,7 +129,7 @@ describe('svc-stream rtp hears ffmpeg default L16 RTP (dynamic payload type 97, 
         }
       }, 10);
     });
-    // Packets of 33 bytes whose timestamps step by 160: neither L16 nor Opus (GSM-like).
+    // Packets of 33 bytes whose timestamps step by 160: none of G.711, L16 or Opus (GSM-like).
     const socket = createSocket('udp4');
     const p = await port;
     for (let i = 0; i < 4; i++) {
@@ -129,10 +147,10 @@ describe('svc-stream rtp hears ffmpeg default L16 RTP (dynamic payload type 97, 
     socket.close();
     const lines = stderr.text().split('\n').filter((l) => /payload type 111/.test(l));
     expect(lines).toEqual([
-      "svc-stream: payload type 111 is not mapped and its packets are neither L16 (a timestamp step of one sample per 2 bytes per channel) nor Opus; its packets are dropped and counted in stats.unknownPayloadType. Map it with --payload-type 111=CODEC/RATE (e.g. 111=L16/16000, 111=opus/48000/2).",
+      'svc-stream: payload type 111 is not mapped and its packets are neither G.711 (a timestamp step of one sample per byte per channel), L16 (per 2 bytes per channel) nor Opus (the duration its TOC byte says); its packets are dropped and counted in stats.unknownPayloadType. Map it with --payload-type 111=CODEC/RATE (e.g. 111=PCMU/16000, 111=PCMA/8000, 111=L16/16000, 111=opus/48000/2).',
     ]);
     // No call: only the line saying where results would come from.
-    expect(stdout.text()).toBe('source: emulator, speech segments only (no transcription: clips have no text; try --scenario)\n');
+    expect(stdout.text()).toBe('source: emulator: speech segments only (no transcription: clips without text; try --scenario)\n');
   });
 });
 
