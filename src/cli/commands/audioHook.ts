@@ -122,6 +122,8 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
       analyzeCalls(
         audioHookServer({
           ...(run.worker ? { worker: run.worker } : {}),
+          lifecycle: run.lifecycle,
+          ...(run.onRequest ? { onRequest: run.onRequest } : {}),
           stats: serverStats,
           host,
           port,
@@ -187,6 +189,9 @@ one session, one line per result prefixed with the AudioHook session's id (or ND
 Genesys adds (RFC 9421); pauses and discarded audio are filled with silence and said.`,
   options: OPTIONS,
   footer: `Environment: SVC_API_KEY, SVC_BASE_URL, AUDIOHOOK_API_KEY, AUDIOHOOK_CLIENT_SECRET.
-Exit status: 0 after --exit-after calls (or Ctrl-C); 1 when it cannot listen or the demo fails.`,
+Exit status: 0 when every call it took ended done (after --exit-after calls, or a signal: the
+first drains, new connections answered 503 with Retry-After while the sessions open run to
+their close, a second ends them with disconnect); 1 when one did not (failed, ended shutdown,
+lost with a worker), it cannot listen or the demo fails; 2 for a usage mistake or a port in use.`,
   run,
 });
