@@ -58,9 +58,7 @@ export {
   type SipServerOptions,
   type SipServerStats,
   type SipTimers,
-  type SipLifecycle,
   type SipServerControl,
-  type SipMetric,
   type SipRecOptions,
 } from './sip/sipServer.js';
 export type { SipCall, SipCallEnd, SipCallMetadata, SipCallParticipant, SipCallStats, SipParty } from './sip/sipCall.js';

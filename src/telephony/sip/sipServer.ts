@@ -5,6 +5,8 @@ import { InputError, AudioSourceError } from '../../errors/index.js';
 import { positiveInteger } from '../../internal/positiveOption.js';
 import type { LimitWarning, WarningHandler } from '../../warnings.js';
 import { workerHandle, type CallWorker } from '../callWorker.js';
+import type { CallServer, ServiceLifecycle } from '../../service/lifecycle.js';
+import type { ServiceMetric } from '../../service/metric.js';
 import { DEFAULT_LIVE_FRAME_MS } from '../LiveAudio.js';
 import type { SipDigestAuth } from './digestAuth.js';
 import type { SipCall } from './sipCall.js';
@@ -136,48 +138,11 @@ export interface SipTimers {
 
 export const DEFAULT_SIP_TIMERS: SipTimers = { t1: 500, t2: 4000, t4: 5000 };
 
-/**
- * The shape of a service life cycle the server plugs into (its `lifecycle` option): it attaches
- * a {@link SipServerControl} and says when what is in flight changed.
- */
-export interface SipLifecycle {
-  /** Plug the server in; what comes back is how the server tells the life cycle of itself. */
-  attach(server: SipServerControl): {
-    /** What is in flight dropped: a drain may be over. */
-    changed(): void;
-    /** The server stopped: it no longer counts. */
-    detach(): void;
-  };
-  /** The server listens: the service takes calls (`ServiceLifecycle.ready`). */
-  ready?(): void;
-}
-
-/** One metric family, read at each scrape from the server's own counters (the shape a service's registry takes). */
-export interface SipMetric {
-  /** Prometheus name: `svc_stream_sip_…`, counters ending `_total`. */
-  readonly name: string;
-  readonly help: string;
-  readonly type: 'counter' | 'gauge';
-  /** Label names, from bounded sets (a reason, a method), never a call id. */
-  readonly labels?: readonly string[] | undefined;
-  /** The values now, read from the server's counters at each call. */
-  samples(): ReadonlyArray<{ readonly labels?: Readonly<Record<string, string>> | undefined; readonly value: number }>;
-}
-
-/** What a server attached to a life cycle offers it: calls in flight, stop accepting, end them, its metrics. */
-export interface SipServerControl {
-  /** Calls answered or being answered, not ended. */
-  readonly inFlight: number;
-  /** New INVITEs are answered 503 with Retry-After from now on (OPTIONS too); calls in flight go on. */
-  stopAccepting(): void;
-  /** End every call now: BYE, and its audio fails with `error` (a `shutdown` SvcError). */
-  endCalls(error: Error): void;
-  /** The server's counters as metric families (invites, calls by end, refusals by reason, levels). */
-  metrics(): readonly SipMetric[];
-}
+/** What a SIP server attached to a service life cycle offers it (`CallServer`): calls in flight; stop accepting (new INVITEs and OPTIONS answered 503 with Retry-After); end them (BYE, their audio fails with the `shutdown` error); its metrics. */
+export type SipServerControl = CallServer & { metrics(): readonly ServiceMetric[] };
 
 /** The metric families of a server's counters. */
-export function sipMetrics(stats: Readonly<SipServerStats>): SipMetric[] {
+export function sipMetrics(stats: Readonly<SipServerStats>): ServiceMetric[] {
   const by = (label: string, pairs: ReadonlyArray<readonly [string, keyof SipServerStats]>) => () => pairs.map(([v, k]) => ({ labels: { [label]: v }, value: stats[k] }));
   const one = (k: keyof SipServerStats) => () => [{ value: stats[k] }];
   return [
@@ -275,8 +240,15 @@ export interface SipServerOptions {
   readonly stats?: SipServerStats | undefined;
   /** Every timer (RFC 3261's, RTP timeout, ringing) goes through it (default `asyncScheduler`). */
   readonly scheduler?: SchedulerLike | undefined;
-  /** The service life cycle to plug into (drain: 503 to new INVITEs; end calls at the deadline). */
-  readonly lifecycle?: SipLifecycle | undefined;
+  /**
+   * The service's life cycle (`ServiceLifecycle`): the server attaches to it as a `CallServer`
+   * and makes it `ready` once it listens. Draining, new INVITEs (and OPTIONS) are answered 503
+   * with `Retry-After: retryAfterS` (counted in `stats.drainRefused`) while the calls in flight
+   * go on; forced (the drain deadline, a second signal), each call is sent BYE and its audio
+   * fails with the `shutdown` error. Its metrics: `sipMetrics`. Under `callWorkers`, the
+   * worker's own life cycle is used by default.
+   */
+  readonly lifecycle?: ServiceLifecycle | undefined;
   /**
    * The worker handle `callWorkers` gives each worker: worker i listens on `port + i` (port 0:
    * a free one each), takes its slice of `rtpPorts`, `maxCalls` holds across them, and `stats`
@@ -383,12 +355,13 @@ export function sipServer(options: SipServerOptions = {}): Observable<SipCall> {
       handle,
       emit: (call) => subscriber.next(call),
     });
-    const attached = options.lifecycle?.attach(ua.control);
+    const lifecycle = options.lifecycle ?? handle?.lifecycle;
+    const attached = lifecycle?.attach(ua.control);
     ua.onInFlightChanged = () => attached?.changed();
     ua.listen().then(
       (address) => {
         handle?.listening(address.port);
-        options.lifecycle?.ready?.();
+        lifecycle?.ready();
         options.onListening?.(address);
       },
       (err: Error) => subscriber.error(new AudioSourceError('source_error', `SIP server cannot listen on ${host}:${port}: ${err.message}`, { cause: err })),

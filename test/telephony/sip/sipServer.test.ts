@@ -1,3 +1,4 @@
+import { ServiceLifecycle } from '../../../src/service/lifecycle.js';
 import { firstValueFrom, lastValueFrom, toArray, type Subscription } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSipServerStats, sipServer, type SipCall, type SipRefusal, type SipServerOptions } from '../../../src/telephony/index.js';
@@ -366,32 +367,32 @@ describe('sipServer: media', () => {
 });
 
 describe('sipServer: a service life cycle', () => {
-  it('draining answers new INVITEs (and OPTIONS) 503 with Retry-After while calls go on; endCalls sends BYE and fails their audio', async () => {
-    let server: import('../../../src/telephony/index.js').SipServerControl | undefined;
-    let changes = 0;
-    const lifecycle = { attach: (c: import('../../../src/telephony/index.js').SipServerControl) => ((server = c), { changed: () => void changes++, detach: () => undefined }) };
+  it('on a ServiceLifecycle: ready once listening; draining answers new INVITEs (and OPTIONS) 503 with Retry-After while calls go on; forced, BYE and the audio fails shutdown; then stopped', async () => {
+    const lifecycle = new ServiceLifecycle({ drainTimeoutMs: 60_000 });
     const s = await start({ lifecycle });
+    expect(lifecycle.readiness).toEqual({ ready: true, reason: undefined });
+    const server = lifecycle.attached[0]!;
     const peer = await s.peer();
     const callP = s.nextCall();
     await call(peer, 'lc1');
     const c = await callP;
-    expect(server!.inFlight).toBe(1);
-    server!.stopAccepting();
+    expect(server.inFlight).toBe(1);
+    lifecycle.drain('signal');
+    expect(lifecycle.readiness.ready).toBe(false);
     peer.send(peer.build('INVITE', { callId: 'lc2', cseq: 1, body: sdpOffer() }));
     expect((await peer.response(503)).headers.get('retry-after')).toBe('5');
     peer.send(peer.build('OPTIONS', { callId: 'lc3', cseq: 1 }));
     await peer.response(503, 'OPTIONS');
-    const failure = new Error('shutdown');
     const audio = collectBytes(c.audio$).catch((e: unknown) => e);
-    server!.endCalls(failure);
+    lifecycle.force('signal');
     const bye = await peer.request('BYE');
     peer.answer(bye, 200);
-    expect(await audio).toBe(failure);
+    expect(await audio).toMatchObject({ code: 'shutdown' });
     expect(await firstValueFrom(c.ended$)).toBe('shutdown');
-    expect(server!.inFlight).toBe(0);
-    expect(changes).toBeGreaterThan(0);
+    expect(server.inFlight).toBe(0);
+    expect((await lifecycle.whenStopped()).status).toBe('stopped');
     expect(s.stats).toMatchObject({ drainRefused: 2, localHangups: 1, running: 0 });
-    const metrics = Object.fromEntries(server!.metrics().map((m) => [m.name, m.samples()]));
+    const metrics = Object.fromEntries(server.metrics!().map((m) => [m.name, m.samples()]));
     expect(metrics['svc_stream_sip_calls_answered_total']).toEqual([{ value: 1 }]);
     expect(metrics['svc_stream_sip_invites_refused_total']).toContainEqual({ labels: { reason: 'draining' }, value: 2 });
     expect(metrics['svc_stream_sip_calls_ended_total']).toContainEqual({ labels: { reason: 'local' }, value: 1 });
