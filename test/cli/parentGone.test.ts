@@ -1,5 +1,5 @@
-// A command ends when its parent goes away (npx killed, a shell gone): `rtp` (with its workers)
-// and `media-stream` under a shell that is SIGKILLed leave no process behind and free their port.
+// A command ends when its parent goes away (npx killed, a shell gone): `rtp` (with its workers),
+// `media-stream`, `sip` and `audiohook` under a shell that is SIGKILLed leave no process behind and free their port.
 import { execFileSync } from 'node:child_process';
 import dgram from 'node:dgram';
 import { createServer } from 'node:net';
@@ -74,3 +74,20 @@ it('rtp --workers 2 and media-stream, their shell SIGKILLed: no process left, th
   expect(await tcpFree(wsPort)).toBe(true);
 }, 60_000);
 
+
+it('sip and audiohook, their shell SIGKILLed: no process left, the ports free', async () => {
+  const sipPort = await freeUdpPorts(1);
+  const hookPort = sipPort + 1;
+  expect(await tcpFree(sipPort)).toBe(true);
+  expect(await tcpFree(hookPort)).toBe(true);
+  const [sip, hook] = await Promise.all([
+    underAShell(`sip --port ${sipPort} --rtp-ports 46200-46299`, /SIP on 127\.0\.0\.1/, 1),
+    underAShell(`audiohook --port ${hookPort} --audiohook-api-key parent-key`, /AudioHook on ws:/, 1),
+  ]);
+  sip.shell.kill('SIGKILL');
+  hook.shell.kill('SIGKILL');
+  for (const pid of [...sip.tree, ...hook.tree]) await expect.poll(() => alive(pid), { timeout: 15_000 }).toBe(false);
+  expect(await udpFree(sipPort)).toBe(true);
+  expect(await tcpFree(sipPort)).toBe(true);
+  expect(await tcpFree(hookPort)).toBe(true);
+}, 60_000);
