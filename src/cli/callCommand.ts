@@ -26,6 +26,8 @@ import { watchRedis } from './redisHealth.js';
 import { embeddedLabel } from './resultSource.js';
 import { DRAIN_OPTION, METRICS_OPTIONS, startCommandService } from './service.js';
 
+const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref());
+
 /** The command's own script, which each worker runs again with the same arguments. */
 const BIN = new URL('../../bin/svc-stream.js', import.meta.url).pathname;
 
@@ -227,6 +229,8 @@ async function serveCalls<C extends AnalyzableCall>(
   const workersStats = createCallWorkersStats();
   let sub: Subscription | undefined;
   let failure: unknown;
+  let workersGone: () => void = () => undefined;
+  const workersEnded = new Promise<void>((resolve) => (workersGone = resolve));
   const failed = new Promise<void>((resolve) => {
     const fail = (e: unknown): void => {
       failure ??= e;
@@ -244,11 +248,17 @@ async function serveCalls<C extends AnalyzableCall>(
         error: fail,
       });
     } else {
-      sub = primary(io, settings, endpoint, lifecycle, cluster, workersStats, answer, callEnded, warn).subscribe({ error: fail, complete: () => resolve() });
+      // Completes once drained and every worker has exited, its last report read.
+      sub = primary(io, settings, endpoint, lifecycle, cluster, workersStats, answer, callEnded, warn).subscribe({ error: fail, complete: workersGone });
     }
   });
   try {
     await Promise.race([service.stopped, failed]);
+    // Every call ended, but a worker's counters since its last report (a refusal a moment ago
+    // on a worker with no call to report with) are still on their way: the last line waits for
+    // each worker's final report, as its exit brings it (bounded: a worker that does not end is
+    // killed 5 s after the deadline).
+    if (cluster !== undefined && failure === undefined) await Promise.race([workersEnded, failed, delay(10_000)]);
   } finally {
     sub?.unsubscribe();
     await service.close();

@@ -375,6 +375,8 @@ function primarySide(n: number, options: CallWorkersOptions): Observable<CallWor
       }
       subscriber.next({ type: 'worker-exited', index, pid: worker.process.pid!, code, signal, lostCalls: lost, restarting });
       attached?.changed();
+      // Drained and every worker gone, each one's last report read: the totals are whole.
+      if (draining && slots.size === 0) return subscriber.complete();
       if (!restarting) return;
       stats.restarts++;
       // A worker that keeps dying waits longer each time (from 100 ms up to 5 s), so a crash loop does not spin.
