@@ -62,7 +62,7 @@ describe('svc-stream audiohook', () => {
     expect(r.stderr()).toMatch(/refused a connection from 127\.0\.0\.1: bad_signature \(the signature does not match\)/);
     expect(r.stderr()).not.toContain('the-right-key');
     // No call: only the line saying where results would come from.
-    expect(r.stdout()).toBe('source: emulator, speech segments only (no transcription: clips have no text; try --scenario)\n');
+    expect(r.stdout()).toBe('source: emulator: speech segments only (no transcription: clips without text; try --scenario)\n');
   });
 
   it('listening beyond loopback without a key is refused before anything starts (exit 2)', async () => {
