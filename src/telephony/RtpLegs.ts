@@ -281,6 +281,14 @@ export class RtpLegs {
         if (ok) handle.give('legs');
         return;
       }
+      // The primary's drain came while the place was asked (its messages arrive in order: a
+      // drain sent before the answer is read first): the new SSRC is refused as any other then.
+      if (!this.accepting) {
+        if (ok) handle.give('legs');
+        stats.refusedDraining += datagrams.length;
+        this.ctx.warnDraining();
+        return;
+      }
       if (!ok) {
         stats.refusedLegs += datagrams.length;
         warnRefused();

@@ -121,3 +121,14 @@ export function udpReceiveBufferErrors(): number {
   const [head, values] = [lines[0]!.split(/\s+/), lines[1]!.split(/\s+/)];
   return Number(values[head.indexOf('InErrors')]);
 }
+
+/** Datagrams the kernel dropped for the UDP socket bound to 127.0.0.1:`port` (its receive buffer full), from /proc/net/udp's `drops`; 0 when no such socket. */
+export function udpSocketDrops(port: number): number {
+  const local = `0100007F:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  let drops = 0;
+  for (const line of readFileSync('/proc/net/udp', 'utf8').split('\n').slice(1)) {
+    const f = line.trim().split(/\s+/);
+    if (f[1] === local) drops += Number(f[f.length - 1]);
+  }
+  return drops;
+}
