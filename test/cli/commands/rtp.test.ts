@@ -68,7 +68,10 @@ describe('svc-stream rtp', () => {
     const { stdout, stderr, port, done } = startRtp(['--idle-timeout', '300', '--exit-after', '1', '--max-legs', '1', '--frame-ms', '100', '--json']);
     const p = await port;
     // 0xabc's first packet starts the one leg allowed; every packet of 0xdef is refused.
-    await Promise.all([sendRtpCall(p, 0xabc, 1, 2), new Promise((r) => setTimeout(r, 50)).then(() => sendRtpCall(p, 0xdef, 1, 2))]);
+    let abcFirst!: () => void;
+    const abcStarted = new Promise<void>((r) => (abcFirst = r));
+    // On loopback a datagram is queued at the receiver once sent: 0xdef's come after 0xabc's first.
+    await Promise.all([sendRtpCall(p, 0xabc, 1, 2, 0, abcFirst), abcStarted.then(() => sendRtpCall(p, 0xdef, 1, 2))]);
     expect(await done).toBe(0);
     const lines = stdout.text().trim().split('\n').map((l) => JSON.parse(l) as { type: string; id: string });
     expect(lines.filter((l) => l.type === 'call').map((l) => l.id)).toEqual(['rtp-00000abc']);
