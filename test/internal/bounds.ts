@@ -13,3 +13,12 @@ export async function settlesWithin(promise: Promise<unknown>, ms: number): Prom
     clearTimeout(guard);
   }
 }
+
+/**
+ * Let the event loop turn `n` times (each turn runs every pending microtask, then one round of
+ * immediates). For in-memory work that yields with setImmediate between steps, "nothing more
+ * happened after n turns" is a fact about the code, not about the machine's speed.
+ */
+export async function loopTurns(n: number): Promise<void> {
+  for (let i = 0; i < n; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
