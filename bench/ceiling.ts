@@ -15,7 +15,8 @@
 // included). Runs go A B C D A B C D ..., ROUNDS times; figures are medians, ratios the medians
 // of per-round ratios, and each client's least run (a shared machine only ever slows a run down). Beside them: frames sent, collections (scavenges / others), page faults.
 //
-// Run: npx tsx bench/ceiling.ts      (CEILING_MB=1024 by default, CEILING_ROUNDS=5)
+// Run: npx tsx bench/ceiling.ts      (CEILING_MB=1024 by default, CEILING_ROUNDS=5; CEILING_AGAINST=DIR
+// adds the library of another checkout to the same rounds, CEILING_CLIENTS=default,floor a subset)
 import { spawn } from 'node:child_process';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -34,8 +35,13 @@ const ROUNDS = Number(process.env['CEILING_ROUNDS'] ?? 5);
 const CHUNK = 3200;
 const FRAME = 64 * 1024;
 
-type Client = 'bare' | 'floor' | 'plain' | 'default';
-const ALL_CLIENTS: readonly Client[] = ['default', 'plain', 'floor', 'bare'];
+type Client = 'bare' | 'floor' | 'plain' | 'default' | 'default-against' | 'plain-against';
+/**
+ * CEILING_AGAINST=DIR: also run the library of another checkout (its src/, through tsx) in the
+ * same rounds, as `default-against` and `plain-against`: before and after under the same load.
+ */
+const AGAINST = process.env['CEILING_AGAINST'];
+const ALL_CLIENTS: readonly Client[] = AGAINST ? ['default', 'plain', 'default-against', 'plain-against', 'floor', 'bare'] : ['default', 'plain', 'floor', 'bare'];
 /** CEILING_CLIENTS=default,floor runs some of them (for a profile). */
 const CLIENTS: readonly Client[] = process.env['CEILING_CLIENTS'] ? (process.env['CEILING_CLIENTS'].split(',') as Client[]) : ALL_CLIENTS;
 const HIGH_WATER = 1 << 20;
@@ -104,10 +110,26 @@ async function floorClient(baseUrl: string): Promise<number> {
 }
 
 /** The library over an async iterable of 3200 B chunks that reuses one buffer; the frames it sent. */
-async function library(baseUrl: string, reconnect: boolean): Promise<number> {
+type Library = { fromAsyncIterable: typeof fromAsyncIterable; analyzeConversation: typeof analyzeConversation; createSessionStats: typeof createSessionStats };
+
+/** This checkout's library, or (against) the other checkout's, imported before a run is timed. */
+async function loadLibrary(against: boolean): Promise<Library> {
+  let lib: Library = { fromAsyncIterable, analyzeConversation, createSessionStats };
+  if (against) {
+    const at = (file: string): string => new URL(`src/${file}`, `file://${AGAINST!.replace(/\/?$/, '/')}`).href;
+    lib = {
+      fromAsyncIterable: ((await import(at('audio/fromAsyncIterable.ts'))) as { fromAsyncIterable: typeof fromAsyncIterable }).fromAsyncIterable,
+      analyzeConversation: ((await import(at('session/conversation.ts'))) as { analyzeConversation: typeof analyzeConversation }).analyzeConversation,
+      createSessionStats: ((await import(at('session/stats.ts'))) as { createSessionStats: typeof createSessionStats }).createSessionStats,
+    };
+  }
+  return lib;
+}
+
+async function library(baseUrl: string, reconnect: boolean, lib: Library): Promise<number> {
   const { memory, count } = memorySource();
-  const stats = createSessionStats();
-  await lastValueFrom(fromAsyncIterable(memory(), { format: RAW }).pipe(analyzeConversation({ apiKey: KEY, baseUrl, stats, ...(reconnect ? {} : { reconnect: false as const }) })));
+  const stats = lib.createSessionStats();
+  await lastValueFrom(lib.fromAsyncIterable(memory(), { format: RAW }).pipe(lib.analyzeConversation({ apiKey: KEY, baseUrl, stats, ...(reconnect ? {} : { reconnect: false as const }) })));
   if (stats.bytesSent !== count * CHUNK) throw new Error(`sent ${stats.bytesSent} of ${count * CHUNK}`);
   if (process.env['CEILING_THREADS']) process.stderr.write(`${reconnect ? 'default' : 'plain'}: ${stats.pauses} pauses, ${stats.framesSent} frames\n`);
   return stats.framesSent;
@@ -140,10 +162,16 @@ async function runClient(client: Client, baseUrl: string): Promise<void> {
     }
   });
   gcs.observe({ entryTypes: ['gc'] });
+  const lib = client === 'bare' || client === 'floor' ? undefined : await loadLibrary(client.endsWith('-against'));
   const f0 = process.resourceUsage().minorPageFault;
   const c0 = process.cpuUsage();
   const t0 = performance.now();
-  const frames = client === 'bare' ? (await bareClient(baseUrl, TOTAL / FRAME, FRAME), TOTAL / FRAME) : client === 'floor' ? await floorClient(baseUrl) : await library(baseUrl, client === 'default');
+  const frames =
+    client === 'bare'
+      ? (await bareClient(baseUrl, TOTAL / FRAME, FRAME), TOTAL / FRAME)
+      : client === 'floor'
+        ? await floorClient(baseUrl)
+        : await library(baseUrl, client.startsWith('default'), lib!);
   const wall = (performance.now() - t0) / 1000;
   const c = process.cpuUsage(c0);
   const faults = process.resourceUsage().minorPageFault - f0;
@@ -182,6 +210,8 @@ function spawnRun(client: Client, baseUrl: string): Promise<RunReport> {
 }
 
 const LABEL: Record<Client, string> = {
+  'default-against': `library of ${AGAINST ?? ''}, default`,
+  'plain-against': `library of ${AGAINST ?? ''}, \`reconnect: false\``,
   default: 'library, default (reconnect on)',
   plain: 'library, `reconnect: false`',
   floor: 'hand-written (`for await`, one copy into a 64 KiB frame, bare ws, same flow control)',
@@ -234,6 +264,10 @@ async function main(): Promise<void> {
   }
   if (has('plain') && has('floor')) console.log(`reconnect:false × hand-written ${fmt(ratio('plain', 'floor'), 2)} (per round ${perRound('plain', 'floor')}); least / least ${fmt(least('plain') / least('floor'), 2)}`);
   if (has('default') && has('plain')) console.log(`default × reconnect:false ${fmt(ratio('default', 'plain'), 2)} (per round ${perRound('default', 'plain')})`);
+  if (has('default-against') && has('floor')) {
+    console.log(`against ${AGAINST}: default × hand-written ${fmt(ratio('default-against', 'floor'), 2)} (per round ${perRound('default-against', 'floor')}); reconnect:false × hand-written ${fmt(ratio('plain-against', 'floor'), 2)} (per round ${perRound('plain-against', 'floor')})`);
+    console.log(`this checkout × ${AGAINST}: default ${fmt(ratio('default', 'default-against'), 2)} (per round ${perRound('default', 'default-against')}); reconnect:false ${fmt(ratio('plain', 'plain-against'), 2)} (per round ${perRound('plain', 'plain-against')})`);
+  }
   if (has('floor') && has('bare')) console.log(`hand-written × bare ${fmt(ratio('floor', 'bare'), 2)} (per round ${perRound('floor', 'bare')})`);
   if (has('floor')) {
     const chunks = Math.floor(TOTAL / CHUNK);

@@ -528,7 +528,8 @@ async function oneRun(script: string, spec: TelephonySpec, standIn: ChildProcess
   rssPeak = Math.max(rssPeak, sumRss(pids));
   const sent = await senderReport;
   // Every call ends IDLE_MS after its last packet; give the sessions time to get `done`.
-  const finishTimer = setTimeout(() => receiver.send({ type: 'finish' }), IDLE_MS + 15_000);
+  // (A receiver that died meanwhile has no channel: its exit is the error nextMessage reports.)
+  const finishTimer = setTimeout(() => receiver.connected && receiver.send({ type: 'finish' }), IDLE_MS + 15_000);
   const report = await nextMessage<ReceiverReport>(receiver, 'receiver-report');
   dbg('receiver report');
   clearTimeout(finishTimer);
