@@ -84,11 +84,16 @@ export type AudioWarning = AudioSourceWarning | ReplayGapWarning;
  * `mediaStreamServer` give it to their `onWarning` the first time, and count every refusal.
  */
 export interface LimitWarning {
-  /** `max_legs`: an RTP leg refused by `maxLegs`; `max_connections`: a media-stream connection refused by `maxConnections`; `max_calls`: a SIP INVITE refused by `maxCalls`. */
-  readonly code: 'max_legs' | 'max_connections' | 'max_calls';
-  /** The option that raises the bound. */
-  readonly option: 'maxLegs' | 'maxConnections' | 'maxCalls';
-  /** The bound in force. */
+  /**
+   * `max_legs`: an RTP leg refused by `maxLegs`; `max_connections`: a media-stream connection
+   * refused by `maxConnections`; `max_calls`: a SIP INVITE refused by `maxCalls`; `draining`: a
+   * new call refused because the service drains (`lifecycle`: it takes no new call while the
+   * calls in flight end).
+   */
+  readonly code: 'max_legs' | 'max_connections' | 'max_calls' | 'draining';
+  /** The option that raises the bound (`lifecycle` for `draining`: nothing to raise). */
+  readonly option: 'maxLegs' | 'maxConnections' | 'maxCalls' | 'lifecycle';
+  /** The bound in force (0 for `draining`). */
   readonly limit: number;
   /** One line for a log: what was refused, the counter that keeps counting, the option to raise. */
   readonly message: string;

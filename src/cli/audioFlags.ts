@@ -3,11 +3,14 @@
 // commands hand them to fileSource; upload commands (events, emotion, job) turn a file the
 // service would not take (raw audio, .m4a, …) into a WAV with ffmpeg first.
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, extname, join } from 'node:path';
 import { fileSource, type FileSourceOptions } from '../audio/fileSource.js';
-import { RAW_FILE_EXTENSIONS, rawFormatHint } from '../audio/fileFormats.js';
+import { FILE_FORMATS, RAW_FILE_EXTENSIONS, rawFormatHint } from '../audio/fileFormats.js';
+import { probeAudioFile } from '../audio/probeAudioFile.js';
+import { sniffContainer, SNIFF_BYTES } from '../internal/sniffContainer.js';
+import { checkInputFile } from './sharedOptions.js';
 import type { AudioObservable } from '../audio/meta.js';
 import { InputError } from '../errors/index.js';
 import { resolveFfmpeg } from '../internal/ffmpegPath.js';
@@ -49,6 +52,47 @@ export function formatFromFlags(values: AudioFlagValues): AudioFormat | undefine
     ...(sampleRate !== undefined ? { sample_rate: sampleRate } : {}),
     ...(channels !== undefined ? { num_channels: channels } : {}),
   } as AudioFormat;
+}
+
+/**
+ * The one check of an audio file named on a command line, before anything starts (no emulator,
+ * no `source:` line), in one wording across commands: it exists, is readable and not empty;
+ * raw audio needs its format named (`--format`, `--rate`, `--channels`: `unsupported_format`
+ * with the flags a raw extension usually needs, naming the file); anything else must be audio
+ * ffmpeg decodes (`corrupt_audio`, `unsupported_format`). `transcoding`: the command transcodes
+ * or converts the file, so any container ffmpeg reads will do whatever its extension says.
+ */
+export async function checkAudioInput(file: string, values: AudioFlagValues, transcoding: boolean): Promise<void> {
+  checkInputFile(file);
+  if (rawFormat(formatFromFlags(values), file) !== undefined) return;
+  const extension = extname(file).toLowerCase();
+  if (RAW_FILE_EXTENSIONS[extension] !== undefined) throw new InputError('unsupported_format', `${file}: ${rawFormatHint(extension)}`, { path: file });
+  // A container the service takes as it is, whose first bytes say so: its header will do (no
+  // ffmpeg per file, for a batch of thousands). Anything else: ffmpeg decodes its start.
+  const handling = FILE_FORMATS[extension];
+  if (handling?.mode === 'passthrough' && sniffContainer(await firstBytes(file)) === handling.format) return;
+  await probeAudioFile(file, { transcoding });
+}
+
+async function firstBytes(file: string): Promise<Uint8Array> {
+  const handle = await open(file, 'r');
+  try {
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(SNIFF_BYTES), 0, SNIFF_BYTES, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Whether an upload command converts `file` before it goes (raw audio, --transcode, an extension outside `accepted`). */
+export function uploadConverts(file: string, values: AudioFlagValues, accepted: readonly string[]): boolean {
+  const bare = (e: string): string => e.replace(/^\./, '').toLowerCase();
+  return values.transcode === true || values.format !== undefined || !accepted.map(bare).includes(bare(extname(file)));
+}
+
+/** Whether a streaming command transcodes `file` (asked, paced by the client, or a format the service does not take as it is). */
+export function streamTranscodes(file: string, values: AudioFlagValues, paced: boolean): boolean {
+  return values.transcode === true || paced || FILE_FORMATS[extname(file).toLowerCase()]?.mode !== 'passthrough';
 }
 
 /** The raw format of the flags, when they describe raw audio (a container --format is the file's own business). */

@@ -1,11 +1,9 @@
 // What `rtp` and `media-stream` print for each call: a line when it starts, one per result
 // (the live view's lines, prefixed with the call's id) or NDJSON, and a line when it ends.
 // Every subscription handles its errors: one call's failure never ends the command.
-import type { Observable, Subscription } from 'rxjs';
 import { initialConversationSnapshot, type ConversationSnapshot } from '../state/snapshot.js';
 import { stateJson } from '../state/stateJson.js';
-import type { AnalyzableCall, CallAnalysis, CallOutcome } from '../telephony/analyzeCalls.js';
-import type { CliIo } from './command.js';
+import type { CallAnalysis, CallOutcome } from '../telephony/analyzeCalls.js';
 import { eventLine } from './liveView.js';
 import { sourceLine } from './resultSource.js';
 import { sameLabel, SERVICE_LABEL, type ResultLabel } from '../schema/resultLabel.js';
@@ -81,60 +79,4 @@ export function labelLines(quiet: boolean, out: (line: string) => void, first?: 
   return (label) => {
     if (!quiet) say(label);
   };
-}
-
-/** How a command's run ends: with an exit code, or with an error (the command prints it). */
-export type RunEnd = (result: { readonly code: number } | { readonly error: unknown }) => void;
-
-/**
- * Keep `start(end)`'s subscription until `end` is called (resolves with its code, or rejects
- * with its error) or the command is interrupted (resolves 0); then unsubscribe, and tell
- * `onEnd` first.
- */
-export function runUntil(io: CliIo, start: (end: RunEnd) => Subscription, onEnd?: () => void): Promise<number> {
-  return new Promise<number>((resolve, reject) => {
-    let finished = false;
-    let sub: Subscription | undefined;
-    const end: RunEnd = (result) => {
-      if (finished) return;
-      finished = true;
-      sub?.unsubscribe();
-      io.signal?.removeEventListener('abort', onAbort);
-      onEnd?.();
-      if ('error' in result) reject(result.error);
-      else resolve(result.code);
-    };
-    const onAbort = (): void => end({ code: 0 });
-    sub = start(end);
-    // Ended while subscribing (a synchronous error): let go of what started.
-    if (finished) sub.unsubscribe();
-    if (io.signal?.aborted) onAbort();
-    io.signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
-/**
- * Show every call of `calls(fail)` until `exitAfter` calls have ended (resolves 0), the command
- * is interrupted (0), the calls' observable errors or `fail` is called (rejects).
- */
-export function showCalls<C extends AnalyzableCall>(
-  io: CliIo,
-  exitAfter: number | undefined,
-  calls: (fail: (err: unknown) => void) => Observable<CallAnalysis<C>>,
-  view: (call: CallAnalysis<C>) => Omit<CallViewOptions, 'onEnd'>,
-): Promise<number> {
-  let ended = 0;
-  return runUntil(io, (end) =>
-    calls((error) => end({ error })).subscribe({
-      next: (call) =>
-        showCall(call, {
-          ...view(call),
-          onEnd: () => {
-            ended++;
-            if (exitAfter !== undefined && ended >= exitAfter) end({ code: 0 });
-          },
-        }),
-      error: (error: unknown) => end({ error }),
-    }),
-  );
 }

@@ -2,18 +2,21 @@
 // tests can run commands in-process).
 import { readFileSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
-import { InputError } from '../errors/index.js';
+import { InputError, SvcError } from '../errors/index.js';
 import type { SessionConfig } from '../schema/config.js';
 import { isUsageError, reportUsageError } from './usage.js';
 import { HELP_OPTION, optionsHelp, parseOptions, type OptionTable, type OptionValues } from './options.js';
+import { withLogFormat } from './log.js';
 
 export interface CliIo {
   readonly stdout: Writable & { isTTY?: boolean; columns?: number };
   readonly stderr: Writable & { isTTY?: boolean };
   readonly stdin: Readable;
   readonly env: NodeJS.ProcessEnv;
-  /** Aborted on SIGINT, SIGTERM or SIGHUP. */
+  /** Aborted on SIGINT, SIGTERM or SIGHUP: a long-running service drains, any other command stops. */
   readonly signal?: AbortSignal | undefined;
+  /** Aborted on a second such signal: a draining service ends its calls at once. */
+  readonly forceSignal?: AbortSignal | undefined;
 }
 
 export interface Command {
@@ -26,11 +29,14 @@ export interface Command {
   run(argv: readonly string[], io: CliIo): Promise<number>;
 }
 
-/** The input errors a command reports before it starts anything, as usage mistakes are: exit status 2. */
-const INPUT_FILE_CODES = new Set(['file_not_found', 'empty_file', 'invalid_config', 'corrupt_audio', 'unsupported_format']);
+/**
+ * The input errors a command reports before it starts anything, as usage mistakes are, in one
+ * line: exit status 2. A file refused, a port taken, a flag's optional package not installed.
+ */
+const INPUT_CODES = new Set(['file_not_found', 'empty_file', 'invalid_config', 'corrupt_audio', 'unsupported_format', 'port_in_use', 'missing_dependency']);
 
 function isInputFileError(err: unknown): boolean {
-  return err instanceof InputError && INPUT_FILE_CODES.has(err.code);
+  return err instanceof SvcError && INPUT_CODES.has(err.code) && (err instanceof InputError || err.code === 'missing_dependency');
 }
 
 /** Print an error the CLI way: one line with its code on stderr. */
@@ -88,7 +94,8 @@ export function defineCommand<S extends OptionTable>(def: CommandDefinition<S>):
     name: def.name,
     summary: def.summary,
     usage,
-    async run(argv, io) {
+    async run(argv, given) {
+      let io = given;
       try {
         const cut = def.rest ? argv.indexOf('--') : -1;
         const own = cut < 0 ? argv : argv.slice(0, cut);
@@ -98,6 +105,9 @@ export function defineCommand<S extends OptionTable>(def: CommandDefinition<S>):
           io.stdout.write(`${usage}\n`);
           return 0;
         }
+        // `--log-format json`: every line on stderr from here on is one JSON record.
+        const format = (values as Record<string, unknown>)['log-format'];
+        if (format === 'json') io = withLogFormat(io, format, def.name);
         return await def.run({ values: values as OptionValues<S>, positionals, rest }, io);
       } catch (err) {
         if (isUsageError(err)) return reportUsageError(io.stderr, def.name, usage, err);

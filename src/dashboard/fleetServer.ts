@@ -1,7 +1,7 @@
 // The supervisor's dashboard: every call published to one Redis, on one page (status,
 // duration, roles, the latest emotion and behaviors per call), each call's live view one click
 // away. One reader serves both: the fold of every call here, and the relay the call pages read.
-import { createServer, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { asyncScheduler, interval, type SchedulerLike, type Subscription } from 'rxjs';
 import type { SvcError } from '../errors/index.js';
 import type { FollowSink, Follower } from '../fleet/StreamFollower.js';
@@ -29,6 +29,8 @@ export interface FleetDashboardOptions {
   readonly onRedisError?: ((error: SvcError) => void) | undefined;
   /** Scheduler of the updates and of the relay's timers. Default `asyncScheduler`. */
   readonly scheduler?: SchedulerLike | undefined;
+  /** Plain requests tried first (after the Host check): return true when answered (the operator's `/healthz`, `/readyz`, `/metrics`). */
+  readonly onRequest?: ((req: IncomingMessage, res: ServerResponse) => boolean) | undefined;
 }
 
 /** A started fleet dashboard. */
@@ -202,6 +204,7 @@ export async function startFleetDashboard(options: FleetDashboardOptions): Promi
     // Every route passes the same door: its Host, then its Origin (own origin only, `null`
     // refused): the relay's routes in its own gate (with its JSON refusals), the others here.
     if (!hostAllowed(req, port)) return send(res, 403, 'text/plain; charset=utf-8', 'forbidden host\n');
+    if (options.onRequest?.(req, res)) return;
     if (relay.handle(req, res)) return;
     if (!pageRequestAllowed(req, res, port)) return;
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;

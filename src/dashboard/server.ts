@@ -1,6 +1,6 @@
 // The dashboard's HTTP server on loopback: the page, its script and styles, the current
 // state as JSON, and the relay the page reads the session's raw events from.
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { skip, Subject, type Observable, type Subscription } from 'rxjs';
 import type { ServerEvent } from '../schema/events.js';
 import type { SessionStats } from '../session/stats.js';
@@ -36,6 +36,8 @@ export interface DashboardOptions {
   readonly start?: 'load' | 'now' | undefined;
   /** Events the relay keeps for pages that reload or join late. Default 100 000 (a whole long session). */
   readonly historyEvents?: number | undefined;
+  /** Plain requests tried first (after the Host check): return true when answered (the operator's `/healthz`, `/readyz`, `/metrics`). */
+  readonly onRequest?: ((req: IncomingMessage, res: ServerResponse) => boolean) | undefined;
 }
 
 /** A started dashboard: the page URL and port, its {@link DashboardSession}, a promise of the final view, and `close()`. */
@@ -109,6 +111,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
   let port = 0;
   const server = createServer({ maxHeaderSize: 8 << 10, headersTimeout: 10_000, requestTimeout: 0 }, (req, res) => {
     if (!hostAllowed(req, port)) return send(res, 403, 'text/plain; charset=utf-8', 'forbidden host\n');
+    if (options.onRequest?.(req, res)) return;
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (path === `/sessions/${DASHBOARD_SESSION_ID}/events` && req.method === 'GET') start();
     if (relay.handle(req, res)) return;

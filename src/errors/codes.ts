@@ -70,13 +70,15 @@ export const ERROR_CODES = [
   'file_not_found',
   'file_too_large',
   'invalid_argument',
+  'port_in_use',
   // Audio sources
   'ffmpeg_not_found',
   'ffmpeg_failed',
   'source_error',
   'aborted',
-  // Telephony across worker processes (docs/telephony.md)
+  // Telephony across worker processes (docs/telephony.md), and a service's shutdown (docs/operations.md)
   'worker_exited',
+  'shutdown',
   // Orchestration jobs (§4.5)
   'job_failed',
   'job_unknown_state',
@@ -154,6 +156,7 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, ErrorCodeRule>> = {
   file_not_found: no,
   file_too_large: no,
   invalid_argument: no,
+  port_in_use: no,
   // Audio sources
   ffmpeg_not_found: no,
   ffmpeg_failed: no,
@@ -161,6 +164,8 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, ErrorCodeRule>> = {
   aborted: no,
   // A call whose worker process died: its next call, or an RTP leg's next packets, go to the restarted worker.
   worker_exited: later,
+  // A call ended by its service's shutdown (the drain deadline passed, a second signal): another instance can take the next one.
+  shutdown: later,
   // Orchestration jobs (§4.5)
   job_failed: no,
   job_unknown_state: no,

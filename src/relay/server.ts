@@ -49,8 +49,11 @@ export interface Relay {
    * relay can share a server with your own routes.
    */
   handle(req: IncomingMessage, res: ServerResponse): boolean;
-  /** Listen on its own HTTP server (default 127.0.0.1, a free port). Once. */
-  listen(options?: { readonly port?: number; readonly host?: string }): Promise<{ readonly url: string; readonly port: number }>;
+  /**
+   * Listen on its own HTTP server (default 127.0.0.1, a free port). Once. `onRequest` is tried
+   * first and answers what it returns true for (the operator's `/healthz`, `/readyz`, `/metrics`).
+   */
+  listen(options?: { readonly port?: number; readonly host?: string; readonly onRequest?: ((req: IncomingMessage, res: ServerResponse) => boolean) | undefined }): Promise<{ readonly url: string; readonly port: number }>;
   readonly stats: Readonly<RelayStats>;
   /**
    * A relay `from` Redis: whether its Redis answers now (both of its connections are up); while
@@ -208,11 +211,12 @@ export function relayOn(options: RelayOptions, fleetSource: Promise<FleetSource>
     return true;
   };
 
-  const listen = async (o: { readonly port?: number; readonly host?: string } = {}): Promise<{ url: string; port: number }> => {
+  const listen = async (o: { readonly port?: number; readonly host?: string; readonly onRequest?: ((req: IncomingMessage, res: ServerResponse) => boolean) | undefined } = {}): Promise<{ url: string; port: number }> => {
     if (server) throw new InputError('invalid_argument', 'the relay is already listening');
     // Without ioredis, or with a bad prefix, a relay from Redis fails here, before it listens.
     await fleetReady;
     const s = createServer({ maxHeaderSize: settings.maxHeaderBytes, headersTimeout: settings.headersTimeoutMs, requestTimeout: 0 }, (req, res) => {
+      if (o.onRequest?.(req, res)) return;
       if (!handle(req, res)) refuse(res, 404, 'not_found', 'not found');
     });
     s.maxConnections = settings.maxConnections;

@@ -1,10 +1,10 @@
 // One call under analyzeCalls: its session run under a slot (queued, running, or refused), its
 // status and how long it waited, its outcome, and the streams that never error.
 import { AsyncSubject, catchError, defer, EMPTY, Observable, timer, type SchedulerLike, type Subscription } from 'rxjs';
-import { SessionError } from '../errors/index.js';
-import type { ServerEvent } from '../schema/events.js';
+import { SessionError, SvcError } from '../errors/index.js';
+import type { ServerEvent, ServerEventType } from '../schema/events.js';
 import { conversationSession, type ConversationOptions } from '../session/conversation.js';
-import { createSessionStats } from '../session/stats.js';
+import { accountOf, createSessionStats, type SessionStats } from '../session/stats.js';
 import { splitSession, type SessionStreams } from '../state/splitSession.js';
 import { initialConversationSnapshot, type ConversationSnapshot } from '../state/snapshot.js';
 import type { AnalyzableCall, AnalyzeCallsStats, CallAnalysis, CallOutcome, CallStatus } from './callAnalysis.js';
@@ -24,6 +24,10 @@ export interface CallRunContext {
   readonly stats: AnalyzeCallsStats;
   /** Where each call's session is published (analyzeCalls' `publish`), if anywhere. */
   readonly publish?: Publisher | undefined;
+  /** Told of each server event of every call (its type), for the counters by type. */
+  readonly onEvent?: ((type: ServerEventType) => void) | undefined;
+  /** Told of each call's end, with its session's counters, before `ended`. */
+  readonly onEnded?: ((outcome: CallOutcome, session: SessionStats, id: string) => void) | undefined;
 }
 
 /** The session of one call, its analysis, and the driver that keeps it going. */
@@ -38,6 +42,8 @@ export class CallRun<C extends AnalyzableCall> {
   private timedOut = false;
   private readonly outcome = new AsyncSubject<CallOutcome>();
   private driver: Subscription | undefined;
+  private counting: Subscription | undefined;
+  private ended: ((outcome: CallOutcome) => void) | undefined;
 
   constructor(
     readonly call: C,
@@ -72,42 +78,64 @@ export class CallRun<C extends AnalyzableCall> {
    * outcome. A session can end synchronously (an invalid config), before this returns.
    */
   drive(ended: (outcome: CallOutcome) => void): void {
-    let driver: Subscription | undefined;
-    const finish = (o: CallOutcome): void => {
-      this.driver = undefined;
-      if (this.timedOut) o = { ...o, status: 'rejected' };
-      this.status = o.status;
-      const s = this.ctx.stats;
-      if (o.status === 'done') s.done++;
-      else if (o.status === 'rejected') {
-        s.rejected++;
-        s.queueTimeouts += this.timedOut ? 1 : 0;
-      } else s.failed++;
-      this.outcome.next(o);
-      this.outcome.complete();
-      ended(o);
-    };
-    driver = this.split.snapshot$.subscribe({
+    this.ended = ended;
+    const onEvent = this.ctx.onEvent;
+    if (onEvent !== undefined) this.counting = this.split.events$.subscribe({ next: (e) => onEvent(e.type), error: () => undefined });
+    const driver = this.split.snapshot$.subscribe({
       next: (s) => (this.last = s),
       error: (error: unknown) => {
         // Refused by the slots every worker shares (whenFull: 'reject'): a rejection, as in one process.
         if (isSlotRefusal(error)) {
           this.drain();
-          return finish({ status: 'rejected', error, snapshot: this.last });
+          return this.finish({ status: 'rejected', error, snapshot: this.last });
         }
-        finish({ status: 'error', error, snapshot: this.last });
+        this.finish({ status: 'error', error, snapshot: this.last });
       },
-      complete: () => finish({ status: 'done', snapshot: this.last }),
+      complete: () => this.finish({ status: 'done', snapshot: this.last }),
     });
-    if (!driver.closed) this.driver = driver;
+    if (!driver.closed && this.ended !== undefined) this.driver = driver;
   }
 
-  /** Refuse the call at once (`whenFull: 'reject'` with every slot taken here). */
-  reject(): CallOutcome {
+  /**
+   * End the call now, failed with a `shutdown` error carrying its audio account (the service's
+   * drain deadline passed, or a second signal came). Nothing once it has ended.
+   */
+  shutdown(reason: SvcError): void {
+    if (this.ended === undefined) return;
+    this.driver?.unsubscribe();
+    this.driver = undefined;
+    const error = new SvcError('shutdown', `call ${this.call.id} ${reason.message}`, { audio: accountOf(this.analysis.stats), cause: reason });
+    this.finish({ status: 'error', error, snapshot: this.last });
+  }
+
+  private finish(o: CallOutcome): void {
+    const ended = this.ended;
+    if (ended === undefined) return;
+    this.ended = undefined;
+    this.driver = undefined;
+    this.counting?.unsubscribe();
+    this.counting = undefined;
+    if (this.timedOut) o = { ...o, status: 'rejected' };
+    this.status = o.status;
+    const s = this.ctx.stats;
+    if (o.status === 'done') s.done++;
+    else if (o.status === 'rejected') {
+      s.rejected++;
+      s.queueTimeouts += this.timedOut ? 1 : 0;
+    } else if ((o.error as { code?: unknown } | undefined)?.code === 'shutdown') s.shutdown++;
+    else s.failed++;
+    this.ctx.onEnded?.(o, this.analysis.stats, this.call.id);
+    this.outcome.next(o);
+    this.outcome.complete();
+    ended(o);
+  }
+
+  /** Refuse the call at once: `whenFull: 'reject'` with every slot taken here, or (`error` given) the service drains. */
+  reject(error: SvcError = new SessionError('concurrency_limit', `call ${this.call.id} refused: ${this.ctx.max} sessions already run (whenFull: 'reject')`)): CallOutcome {
     this.status = 'rejected';
     this.ctx.stats.rejected++;
-    const error = new SessionError('concurrency_limit', `call ${this.call.id} refused: ${this.ctx.max} sessions already run (whenFull: 'reject')`);
     const o: CallOutcome = { status: 'rejected', error, snapshot: this.last };
+    this.ctx.onEnded?.(o, this.analysis.stats, this.call.id);
     this.outcome.next(o);
     this.outcome.complete();
     this.drain();
@@ -116,8 +144,11 @@ export class CallRun<C extends AnalyzableCall> {
 
   /** Close the session (the analyzeCalls subscription ended). */
   stop(): void {
+    this.ended = undefined;
     this.driver?.unsubscribe();
     this.driver = undefined;
+    this.counting?.unsubscribe();
+    this.counting = undefined;
   }
 
   /** Read a refused call's live audio to its end, so the source does not keep it. */

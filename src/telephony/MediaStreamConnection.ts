@@ -83,7 +83,7 @@ export class MediaStreamConnection {
   private ended = false;
 
   constructor(
-    ws: WebSocket,
+    private readonly ws: WebSocket,
     private readonly ctx: ConnectionContext,
     /** Told once when the connection's calls have ended. */
     private readonly onEnd: () => void,
@@ -104,6 +104,18 @@ export class MediaStreamConnection {
     for (const t of this.tracks.values()) t.stream.end();
     if (this.mixer && this.tracks.size === 0) this.mixer.end();
     this.onEnd();
+  }
+
+  /** The counters of its tracks. */
+  *trackStats(): Iterable<StreamStats> {
+    for (const t of this.tracks.values()) yield t.stream.stats;
+  }
+
+  /** Close the connection (`code`, `reason`) and end its calls' audio: the service shuts down. */
+  close(code: number, reason: string): void {
+    this.ws.close(code, reason);
+    setTimeout(() => this.ws.terminate(), 2_000).unref();
+    this.end();
   }
 
   private onMessage(data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean): void {

@@ -25,6 +25,8 @@ export class PrimaryBounds {
   private sessionsHeld = 0;
   private readonly sessionHolders = new Map<string, number>();
   private readonly sessionQueue: Array<{ key: string; index: number; peer: Peer; id: number }> = [];
+  /** Whether the workers refuse a call that finds no slot (`whenFull: 'reject'`): the last request said. */
+  private refusing = false;
 
   /** `broadcast` tells every worker when a bound becomes full or has room again. */
   constructor(private readonly broadcast: (message: PrimaryMessage) => void) {}
@@ -69,6 +71,7 @@ export class PrimaryBounds {
   /** Worker `index` asks for session slot `id`: granted now, refused (`wait` false), or queued in order. */
   acquire(index: number, peer: Peer, id: number, limit: number, wait: boolean): void {
     this.sessionLimit = limit;
+    this.refusing = !wait;
     const key = `${index}:${id}`;
     if (this.sessionsHeld < this.sessionLimit && this.sessionQueue.length === 0) {
       this.sessionsHeld++;
@@ -117,6 +120,11 @@ export class PrimaryBounds {
       this.sessionsHeld--;
     }
     this.grantSessions();
+  }
+
+  /** Why a new call would be refused now (every session slot held, and the workers refuse rather than queue), or undefined. */
+  get unready(): string | undefined {
+    return this.refusing && this.sessionsHeld >= this.sessionLimit ? `every one of ${this.sessionLimit} sessions runs (whenFull: 'reject')` : undefined;
   }
 
   /** What a worker that comes up must be told: the bounds full now. */

@@ -13,6 +13,7 @@ import { resolvePayloadType, routeFormat, type PayloadTypeSpec, type RtpCodec } 
 import { PlayoutStream, type StreamStats } from './PlayoutStream.js';
 import { createRtpHeader, isRtcpDatagram, isRtpDatagram, parseRtpHeader } from './rtpHeader.js';
 import { SequenceExtender } from './rtpSequence.js';
+import { StreamTotals } from './streamTotals.js';
 
 /** One direction of one call: the packets of one SSRC. */
 export interface CallLeg {
@@ -53,11 +54,13 @@ export interface RtpSourceStats {
   refusedLegs: number;
   /** Datagrams dropped because their source address is not in `allowedSources`. */
   disallowedSource: number;
+  /** Audio packets of a new SSRC dropped because the service drains (`lifecycle`): it takes no new call. */
+  refusedDraining: number;
 }
 
 /** Fresh {@link RtpSourceStats}, every counter at zero; pass it as `stats` and read it while the socket runs. */
 export function createRtpSourceStats(): RtpSourceStats {
-  return { datagrams: 0, rtcp: 0, malformed: 0, unknownPayloadType: 0, nonAudioBeforeLeg: 0, legs: 0, refusedLegs: 0, disallowedSource: 0 };
+  return { datagrams: 0, rtcp: 0, malformed: 0, unknownPayloadType: 0, nonAudioBeforeLeg: 0, legs: 0, refusedLegs: 0, disallowedSource: 0, refusedDraining: 0 };
 }
 
 /** What the datagram path takes of `rtpSource`'s options (checked there). */
@@ -83,6 +86,10 @@ export interface RtpLegsContext {
   readonly guesser: PayloadTypeGuesser<[Buffer, dgram.RemoteInfo]>;
   /** Said once, the first time a leg is refused. */
   readonly warnRefused: () => void;
+  /** Said once, the first time a new leg is refused because the service drains. */
+  readonly warnDraining: () => void;
+  /** Told when a leg ended (the service's drain may be complete). */
+  readonly changed: () => void;
   /** A leg started. */
   readonly emit: (leg: CallLeg) => void;
 }
@@ -125,7 +132,13 @@ export class RtpLegs {
   private readonly pending = new Map<number, Buffer[]>();
   /** SSRCs whose place the primary granted, while their first datagrams are taken. */
   private readonly admitted = new Set<number>();
+  /** Legs started while their held datagrams are taken: their id and first sequence number, told to the primary after. */
+  private readonly marks = new Map<number, { readonly id: string; readonly firstSeq: number }>();
   private closed = false;
+  /** False once the service drains: a new SSRC is refused (counted, told once); the legs running go on. */
+  private accepting = true;
+  /** The packet counters of every leg this socket ever ran. */
+  readonly totals = new StreamTotals();
 
   constructor(
     private readonly ctx: RtpLegsContext,
@@ -172,13 +185,18 @@ export class RtpLegs {
         stats.nonAudioBeforeLeg++;
         return;
       }
+      if (!this.accepting && !this.admitted.has(ssrc)) {
+        stats.refusedDraining++;
+        this.ctx.warnDraining();
+        return;
+      }
       if (this.ctx.handle !== undefined && !this.admitted.has(ssrc)) return this.admit(ssrc, msg, rinfo);
       if (this.ctx.handle === undefined && this.legs.size >= this.ctx.maxLegs) {
         stats.refusedLegs++;
         this.ctx.warnRefused();
         return;
       }
-      leg = this.start(ssrc, codec!, rinfo);
+      leg = this.start(ssrc, codec!, rinfo, header.sequenceNumber);
     }
     const seq = leg.ext.extend(header.sequenceNumber);
     if (codec === leg.codec) {
@@ -198,7 +216,7 @@ export class RtpLegs {
     leg.stream.push({ seq, timestamp: header.timestamp, payload: undefined, samples: 0 });
   }
 
-  private start(ssrc: number, codec: RtpCodec, rinfo: dgram.RemoteInfo): Leg {
+  private start(ssrc: number, codec: RtpCodec, rinfo: dgram.RemoteInfo, firstSeq: number): Leg {
     const { settings, scheduler, frameMs, handle } = this.ctx;
     const stream: PlayoutStream = new PlayoutStream(codec, {
       scheduler,
@@ -208,9 +226,11 @@ export class RtpLegs {
       ...(frameMs > 0 ? { grouping: { frameMs, scheduler } } : {}),
       // A new packet of this SSRC after the end is a new leg (a new call reusing the SSRC).
       onEnd: () => {
+        this.totals.add(stream.stats);
         if (this.legs.get(ssrc)?.stream !== stream) return;
         this.legs.delete(ssrc);
         handle?.give('legs');
+        this.ctx.changed();
       },
     });
     const leg: Leg = {
@@ -222,8 +242,9 @@ export class RtpLegs {
     };
     this.legs.set(ssrc, leg);
     this.ctx.stats.legs++;
+    const id = `rtp-${ssrc.toString(16).padStart(8, '0')}`;
     this.ctx.emit({
-      id: `rtp-${ssrc.toString(16).padStart(8, '0')}`,
+      id,
       ssrc,
       payloadType: codec.payloadType,
       codec,
@@ -232,6 +253,7 @@ export class RtpLegs {
       stats: stream.stats,
       remote: { address: rinfo.address, port: rinfo.port },
     });
+    this.marks.set(ssrc, { id, firstSeq });
     return leg;
   }
 
@@ -254,6 +276,7 @@ export class RtpLegs {
     void handle.take('legs', maxLegs).then((ok) => {
       const datagrams = this.pending.get(ssrc) ?? [];
       this.pending.delete(ssrc);
+      this.ctx.changed();
       if (this.closed) {
         if (ok) handle.give('legs');
         return;
@@ -266,7 +289,29 @@ export class RtpLegs {
       this.admitted.add(ssrc);
       for (const d of datagrams) this.take(d, rinfo, true);
       this.admitted.delete(ssrc);
+      // Where this leg's sequence numbers start and how far the counters already sent reach (every
+      // datagram held meanwhile was counted when it came): a leg that goes on after this worker
+      // dies tells the primary what fell between, by its numbers.
+      const mark = this.marks.get(ssrc);
+      const leg = this.legs.get(ssrc);
+      this.marks.delete(ssrc);
+      if (mark && leg) handle.markCall(mark.id, mark.firstSeq, () => (leg.ext.highestSeen ?? mark.firstSeq) & 0xffff);
     });
+  }
+
+  /** Legs running, and new SSRCs waiting for the primary's place. */
+  get inFlight(): number {
+    return this.legs.size + this.pending.size;
+  }
+
+  /** The counters of the legs running now. */
+  *liveStats(): Iterable<StreamStats> {
+    for (const l of this.legs.values()) yield l.stream.stats;
+  }
+
+  /** The service drains: a new SSRC is refused from now on; the legs running go on. */
+  stopAccepting(): void {
+    this.accepting = false;
   }
 
   /** The socket failed (`err`) or the subscriber left: every leg's audio ends (errors with `err`). */

@@ -6,7 +6,7 @@ const LEVELS = new Set(['running', 'queued']);
 
 export class WorkerTotals {
   /** The last counters of each worker process that ever ran (by cluster id: a restart is a new one), by name. */
-  private readonly reported = new Map<number, Map<string, Record<string, number>>>();
+  private readonly reported = new Map<number, Map<string, Readonly<Record<string, number>>>>();
   /** The cluster ids of the worker processes running now. */
   private readonly running = new Set<number>();
 
@@ -22,10 +22,15 @@ export class WorkerTotals {
     this.retotal();
   }
 
-  report(processId: number, name: string, stats: Record<string, number>): void {
+  report(processId: number, name: string, stats: Readonly<Record<string, number>>): void {
+    this.reportAll(processId, { [name]: stats });
+  }
+
+  /** One report of a worker process: its counters under each name, as of one moment (its last report is what survives it). */
+  reportAll(processId: number, all: Readonly<Record<string, Readonly<Record<string, number>>>>): void {
     let byName = this.reported.get(processId);
     if (!byName) this.reported.set(processId, (byName = new Map()));
-    byName.set(name, stats);
+    for (const [name, stats] of Object.entries(all)) byName.set(name, stats);
     this.retotal();
   }
 

@@ -1,7 +1,7 @@
 // One conversation-analysis session per incoming call, under a concurrency bound that either
 // queues or rejects calls beyond it; a call's failure is its own and never ends the others.
 import { asyncScheduler, Observable } from 'rxjs';
-import { InputError } from '../errors/index.js';
+import { InputError, SessionError } from '../errors/index.js';
 import { operatorSubscriber } from '../internal/operate.js';
 import { positiveInteger } from '../internal/positiveOption.js';
 import type { ConversationOptions } from '../session/conversation.js';
@@ -12,13 +12,16 @@ import type { AnalyzableCall, AnalyzeCallsStats, CallAnalysis } from './callAnal
 export type { AnalyzableCall, AnalyzeCallsStats, CallAnalysis, CallOutcome, CallStatus } from './callAnalysis.js';
 import type { Publisher } from '../publishing.js';
 import { localSlots, workerSlots } from './callSlots.js';
+import type { ServiceLifecycle } from '../service/lifecycle.js';
+import { callStartChannel } from '../service/channels.js';
+import { CallTally } from './callMetrics.js';
 
 /** How long a call waits for a session slot by default before it is refused: {@link AnalyzeCallsOptions.maxQueueMs}. */
 export const DEFAULT_MAX_QUEUE_MS = 5_000;
 
 /** Fresh {@link AnalyzeCallsStats}, every counter at zero; pass it as `stats` and read it while calls run. */
 export function createAnalyzeCallsStats(): AnalyzeCallsStats {
-  return { calls: 0, queued: 0, running: 0, peakRunning: 0, done: 0, failed: 0, rejected: 0, queueTimeouts: 0, peakQueuedMs: 0 };
+  return { calls: 0, queued: 0, running: 0, peakRunning: 0, done: 0, failed: 0, shutdown: 0, rejected: 0, queueTimeouts: 0, peakQueuedMs: 0 };
 }
 
 export interface AnalyzeCallsOptions<C extends AnalyzableCall = AnalyzableCall> extends ConversationOptions {
@@ -51,6 +54,16 @@ export interface AnalyzeCallsOptions<C extends AnalyzableCall = AnalyzableCall> 
    * (docs/fleet.md). Publishing never delays or fails a call.
    */
   readonly publish?: Publisher | undefined;
+  /**
+   * The service's life cycle (`ServiceLifecycle`): the calls attach to it as one `CallServer`.
+   * Draining, a call that still arrives is refused (`rejected`, code `shutdown`) while those in
+   * flight run on; forced (the deadline, a second signal), each call in flight ends at once,
+   * `status: 'error'` with a `shutdown` error carrying its audio account. `/readyz` is false
+   * while every slot is taken under `whenFull: 'reject'`. Its metrics are the calls' (started,
+   * active, queued, ended by outcome and code) and their sessions' (frames, bytes, reconnects,
+   * events by type). Under `callWorkers`, the worker's own life cycle is used by default.
+   */
+  readonly lifecycle?: ServiceLifecycle | undefined;
 }
 
 /**
@@ -94,20 +107,38 @@ export function analyzeCalls<C extends AnalyzableCall>(calls$: Observable<C>, op
   if (!(maxQueueMs >= 0)) throw new InputError('invalid_argument', `maxQueueMs must be 0 or more, got ${maxQueueMs}`);
   const scheduler = options.scheduler ?? asyncScheduler;
   const handle = workerHandle(options.worker);
-  const { maxConcurrent: _m, whenFull: _w, maxQueueMs: _q, sessionOptions, drainRejected, callStats, stats: _s, worker: _k, publish, ...shared } = options;
+  const { maxConcurrent: _m, whenFull: _w, maxQueueMs: _q, sessionOptions, drainRejected, callStats, stats: _s, worker: _k, publish, lifecycle: _l, ...shared } = options;
+  const lifecycle = options.lifecycle ?? handle?.lifecycle;
   return new Observable<CallAnalysis<C>>((subscriber) => {
     const stats = callStats ?? createAnalyzeCallsStats();
     handle?.reportStats('analyzeCalls', stats);
     // Across workers the primary holds the count, and says whether a call that may not wait gets a slot.
     const slots = handle ? workerSlots(handle, max, whenFull === 'queue') : localSlots(max);
-    const ctx: CallRunContext = { slots, max, whenFull, maxQueueMs, drainRejected: drainRejected !== false, scheduler, stats, publish };
     const runs = new Set<CallRun<C>>();
+    const tally = new CallTally(stats, runs);
+    const ctx: CallRunContext = { slots, max, whenFull, maxQueueMs, drainRejected: drainRejected !== false, scheduler, stats, publish, onEvent: tally.event, onEnded: tally.ended };
     let open = 0;
     let sourceDone = false;
+    let draining = false;
     let index = 0;
     const maybeComplete = (): void => {
       if (sourceDone && open === 0) subscriber.complete();
     };
+    const attached = lifecycle?.attach({
+      get inFlight() {
+        return open;
+      },
+      stopAccepting: () => {
+        draining = true;
+      },
+      endCalls: (error) => {
+        for (const r of [...runs]) r.shutdown(error);
+      },
+      get unready() {
+        return whenFull === 'reject' && slots.full() ? `every one of ${max} sessions runs (whenFull: 'reject')` : undefined;
+      },
+      metrics: () => tally.metrics(),
+    });
 
     const onCall = (call: C): void => {
       const i = index++;
@@ -117,9 +148,9 @@ export function analyzeCalls<C extends AnalyzableCall>(calls$: Observable<C>, op
       // Across workers, the primary hears of the call before anyone else does, so it can end
       // the call (worker_exited) if this process dies at any moment after.
       handle?.callStarted(call.id, {});
-      if (whenFull === 'reject' && slots.full()) {
+      if (draining || (whenFull === 'reject' && slots.full())) {
         subscriber.next(run.analysis);
-        const o = run.reject();
+        const o = run.reject(draining ? new SessionError('shutdown', `call ${call.id} refused: the service is draining (it takes no new call)`) : undefined);
         handle?.callEnded(call.id, o.status, o.error);
         return;
       }
@@ -131,9 +162,11 @@ export function analyzeCalls<C extends AnalyzableCall>(calls$: Observable<C>, op
         handle?.callEnded(call.id, o.status, o.error);
         runs.delete(run);
         open--;
+        attached?.changed();
         if (emitted) maybeComplete();
       });
       emitted = true;
+      if (callStartChannel.hasSubscribers && run.analysis.status !== 'rejected') callStartChannel.publish({ id: call.id, status: run.analysis.status });
       subscriber.next(run.analysis);
       maybeComplete();
     };
@@ -152,6 +185,8 @@ export function analyzeCalls<C extends AnalyzableCall>(calls$: Observable<C>, op
       source.unsubscribe();
       for (const r of [...runs]) r.stop();
       runs.clear();
+      open = 0;
+      attached?.detach();
     };
   });
 }

@@ -1,6 +1,6 @@
 // A server for Genesys Cloud AudioHook: WebSocket sessions authenticated by API key and HTTP
 // message signature, each call's two sides (customer, agent) as the two channels of one call.
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { asyncScheduler, Observable, type SchedulerLike } from 'rxjs';
 import type { WebSocket } from 'ws';
@@ -16,6 +16,8 @@ import { workerHandle, type CallWorker } from './callWorker.js';
 import { warnOnce } from './limitWarning.js';
 import { DEFAULT_LIVE_FRAME_MS } from './LiveAudio.js';
 import { wsCallServer } from './wsCallServer.js';
+import type { ServiceLifecycle } from '../service/lifecycle.js';
+import type { ServiceMetric } from '../service/metric.js';
 
 export type { AudioHookCall, AudioHookCallStats } from './AudioHookConnection.js';
 
@@ -142,6 +144,22 @@ export interface AudioHookServerOptions {
    * has ended. Unsubscribing still ends everything at once (`disconnect`, then the socket).
    */
   readonly drain?: Observable<unknown> | undefined;
+  /**
+   * The service's life cycle (`ServiceLifecycle`): the server attaches to it as a `CallServer`
+   * and makes it `ready` once it listens. Draining, a new connection is answered 503 with
+   * `Retry-After` before the upgrade (counted in `stats.refusedDraining`, told once through
+   * `onWarning`, code `draining`) while the sessions open run on to their `close` (no
+   * `reconnect` is asked: that is the `drain` option's move); forced (the drain deadline, a
+   * second signal), each live session is sent `disconnect` and its call ends `shutdown`. Its
+   * metrics: sessions open, opens and closes by how, refusals by reason, pauses and gaps.
+   * Under `callWorkers`, the worker's own life cycle is used by default.
+   */
+  readonly lifecycle?: ServiceLifecycle | undefined;
+  /**
+   * Plain HTTP requests (not upgrades), before the server's own answer (426): return true when
+   * you answered it (the operator's `/healthz`, `/readyz`, `/metrics` on the same port).
+   */
+  readonly onRequest?: ((req: IncomingMessage, res: ServerResponse) => boolean) | undefined;
   /** What the protocol says along the way (pauses, gaps, language updates, client errors, each session's end), with the session's id and its call if it has one. */
   readonly onNotice?: ((notice: AudioHookNotice, sessionId: string | undefined, call: AudioHookCall | undefined) => void) | undefined;
   /** Told once per subscription, the first time `maxConnections` refuses a connection (default: `process.emitWarning`). */
@@ -214,6 +232,11 @@ export function audioHookServer(options: AudioHookServerOptions = {}): Observabl
     const verifier = options.authenticate ? new AudioHookVerifier(options.authenticate, () => scheduler.now()) : undefined;
     const connections = new Set<AudioHookConnection>();
     let draining = false;
+    const lifecycle = options.lifecycle ?? handle?.lifecycle;
+    const warnDraining = warnOnce(
+      { code: 'draining', option: 'lifecycle', limit: 0, message: `audioHookServer: a connection was refused (503, Retry-After ${retryAfterS}) because the service is draining (it takes no new call); further refusals are counted in stats.refusedDraining.` },
+      options.onWarning,
+    );
     const warnOverCapacity = warnOnce(
       {
         code: 'max_connections',
@@ -246,6 +269,7 @@ export function audioHookServer(options: AudioHookServerOptions = {}): Observabl
       maxConnections,
       overCapacity: 'http-503',
       retryAfterS,
+      onRequest: options.onRequest,
       worker: handle,
       scheduler,
       admit: async (req: IncomingMessage) => {
@@ -268,16 +292,23 @@ export function audioHookServer(options: AudioHookServerOptions = {}): Observabl
         stats.overCapacity++;
         warnOverCapacity();
       },
-      onDraining: () => stats.refusedDraining++,
+      onDraining: () => {
+        stats.refusedDraining++;
+        warnDraining();
+      },
       onConnection: (ws: WebSocket, req: IncomingMessage) => {
         stats.connections++;
         const connection: AudioHookConnection = new AudioHookConnection(ws, req, ctx, () => {
           connections.delete(connection);
+          attached?.changed();
           maybeComplete();
         });
         connections.add(connection);
       },
-      onListening: (address) => options.onListening?.(address),
+      onListening: (address) => {
+        lifecycle?.ready();
+        options.onListening?.(address);
+      },
       onError: (err) => subscriber.error(new AudioSourceError('source_error', `AudioHook server failed: ${err.message}`, { cause: err })),
     });
 
@@ -298,11 +329,64 @@ export function audioHookServer(options: AudioHookServerOptions = {}): Observabl
       for (const c of [...connections]) c.shutdown();
     };
     const drained = options.drain?.subscribe(stopAccepting);
+    // The service's drain: no new session, the live ones run to their close; forced, ended.
+    const attached = lifecycle?.attach({
+      get inFlight() {
+        return connections.size;
+      },
+      stopAccepting: () => server.drain(),
+      endCalls,
+      metrics: () => audioHookMetrics(stats, connections.size),
+    });
 
     return () => {
+      attached?.detach();
       drained?.unsubscribe();
       endCalls();
       server.close();
     };
   });
+}
+
+/** The families of one AudioHook server, from its own counters: sessions, how they ended, what it refused and why. */
+function audioHookMetrics(stats: AudioHookServerStats, open: number): ServiceMetric[] {
+  const one = (value: number) => [{ value }];
+  return [
+    { name: 'svc_stream_audiohook_connections_total', help: 'AudioHook WebSocket connections taken.', type: 'counter', samples: () => one(stats.connections) },
+    { name: 'svc_stream_audiohook_connections_active', help: 'AudioHook connections open now.', type: 'gauge', samples: () => one(open) },
+    { name: 'svc_stream_audiohook_opens_total', help: 'Sessions opened with media (each one call).', type: 'counter', samples: () => one(stats.calls) },
+    { name: 'svc_stream_audiohook_probes_total', help: 'Connection probes answered (the null conversation): no call.', type: 'counter', samples: () => one(stats.probes) },
+    {
+      name: 'svc_stream_audiohook_closes_total',
+      help: "Sessions ended, by how: closed (the client's close transaction), disconnected (this server sent disconnect), lost (the socket closed without a close).",
+      type: 'counter',
+      labels: ['how'],
+      samples: () => [
+        { labels: { how: 'closed' }, value: stats.closed },
+        { labels: { how: 'disconnected' }, value: stats.disconnected },
+        { labels: { how: 'lost' }, value: stats.lost },
+      ],
+    },
+    {
+      name: 'svc_stream_audiohook_refused_total',
+      help: 'Connections refused, by reason: unauthorized (401), over_capacity (503), draining (503 while the service drains), duplicate_session (409), oversized (closed 1009).',
+      type: 'counter',
+      labels: ['reason'],
+      samples: () => [
+        { labels: { reason: 'unauthorized' }, value: stats.unauthorized },
+        { labels: { reason: 'over_capacity' }, value: stats.overCapacity },
+        { labels: { reason: 'draining' }, value: stats.refusedDraining },
+        { labels: { reason: 'duplicate_session' }, value: stats.duplicateSessions },
+        { labels: { reason: 'oversized' }, value: stats.oversized },
+      ],
+    },
+    { name: 'svc_stream_audiohook_messages_total', help: 'Text messages received.', type: 'counter', samples: () => one(stats.messages) },
+    { name: 'svc_stream_audiohook_audio_bytes_total', help: 'Audio bytes received (binary messages).', type: 'counter', samples: () => one(stats.audioBytes) },
+    { name: 'svc_stream_audiohook_pauses_total', help: 'Pauses the clients announced.', type: 'counter', samples: () => one(stats.pauses) },
+    { name: 'svc_stream_audiohook_gap_seconds_total', help: 'Audio not received, by kind: paused, discarded (the client said), filled (of those, filled with silence).', type: 'counter', labels: ['kind'], samples: () => [
+      { labels: { kind: 'paused' }, value: stats.pausedMs / 1000 },
+      { labels: { kind: 'discarded' }, value: stats.discardedMs / 1000 },
+      { labels: { kind: 'filled' }, value: stats.filledMs / 1000 },
+    ] },
+  ];
 }

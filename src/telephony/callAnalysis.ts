@@ -57,7 +57,10 @@ export interface AnalyzeCallsStats {
   running: number;
   peakRunning: number;
   done: number;
+  /** Calls that failed (`status: 'error'`), those ended by `shutdown` apart. */
   failed: number;
+  /** Calls ended by the service's shutdown: the drain deadline passed or a second signal came (`status: 'error'`, code `shutdown`). */
+  shutdown: number;
   /** Calls refused: at arrival (`whenFull: 'reject'`) or after waiting `maxQueueMs` (also in `queueTimeouts`). */
   rejected: number;
   /** Calls refused because they waited `maxQueueMs` for a slot. */

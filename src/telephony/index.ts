@@ -89,3 +89,16 @@ export {
   type CallOutcome,
   type CallStatus,
 } from './analyzeCalls.js';
+export {
+  ServiceLifecycle,
+  DEFAULT_DRAIN_TIMEOUT_MS,
+  type CallServer,
+  type CallServerHandle,
+  type Readiness,
+  type ServiceLifecycleOptions,
+} from '../service/lifecycle.js';
+export { serviceReducer, INITIAL_SERVICE_STATE, type ServiceEvent, type ServiceState, type ServiceStatus } from '../service/serviceState.js';
+export type { MetricFamilyJson, MetricSample, MetricsJson, ServiceMetric } from '../service/metric.js';
+export { ClusterMetrics } from './clusterMetrics.js';
+export type { OpsAnswer, OpsPath } from '../service/opsHttp.js';
+export { DIAGNOSTICS_CHANNELS } from '../service/channels.js';

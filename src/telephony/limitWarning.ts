@@ -7,6 +7,7 @@ import type { LimitWarning, PayloadTypeWarning, WarningHandler } from '../warnin
 const NODE_CODES = {
   max_legs: 'SVC_STREAM_MAX_LEGS',
   max_connections: 'SVC_STREAM_MAX_CONNECTIONS',
+  draining: 'SVC_STREAM_DRAINING',
   max_calls: 'SVC_STREAM_MAX_CALLS',
   unmapped_payload_type: 'SVC_STREAM_UNMAPPED_PAYLOAD_TYPE',
   inferred_payload_type: 'SVC_STREAM_INFERRED_PAYLOAD_TYPE',

@@ -1,6 +1,6 @@
 // A WebSocket server for the JSON media streams of cloud telephony providers: one call per
 // stream (per track, or both tracks as two channels), each an audio stream of G.711 at 8 kHz.
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { asyncScheduler, Observable, type SchedulerLike } from 'rxjs';
 import type { WebSocket } from 'ws';
@@ -13,6 +13,10 @@ import { checkUpgrade, type MediaStreamAuth, type MediaStreamRefusal } from './m
 import { MediaStreamConnection, type ConnectionContext, type DecodedPayload, type MediaStreamCall, type MediaTrack } from './MediaStreamConnection.js';
 import { MEDIA_STREAM_PRESETS, type MediaStreamPreset, type MediaStreamPresetName } from './mediaStreamPresets.js';
 import { workerHandle, type CallWorker } from './callWorker.js';
+import type { ServiceLifecycle } from '../service/lifecycle.js';
+import type { ServiceMetric } from '../service/metric.js';
+import { StreamTotals } from './streamTotals.js';
+import type { StreamStats } from './PlayoutStream.js';
 import { OVER_CAPACITY_CLOSE_CODE, wsCallServer } from './wsCallServer.js';
 
 export type { MediaStreamCall, MediaTrack } from './MediaStreamConnection.js';
@@ -33,11 +37,13 @@ export interface MediaStreamServerStats {
   overCapacity: number;
   /** Connections closed with 1009 for a message over `maxPayload`. */
   oversized: number;
+  /** Upgrade requests answered 503 (with `Retry-After`) because the service drains (`lifecycle`). */
+  refusedDraining: number;
 }
 
 /** Fresh {@link MediaStreamServerStats}, every counter at zero; pass it as `stats` and read it while the server runs. */
 export function createMediaStreamServerStats(): MediaStreamServerStats {
-  return { connections: 0, messages: 0, malformed: 0, ignored: 0, calls: 0, unauthorized: 0, overCapacity: 0, oversized: 0 };
+  return { connections: 0, messages: 0, malformed: 0, ignored: 0, calls: 0, unauthorized: 0, overCapacity: 0, oversized: 0, refusedDraining: 0 };
 }
 
 /** Largest message by default: real media messages are under 2 KB. */
@@ -46,6 +52,8 @@ export const DEFAULT_MEDIA_STREAM_MAX_PAYLOAD = 64 * 1024;
 export const DEFAULT_MEDIA_STREAM_MAX_CONNECTIONS = 100;
 /** Close code of a connection over `maxConnections` (RFC 6455 registry: Try Again Later). */
 export const MEDIA_STREAM_OVER_CAPACITY_CODE = OVER_CAPACITY_CLOSE_CODE;
+/** Seconds a provider is told to wait (`Retry-After`) when the server is full or drains. */
+const RETRY_AFTER_S = 5;
 
 /** Options of {@link mediaStreamServer}: listen address and path, provider preset, track mode, jitter and skew bounds, callbacks and counters. */
 export interface MediaStreamServerOptions {
@@ -113,6 +121,21 @@ export interface MediaStreamServerOptions {
    * `stats` add up in the primary.
    */
   readonly worker?: CallWorker | undefined;
+  /**
+   * The service's life cycle (`ServiceLifecycle`): the server attaches to it as a `CallServer`
+   * and makes it `ready` once it listens. Draining, an upgrade is answered HTTP 503 with
+   * `Retry-After: 5` before it becomes a WebSocket (counted in `stats.refusedDraining`, told
+   * once through `onWarning`, code `draining`), so the provider tries another instance, while
+   * the connections open go on; forced, each is closed with 1001 (going away). Its metrics:
+   * connections, messages, refusals by reason, and the tracks' packets and jitter.
+   * Under `callWorkers`, the worker's own life cycle is used by default.
+   */
+  readonly lifecycle?: ServiceLifecycle | undefined;
+  /**
+   * Plain HTTP requests (not upgrades), before the server's own answer (426): return true when
+   * you answered it (the operator's `/healthz`, `/readyz`, `/metrics` on the same port).
+   */
+  readonly onRequest?: ((req: IncomingMessage, res: ServerResponse) => boolean) | undefined;
 }
 
 /**
@@ -170,6 +193,12 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
       },
       options.onWarning,
     );
+    const warnDraining = warnOnce(
+      { code: 'draining', option: 'lifecycle', limit: 0, message: 'mediaStreamServer: a connection was refused (HTTP 503, Retry-After) because the service is draining (it takes no new call); further refusals are counted in stats.refusedDraining.' },
+      options.onWarning,
+    );
+    const lifecycle = options.lifecycle ?? handle?.lifecycle;
+    const totals = new StreamTotals();
     const server = wsCallServer({
       host: options.host ?? '127.0.0.1',
       port: options.port ?? 0,
@@ -177,7 +206,8 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
       maxPayload: options.maxPayload ?? DEFAULT_MEDIA_STREAM_MAX_PAYLOAD,
       maxConnections,
       overCapacity: 'close-1013',
-      retryAfterS: 1,
+      retryAfterS: RETRY_AFTER_S,
+      onRequest: options.onRequest,
       worker: handle,
       scheduler,
       ...(options.authenticate
@@ -196,7 +226,14 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
         warnOverCapacity();
       },
       onConnection: (ws) => onConnection(ws),
-      onListening: (address) => options.onListening?.(address),
+      onDraining: () => {
+        stats.refusedDraining++;
+        warnDraining();
+      },
+      onListening: (address) => {
+        lifecycle?.ready();
+        options.onListening?.(address);
+      },
       onError: (err) => subscriber.error(new AudioSourceError('source_error', `media-stream server failed: ${err.message}`, { cause: err })),
     });
 
@@ -226,13 +263,55 @@ export function mediaStreamServer(options: MediaStreamServerOptions = {}): Obser
     };
     const onConnection = (ws: WebSocket): void => {
       stats.connections++;
-      const connection: MediaStreamConnection = new MediaStreamConnection(ws, context, () => connections.delete(connection));
+      const connection: MediaStreamConnection = new MediaStreamConnection(ws, context, () => {
+        for (const t of connection.trackStats()) totals.add(t);
+        connections.delete(connection);
+        attached?.changed();
+      });
       connections.add(connection);
     };
+    function* liveTracks(): Iterable<StreamStats> {
+      for (const c of connections) yield* c.trackStats();
+    }
+    const attached = lifecycle?.attach({
+      get inFlight() {
+        return connections.size;
+      },
+      stopAccepting: () => server.drain(),
+      endCalls: () => {
+        for (const c of [...connections]) c.close(1001, 'going away: the service is shutting down');
+      },
+      metrics: () => mediaStreamMetrics(stats, connections.size, totals, liveTracks),
+    });
 
     return () => {
+      attached?.detach();
       for (const c of [...connections]) c.end();
       server.close();
     };
   });
+}
+
+/** The families of one media-stream server: its connections and messages, what it refused and why, and its tracks' packets. */
+function mediaStreamMetrics(stats: MediaStreamServerStats, open: number, totals: StreamTotals, live: () => Iterable<StreamStats>): ServiceMetric[] {
+  const one = (value: number) => [{ value }];
+  return [
+    { name: 'svc_stream_media_stream_connections_total', help: 'Provider connections accepted (WebSocket).', type: 'counter', samples: () => one(stats.connections) },
+    { name: 'svc_stream_media_stream_connections_active', help: 'Provider connections open now.', type: 'gauge', samples: () => one(open) },
+    { name: 'svc_stream_media_stream_messages_total', help: 'Messages received from the providers.', type: 'counter', samples: () => one(stats.messages) },
+    { name: 'svc_stream_media_stream_malformed_total', help: 'Messages that could not be used.', type: 'counter', samples: () => one(stats.malformed) },
+    {
+      name: 'svc_stream_media_stream_refused_total',
+      help: 'Connections refused, by reason: unauthorized (401), over_capacity (closed 1013), draining (503 while the service drains), oversized (closed 1009).',
+      type: 'counter',
+      labels: ['reason'],
+      samples: () => [
+        { labels: { reason: 'unauthorized' }, value: stats.unauthorized },
+        { labels: { reason: 'over_capacity' }, value: stats.overCapacity },
+        { labels: { reason: 'draining' }, value: stats.refusedDraining },
+        { labels: { reason: 'oversized' }, value: stats.oversized },
+      ],
+    },
+    ...totals.metrics('media-stream', live),
+  ];
 }

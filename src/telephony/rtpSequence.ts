@@ -31,6 +31,11 @@ export class SequenceExtender {
     return ext;
   }
 
+  /** The highest extended number seen, or undefined before the first. */
+  get highestSeen(): number | undefined {
+    return this.highest;
+  }
+
   /** Forget the history, e.g. when the sender restarted its numbering. */
   reset(): void {
     this.highest = undefined;

@@ -14,6 +14,8 @@ import { DEFAULT_LIVE_FRAME_MS } from './LiveAudio.js';
 import { PayloadTypeGuesser } from './PayloadTypeGuesser.js';
 import { resolvePayloadType, type PayloadTypeSpec } from './payloadTypes.js';
 import { createRtpSourceStats, RtpLegs, type CallLeg, type RtpSourceStats } from './RtpLegs.js';
+import type { ServiceLifecycle } from '../service/lifecycle.js';
+import type { ServiceMetric } from '../service/metric.js';
 
 /** Legs at once by default: each is a jitter buffer and, through `analyzeCalls`, a session. */
 export const DEFAULT_MAX_LEGS = 64;
@@ -89,6 +91,15 @@ export interface RtpSourceOptions {
    * (the default) does not.
    */
   readonly reusePort?: boolean | undefined;
+  /**
+   * The service's life cycle (`ServiceLifecycle`): the source attaches to it as a `CallServer`
+   * and makes it `ready` once it listens. Draining, a new SSRC's packets are dropped (counted in
+   * `stats.refusedDraining`, told once through `onWarning`, code `draining`) while the legs
+   * running go on; forced, every leg's audio ends. Its metrics: datagrams, legs, packets dropped
+   * by reason, and the legs' packets (received, lost, late, reordered, duplicated) and jitter.
+   * Under `callWorkers`, the worker's own life cycle is used by default.
+   */
+  readonly lifecycle?: ServiceLifecycle | undefined;
 }
 
 /** Whether this Node has dgram's `reusePort` (22.12 and later, 23.1 and later). */
@@ -171,7 +182,23 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
       for (const [held, from] of v.held) onMessage(held, from, true);
     });
     let closed = false;
-    const legs = new RtpLegs({ settings: options, stats, scheduler, frameMs, maxLegs, handle, guesser, warnRefused, emit: (leg) => subscriber.next(leg) }, payloadTypes);
+    const warnDraining = warnOnce(
+      { code: 'draining', option: 'lifecycle', limit: 0, message: 'rtpSource: a new call leg was refused because the service is draining (it takes no new call); further refusals are counted in stats.refusedDraining.' },
+      options.onWarning,
+    );
+    const lifecycle = options.lifecycle ?? handle?.lifecycle;
+    const legs: RtpLegs = new RtpLegs(
+      { settings: options, stats, scheduler, frameMs, maxLegs, handle, guesser, warnRefused, warnDraining, changed: () => attached?.changed(), emit: (leg) => subscriber.next(leg) },
+      payloadTypes,
+    );
+    const attached = lifecycle?.attach({
+      get inFlight() {
+        return legs.inFlight;
+      },
+      stopAccepting: () => legs.stopAccepting(),
+      endCalls: () => legs.stop(),
+      metrics: () => rtpMetrics(stats, legs),
+    });
 
     // `replayed`: a datagram held while its payload type was being told, counted when it came.
     const onMessage = (msg: Buffer, rinfo: dgram.RemoteInfo, replayed = false): void => {
@@ -197,6 +224,7 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
           if (options.recvBufferSize) socket.setRecvBufferSize(options.recvBufferSize);
           const address = socket.address();
           handle?.listening(address.port);
+          lifecycle?.ready();
           options.onListening?.(address);
         });
       } catch (err) {
@@ -209,6 +237,7 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
     return () => {
       closed = true;
       legs.stop();
+      attached?.detach();
       guesser.stop();
       try {
         socket.close();
@@ -217,4 +246,30 @@ export function rtpSource(options: RtpSourceOptions = {}): Observable<CallLeg> {
       }
     };
   });
+}
+
+/** The families of one RTP socket: its datagrams and legs, what it dropped and why, and its legs' packets. */
+function rtpMetrics(stats: RtpSourceStats, legs: RtpLegs): ServiceMetric[] {
+  const one = (value: number) => [{ value }];
+  return [
+    { name: 'svc_stream_rtp_datagrams_total', help: 'UDP datagrams received on the RTP socket.', type: 'counter', samples: () => one(stats.datagrams) },
+    { name: 'svc_stream_rtp_rtcp_total', help: 'RTCP packets received on the RTP socket (ignored).', type: 'counter', samples: () => one(stats.rtcp) },
+    { name: 'svc_stream_rtp_legs_started_total', help: 'Call legs (SSRCs) started.', type: 'counter', samples: () => one(stats.legs) },
+    { name: 'svc_stream_rtp_legs_active', help: 'Call legs running now.', type: 'gauge', samples: () => one(legs.inFlight) },
+    {
+      name: 'svc_stream_rtp_dropped_total',
+      help: 'Datagrams dropped before reaching a leg, by reason: malformed, unknown_payload_type, non_audio_before_leg, max_legs (a new leg over --max-legs), draining (a new leg while the service drains), disallowed_source.',
+      type: 'counter',
+      labels: ['reason'],
+      samples: () => [
+        { labels: { reason: 'malformed' }, value: stats.malformed },
+        { labels: { reason: 'unknown_payload_type' }, value: stats.unknownPayloadType },
+        { labels: { reason: 'non_audio_before_leg' }, value: stats.nonAudioBeforeLeg },
+        { labels: { reason: 'max_legs' }, value: stats.refusedLegs },
+        { labels: { reason: 'draining' }, value: stats.refusedDraining },
+        { labels: { reason: 'disallowed_source' }, value: stats.disallowedSource },
+      ],
+    },
+    ...legs.totals.metrics('rtp', () => legs.liveStats()),
+  ];
 }

@@ -1,7 +1,7 @@
 // The HTTP side of the WebSocket call servers (media streams, AudioHook): listen, and decide
 // each upgrade before any WebSocket exists: the path, draining, the caller's own check (auth),
 // the connections bound here or across workers. What a connection then speaks is the caller's.
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { SchedulerLike } from 'rxjs';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -31,6 +31,11 @@ export interface WsCallServerOptions {
   readonly retryAfterS: number;
   /** The caller's check of an upgrade (auth): undefined admits. */
   readonly admit?: ((req: IncomingMessage) => Promise<UpgradeRefusal | undefined>) | undefined;
+  /**
+   * Plain HTTP requests (not upgrades), before the server's own answer (426): return true when
+   * answered (the operator's `/healthz`, `/readyz`, `/metrics` on the same port).
+   */
+  readonly onRequest?: ((req: IncomingMessage, res: ServerResponse) => boolean) | undefined;
   readonly worker: WorkerHandle | undefined;
   readonly scheduler: SchedulerLike;
   /** A connection was refused for capacity (counted and said by the caller). */
@@ -58,7 +63,8 @@ export const OVER_CAPACITY_CLOSE_CODE = 1013;
 export function wsCallServer(options: WsCallServerOptions): WsCallServer {
   const { worker: handle, scheduler } = options;
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: options.maxPayload });
-  const http: Server = createServer((_req, res) => {
+  const http: Server = createServer((req, res) => {
+    if (options.onRequest?.(req, res)) return;
     res.writeHead(426, { 'content-type': 'text/plain', connection: 'close' });
     res.end('WebSocket upgrade required\n');
   });

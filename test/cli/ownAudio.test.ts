@@ -73,11 +73,12 @@ describe('every command that takes a file', () => {
     expect(forced.code).toBe(0);
   });
 
-  it('analyze: a raw file without its flags says which flags it needs', async () => {
+  it('analyze: a raw file without its flags says which flags it needs, before anything starts (exit 2)', async () => {
     const r = await run(['analyze', MULAW]);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain('svc-stream: unsupported_format:');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^svc-stream: unsupported_format: \S+call\.mulaw: /);
     expect(r.stderr).toContain('--format mulaw --rate 8000 --channels 1');
+    expect(r.stdout).toBe('');
     const half = await run(['analyze', MULAW, '--format', 'mulaw']);
     expect(half.code).toBe(2);
     expect(half.stderr).toContain('needs --rate and --channels');
@@ -97,9 +98,11 @@ describe('every command that takes a file', () => {
     const emotion = await run(['emotion', M4A]);
     expect(emotion.code).toBe(0);
     expect(JSON.parse(emotion.stdout.trim())).toMatchObject({ path: M4A, result: { emotion: expect.any(String) } });
+    // Without its flags, refused before anything starts, naming the file and the flags.
     const refused = await run(['events', MULAW]);
-    expect(refused.code).toBe(1);
-    expect(JSON.parse(refused.stdout.trim())).toMatchObject({ path: MULAW, error: { code: 'unsupported_format' } });
+    expect(refused.code).toBe(2);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr).toMatch(/^svc-stream: unsupported_format: \S+call\.mulaw: .*--format mulaw --rate 8000 --channels 1/);
   });
 
   it('job submit: raw mu-law with its flags, to completed', async () => {

@@ -17,9 +17,9 @@ export function killSpawned(): void {
 }
 
 /** `svc-stream ARGS` as a real process (the bin, with a clean environment), its output as it comes. */
-export function spawnBin(args: readonly string[]): { child: ChildProcess; out(): string; err(): string } {
+export function spawnBin(args: readonly string[], env: NodeJS.ProcessEnv = {}): { child: ChildProcess; out(): string; err(): string } {
   const bin = new URL('../../bin/svc-stream.js', import.meta.url).pathname;
-  const child = spawned(process.execPath, [bin, ...args], { env: { PATH: process.env['PATH'] }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawned(process.execPath, [bin, ...args], { env: { PATH: process.env['PATH'], ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));

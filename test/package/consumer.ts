@@ -175,11 +175,15 @@ const main = entries['svc-stream'];
   await check('Node 20: svc-stream analyze --record, then --scenario RECORDING: the same final state', () => {
     const call = join(lean, 'node_modules/svc-stream/samples/call.wav');
     const last = (args: string[]) => {
-      const { source, ...state } = JSON.parse(run('npx', ['svc-stream', 'analyze', call, '--json', ...args], { cwd: lean }).trim().split('\n').at(-1)!) as Record<string, unknown>;
-      return { source, state: JSON.stringify(state) };
+      // What made the results differs (a scenario, then the recording), and so does the session's
+      // own account of its run (its wall time); the conversation's state is the same.
+      const { source, label, session: _session, ...state } = JSON.parse(run('npx', ['svc-stream', 'analyze', call, '--json', ...args], { cwd: lean }).trim().split('\n').at(-1)!) as Record<string, unknown>;
+      return { source, label, state: JSON.stringify(state) };
     };
     const recorded = last(['--record', 'call.ndjson']);
     const replayed = last(['--scenario', 'call.ndjson']);
+    const sourceOf = (l: unknown): unknown => (l as { source?: unknown } | undefined)?.source;
+    if (recorded.source !== 'scenario' || sourceOf(recorded.label) !== 'scenario' || replayed.source !== 'recording' || sourceOf(replayed.label) !== 'recording') throw new Error(`labels: ${JSON.stringify([recorded.label, replayed.label])}`);
     if (recorded.state !== replayed.state) throw new Error(`the replay ended elsewhere:\n${recorded.state.slice(0, 400)}\n${replayed.state.slice(0, 400)}`);
     if (/https?:\/\/|wss?:\/\//.test(readFileSync(join(lean, 'call.ndjson'), 'utf8'))) throw new Error('a URL in the recording');
   });
@@ -253,7 +257,7 @@ async function firstHour(tarball: string): Promise<void> {
     if (!line) throw new Error('the README has no `npx svc-stream analyze your-call.wav` line');
     writeFileSync(join(dir, 'your-call.wav'), readFileSync(join(root, 'samples/call.wav')));
     const out = sh(line).split('\n');
-    if (out[0] !== 'source: emulator, speech segments only (no transcription: clips have no text; try --scenario)') throw new Error(`first line: ${out[0]}`);
+    if (out[0] !== 'source: emulator: speech segments only (no transcription: clips without text; try --scenario)') throw new Error(`first line: ${out[0]}`);
   });
   await check('first hour: the README quick start verbatim (npm install --save-dev tsx; svc-stream emulator --scenario sample -- npx tsx example.ts)', () => {
     const example = /## The operator in ten lines\n\n```ts\n([\s\S]*?)```/.exec(readme)![1]!;
@@ -304,7 +308,7 @@ async function firstHour(tarball: string): Promise<void> {
     const r = spawnSync('npx', ['svc-stream', 'emotion', 'your-call.wav'], { cwd: dir, encoding: 'utf8', timeout: 120_000, env: { ...process.env, SVC_API_KEY: '', SVC_BASE_URL: '' } });
     const line = JSON.parse(r.stdout.trim()) as { source?: string; result?: unknown };
     if (r.status !== 0 || line.source !== 'emulator' || !line.result) throw new Error(`exit ${r.status}: ${r.stdout}${r.stderr}`);
-    if (!/source: emulator stand-ins/.test(r.stderr)) throw new Error(`stderr: ${r.stderr}`);
+    if (!/^svc-stream: source: emulator: stand-ins /m.test(r.stderr)) throw new Error(`stderr: ${r.stderr}`);
   });
   await check('first hour: rtp says where its results come from, as analyze does', async () => {
     const child = spawn('npx', ['svc-stream', 'rtp', '--port', '0', '--idle-timeout', '300', '--exit-after', '1'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SVC_API_KEY: '', SVC_BASE_URL: '' } });
@@ -338,7 +342,7 @@ async function firstHour(tarball: string): Promise<void> {
       socket.close();
       const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
       if (code !== 0) throw new Error(`exit ${code}`);
-      if (out.split('\n')[0] !== 'source: emulator, speech segments only (no transcription: clips have no text; try --scenario)') throw new Error(`first line: ${out.split('\n')[0]}`);
+      if (out.split('\n')[0] !== 'source: emulator: speech segments only (no transcription: clips without text; try --scenario)') throw new Error(`first line: ${out.split('\n')[0]}`);
     } finally {
       child.kill('SIGKILL');
     }

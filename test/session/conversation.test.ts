@@ -339,8 +339,11 @@ describe('analyzeConversation: teardown and upstream errors', () => {
         sourceTornDown = true;
       };
     });
-    const sub = source.pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, format: RAW })).subscribe();
-    await waitFor(() => emu.accounts.organizations[0]!.inFlight.conversation === 1);
+    const stats = createSessionStats();
+    const sub = source.pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, format: RAW, stats })).subscribe();
+    // Open on both sides: the emulator counts the session at its upgrade, before the client has
+    // read the handshake's answer (a socket still connecting is cut, not closed with 1000).
+    await waitFor(() => emu.accounts.organizations[0]!.inFlight.conversation === 1 && stats.framesSent > 0);
     sub.unsubscribe();
     expect(sourceTornDown).toBe(true);
     await waitFor(() => emu.connections.length === 1);

@@ -26,7 +26,7 @@ function path(maxLegs = 2) {
   const guesser = new PayloadTypeGuesser<[Buffer, dgram.RemoteInfo]>(scheduler, () => undefined);
   const seen: Array<number | undefined> = [];
   const p = new RtpLegs(
-    { settings: { onDatagram: (_b, ssrc) => void seen.push(ssrc) }, stats, scheduler, frameMs: 0, maxLegs, handle: undefined, guesser, warnRefused: () => void warned++, emit: (l) => void legs.push(l) },
+    { settings: { onDatagram: (_b, ssrc) => void seen.push(ssrc) }, stats, scheduler, frameMs: 0, maxLegs, handle: undefined, guesser, warnRefused: () => void warned++, warnDraining: () => undefined, changed: () => undefined, emit: (l) => void legs.push(l) },
     {},
   );
   return { p, stats, legs, seen, warned: () => warned, guesser, scheduler };

@@ -5,7 +5,8 @@ import { stat } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { finalize, interval, lastValueFrom, Observable, scan, tap, type Subscription } from 'rxjs';
 import { transcode } from '../../audio/transcode.js';
-import { AUDIO_OPTIONS, fileAudio, formatFromFlags } from '../audioFlags.js';
+import { AUDIO_OPTIONS, checkAudioInput, fileAudio, formatFromFlags } from '../audioFlags.js';
+import { checkFleetPackages } from '../optionalFlags.js';
 import { fromReadable } from '../../audio/fromReadable.js';
 import { audioMetaOf, type AudioObservable } from '../../audio/meta.js';
 import { InputError, SvcError } from '../../errors/index.js';
@@ -16,14 +17,13 @@ import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
 import { commandPublisher, PUBLISH_OPTION } from '../publishFlag.js';
 import { checkSessionId, sessionIdOf } from '../../schema/sessionId.js';
 import { option, type OptionValues } from '../options.js';
-import { BASE_URL_OPTION, checkInputFile, CONFIG_OPTION, loadScenario, readConfig, scenarioOption, speedOption } from '../sharedOptions.js';
+import { BASE_URL_OPTION, CONFIG_OPTION, loadScenario, readConfig, scenarioOption, speedOption } from '../sharedOptions.js';
 import { createSessionStats, type SessionStats } from '../../session/stats.js';
 import type { SessionStatus } from '../../schema/sessionState.js';
 import { initialConversationSnapshot, snapshotReducer, type ConversationSnapshot } from '../../state/snapshot.js';
 import { defineCommand, printError, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
-import { probeAudioFile } from '../../audio/probeAudioFile.js';
-import { FILE_FORMATS, RAW_FILE_EXTENSIONS } from '../../audio/fileFormats.js';
+import { FILE_FORMATS } from '../../audio/fileFormats.js';
 import { samplePath } from '../../samples.js';
 import { recordSession } from '../../session/recordSession.js';
 import { eventLine } from '../liveView.js';
@@ -70,7 +70,8 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
   // Transcoded (asked, paced, or a format the service does not take as it is): the transcoder
   // reports the duration and is the source's own decode check, so the source keeps its probe.
   const transcoding = file !== undefined && file !== '-' && (values.transcode || rate(values) !== undefined || FILE_FORMATS[extname(file).toLowerCase()]?.mode !== 'passthrough');
-  if (file !== undefined && file !== '-') await checkAudioFile(file, format, transcoding);
+  if (file !== undefined && file !== '-') await checkAudioInput(file, values, transcoding);
+  await checkFleetPackages({ redis: values.redis, publish: values.publish }, io.env);
   const config = values.config ?? (values.sample ? readConfig(samplePath('call.config.json')) : undefined) ?? 'default';
   const scenarioPath = values.scenario ?? scenarioFor(file);
   // A scenario file, or a recorded session (--record) replayed in step with the audio.
@@ -238,18 +239,6 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
 /** `--speed`, or 1 with `--realtime`; undefined: as fast as the session takes it. */
 function rate(values: { readonly speed: number | undefined; readonly realtime: boolean }): number | undefined {
   return values.speed ?? (values.realtime ? 1 : undefined);
-}
-
-/**
- * A file to stream, checked before anything starts: it exists, is readable and not empty, in
- * the commands' one wording; and, unless it is raw audio (nothing to decode), ffmpeg decodes
- * its start (`corrupt_audio` otherwise; with `transcoding`, whatever its extension says).
- */
-async function checkAudioFile(file: string, format: AudioFormat | undefined, transcoding: boolean): Promise<void> {
-  checkInputFile(file);
-  if (format !== undefined && isRawFormat(format)) return;
-  if (RAW_FILE_EXTENSIONS[extname(file).toLowerCase()] !== undefined) return; // refused by fileAudio with the flags it needs
-  await probeAudioFile(file, { transcoding });
 }
 
 /** Follow a session's life cycle (`stats.state$`) on stderr: a line per reconnect, and one when a reconnected session opens. */

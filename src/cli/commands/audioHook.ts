@@ -5,11 +5,13 @@ import { InputError } from '../../errors/index.js';
 import { samplePath } from '../../samples.js';
 import { analyzeCalls } from '../../telephony/analyzeCalls.js';
 import type { AudioHookAuth } from '../../telephony/audioHookAuth.js';
-import { audioHookServer, type AudioHookCall } from '../../telephony/audioHookServer.js';
+import { audioHookServer, createAudioHookServerStats, type AudioHookCall } from '../../telephony/audioHookServer.js';
 import type { AudioHookFormat, AudioHookNotice } from '../../telephony/audioHookState.js';
 import { customerFirstScenario, playAudioHookDemo, type AudioHookDemoOptions } from '../audioHookDemo.js';
-import { callCommandSettings, runCallCommand } from '../callCommand.js';
+import { callCommandSettings, inCallWorker, runCallCommand, SERVICE_OPTIONS } from '../callCommand.js';
 import { defineCommand, type CliIo, type Command } from '../command.js';
+import { LOG_FORMAT_OPTION } from '../log.js';
+import { checkTcpPort } from '../portCheck.js';
 import { option, type OptionValues } from '../options.js';
 import { PUBLISH_OPTION } from '../publishFlag.js';
 import { REDIS_OPTION } from '../redisFlag.js';
@@ -36,7 +38,9 @@ const OPTIONS = {
   'frame-ms': option.integer('MS', "send each call's audio in frames of MS ms (default 100)", { min: 0 }),
   'when-full': option.choice('P', ['queue', 'reject'], 'queue (default) or reject calls beyond --max-calls', 'queue'),
   workers: option.integer('N', 'worker processes sharing the calls (default 1), the connections dealt out\nround-robin; --max-connections and --max-calls hold across them', { min: 1, fallback: 1 }),
-  'exit-after': option.integer('N', 'exit once N calls have ended (--demo: default 1)', { min: 1 }),
+  'exit-after': option.integer('N', 'once N calls have ended take no new call, and exit when those running end\n(--demo: default 1)', { min: 1 }),
+  ...SERVICE_OPTIONS,
+  ...LOG_FORMAT_OPTION,
   demo: option.flag('play Genesys: stream the sample call into the server as a signed AudioHook session\n(the customer on channel 1, the agent on channel 2), with a 2 s hold on the way'),
   speed: option.number('X', 'demo pace, times real time (default 1)', { min: 0.01, fallback: 1 }),
   seconds: option.number('N', 'demo length (default: the whole call, 38.5 s)', { min: 0.2, fallback: 38.6 }),
@@ -86,7 +90,6 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   if (clientSecret !== undefined && apiKey === undefined) throw new InputError('invalid_argument', '--audiohook-client-secret needs --audiohook-api-key (or AUDIOHOOK_API_KEY): the secret is the key\'s', { path: 'audiohook-api-key' });
   if (apiKey === undefined) {
     if (!LOOPBACK.has(host)) throw new InputError('invalid_argument', `listening on ${host} needs --audiohook-api-key (or AUDIOHOOK_API_KEY), and its --audiohook-client-secret: anyone who can reach it could stream calls into your account`, { path: 'audiohook-api-key' });
-    io.stderr.write('svc-stream: warning: no --audiohook-api-key: anyone who can reach this port can stream calls into your account\n');
   }
   const authenticate: AudioHookAuth | undefined =
     apiKey === undefined
@@ -101,14 +104,27 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   // The demo's call has the customer on channel 1: the sample's speakers follow (see customerFirstScenario).
   const scenario = demo && values.scenario === undefined ? customerFirstScenario(loaded) : loaded;
   const turns = demo ? ((loaded as { transcript?: AudioHookDemoOptions['turns'] } | undefined)?.transcript ?? []) : [];
-  const settings = callCommandSettings(values, { exitAfter, scenario, totals: { source: 'audioHookServer', keys: ['connections', 'closed', 'disconnected', 'lost', 'unauthorized', 'overCapacity'] } });
+  // Before anything starts (no emulator, no worker): the port free.
+  if (!inCallWorker()) await checkTcpPort('port', host, port);
+  const serverStats = createAudioHookServerStats();
+  const settings = callCommandSettings(values, {
+    exitAfter,
+    scenario,
+    ownHttpPort: true,
+    port: { flag: 'port', port, host },
+    notices: apiKey === undefined ? ['warning: no --audiohook-api-key: anyone who can reach this port can stream calls into your account'] : [],
+    totals: { source: 'audioHookServer', keys: ['connections', 'closed', 'disconnected', 'lost', 'unauthorized', 'overCapacity', 'refusedDraining'], stats: serverStats },
+  });
   return runCallCommand<AudioHookCall>(
     io,
     settings,
-    (run, fail, worker) =>
+    (run) =>
       analyzeCalls(
         audioHookServer({
-          ...(worker ? { worker } : {}),
+          ...(run.worker ? { worker: run.worker } : {}),
+          lifecycle: run.lifecycle,
+          ...(run.onRequest ? { onRequest: run.onRequest } : {}),
+          stats: serverStats,
           host,
           port,
           ...(values.path !== undefined ? { path: values.path } : {}),
@@ -126,15 +142,16 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
             }
             run.out(run.json ? JSON.stringify({ type: 'audiohook', id: call.id, notice }) : `${call.id} ${noticeLine(notice)}`);
           },
-          onWarning: (w) => io.stderr.write(`svc-stream: ${w.message.replace('Raise maxConnections', 'Raise --max-connections')}\n`),
+          // Once per process family: a worker hands it to the primary.
+          onWarning: (w) => run.warn(w.code, w.message.replace('Raise maxConnections', 'Raise --max-connections')),
           onListening: (a) => {
             const path = values.path ?? '/';
             io.stderr.write(`svc-stream: AudioHook on ws://${a.address}:${a.port}${path}\n`);
             if (!demo) return;
-            playAudioHookDemo({ url: `ws://127.0.0.1:${a.port}${path}`, apiKey: apiKey!, clientSecret, speed, seconds, pauseSeconds: 2, turns }).catch(fail);
+            playAudioHookDemo({ url: `ws://127.0.0.1:${a.port}${path}`, apiKey: apiKey!, clientSecret, speed, seconds, pauseSeconds: 2, turns }).catch(run.fail);
           },
         }),
-        run.analyze<AudioHookCall>(worker),
+        run.analyze<AudioHookCall>(),
       ),
     (call) => {
       const c = call.call;
@@ -172,6 +189,9 @@ one session, one line per result prefixed with the AudioHook session's id (or ND
 Genesys adds (RFC 9421); pauses and discarded audio are filled with silence and said.`,
   options: OPTIONS,
   footer: `Environment: SVC_API_KEY, SVC_BASE_URL, AUDIOHOOK_API_KEY, AUDIOHOOK_CLIENT_SECRET.
-Exit status: 0 after --exit-after calls (or Ctrl-C); 1 when it cannot listen or the demo fails.`,
+Exit status: 0 when every call it took ended done (after --exit-after calls, or a signal: the
+first drains, new connections answered 503 with Retry-After while the sessions open run to
+their close, a second ends them with disconnect); 1 when one did not (failed, ended shutdown,
+lost with a worker), it cannot listen or the demo fails; 2 for a usage mistake or a port in use.`,
   run,
 });

@@ -10,13 +10,13 @@ import { describeByteLimit, MAX_UPLOAD_BYTES } from '../../schema/limits.js';
 import { defineCommand, printError, type CliIo, type Command } from '../command.js';
 import { openEndpoint, type ModelsEndpoint } from '../endpoint.js';
 import { option } from '../options.js';
-import { AUDIO_OPTIONS, prepareUpload } from '../audioFlags.js';
+import { AUDIO_OPTIONS, checkAudioInput, prepareUpload, uploadConverts } from '../audioFlags.js';
+import { checkFleetPackages } from '../optionalFlags.js';
 import { BATCH_FILE_EXTENSIONS } from '../../batch/files.js';
 import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
 import { resultLabel, resultSource } from '../../resultSource.js';
 import { SERVICE_LABEL } from '../../schema/resultLabel.js';
 import { sourceLine, STAND_IN_LABEL } from '../resultSource.js';
-import { checkInputFile } from '../sharedOptions.js';
 
 const ENDPOINT_OPTIONS = {
   'base-url': option.text('URL', 'models API base (default SVC_BASE_URL)'),
@@ -72,7 +72,9 @@ function filesCommand(name: string, summary: string, what: string, call: (path: 
     async run({ values, positionals }, io) {
       if (positionals.length === 0) throw new InputError('invalid_argument', 'no FILE given', { path: 'FILE' });
       const concurrency = values.concurrency;
-      for (const file of positionals) checkInputFile(file);
+      // Every FILE checked before anything starts (no emulator): exists, not empty, audio.
+      for (const file of positionals) await checkAudioInput(file, values, uploadConverts(file, values, BATCH_FILE_EXTENSIONS));
+      await checkFleetPackages({ redis: values.redis }, io.env);
       const endpoint = await endpointOrUsage(values, io);
       if (endpoint === undefined) return 2;
       let sourceSaid = false;

@@ -2,9 +2,9 @@
 import { existsSync } from 'node:fs';
 import { basename, extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AUDIO_OPTIONS, fileAudio } from '../audioFlags.js';
+import { AUDIO_OPTIONS, checkAudioInput, fileAudio, streamTranscodes } from '../audioFlags.js';
 import { option, type OptionValues } from '../options.js';
-import { BASE_URL_OPTION, checkInputFile, loadScenario, readConfig, scenarioOption } from '../sharedOptions.js';
+import { BASE_URL_OPTION, loadScenario, readConfig, scenarioOption } from '../sharedOptions.js';
 import { openBrowser } from '../../dashboard/openBrowser.js';
 import { startDashboard } from '../../dashboard/server.js';
 import { audioMetaOf } from '../../audio/meta.js';
@@ -12,7 +12,14 @@ import type { DashboardView } from '../../dashboard/view.js';
 import { InputError } from '../../errors/index.js';
 import { conversationSession } from '../../session/conversation.js';
 import { createSessionStats } from '../../session/stats.js';
-import { aborted, defineCommand, type CliIo, type Command } from '../command.js';
+import { defineCommand, type CliIo, type Command } from '../command.js';
+import { LOG_FORMAT_OPTION } from '../log.js';
+import { checkFleetPackages, checkMetricsPackage } from '../optionalFlags.js';
+import { checkTcpPort } from '../portCheck.js';
+import { publisherPart } from '../publishMetrics.js';
+import { watchRedis } from '../redisHealth.js';
+import { METRICS_OPTIONS, startCommandService } from '../service.js';
+import { sessionPart } from '../../telephony/callMetrics.js';
 import { openEndpoint } from '../endpoint.js';
 import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
 import { commandPublisher, fromOption, PUBLISH_OPTION } from '../publishFlag.js';
@@ -32,6 +39,8 @@ const OPTIONS = {
   ...REDIS_OPTION,
   ...PUBLISH_OPTION,
   ...fromOption("the supervisor's page instead: every call published to this Redis (by any\nprocess of the fleet), each one's live view a click away; no FILE"),
+  ...METRICS_OPTIONS,
+  ...LOG_FORMAT_OPTION,
 } as const;
 
 /** A file shipped in the package's samples/ folder, from src/cli/commands (tsx) or dist/cli/commands (built). */
@@ -43,17 +52,27 @@ function packagedSample(name: string): string | undefined {
 /** `dashboard --from URL`: the supervisor's page of the fleet, until Ctrl-C. */
 async function runFleet(from: string, values: OptionValues<typeof OPTIONS>, io: CliIo): Promise<number> {
   if (values['exit-when-done'] || values['start-now']) throw new InputError('invalid_argument', '--from shows the fleet until Ctrl-C: --exit-when-done and --start-now are for one FILE', { path: 'from' });
+  await checkTcpPort('port', '127.0.0.1', values.port);
+  await checkTcpPort('metrics-port', values['metrics-host'], values['metrics-port']);
+  await checkMetricsPackage(values['metrics-port']);
+  await checkFleetPackages({ from }, io.env);
+  const service = await startCommandService(io, { drainTimeoutMs: 0, metricsPort: values['metrics-port'], metricsHost: values['metrics-host'], ownHttpPort: true, dependencies: [await watchRedis(from, '--from')] });
   const { startFleetDashboard } = await import('../../dashboard/fleetServer.js');
-  const dashboard = await startFleetDashboard({ from, port: values.port, onRedisError: (e) => io.stderr.write(`svc-stream: dashboard: ${e.message.split('\n')[0]}; reconnecting\n`) });
+  const dashboard = await startFleetDashboard({ from, port: values.port, onRequest: service.onRequest, onRedisError: (e) => io.stderr.write(`svc-stream: dashboard: ${e.message.split('\n')[0]}; reconnecting\n`) }).catch(async (e: unknown) => {
+    await service.close();
+    throw e;
+  });
+  service.lifecycle.ready();
   try {
     io.stdout.write(`svc-stream dashboard: ${dashboard.url}\n`);
     io.stderr.write(`svc-stream: every call published to ${from.replace(/\/\/[^@/]*@/, '//***@')}; Ctrl-C to stop\n`);
     if (!values['no-open'] && !(await openBrowser(dashboard.url, process.platform, io.env))) {
       io.stderr.write(`svc-stream: no browser could be opened from here; open ${dashboard.url} in yours\n`);
     }
-    await aborted(io.signal);
+    await service.stopped;
   } finally {
     await dashboard.close();
+    await service.close();
   }
   return 0;
 }
@@ -66,12 +85,20 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
   if (positionals.length > 1) throw new InputError('invalid_argument', `dashboard takes one FILE, got ${positionals.length}`);
   const file = positionals[0] ?? packagedSample('call.wav');
   if (file === undefined) throw new InputError('invalid_argument', 'no FILE given and the sample call is not installed');
-  checkInputFile(file);
+  // Before anything starts (no emulator, no page): the file is audio, the ports free, the flags' packages there.
+  await checkAudioInput(file, values, streamTranscodes(file, values, true));
+  await checkTcpPort('port', '127.0.0.1', values.port);
+  await checkTcpPort('metrics-port', values['metrics-host'], values['metrics-port']);
+  await checkMetricsPackage(values['metrics-port']);
+  await checkFleetPackages({ redis: values.redis, publish: values.publish }, io.env);
   const { port, speed } = values;
   const config = values.config ?? (positionals[0] === undefined ? readConfig(packagedSample('call.config.json')) : undefined) ?? 'default';
   const scenarioPath = values.scenario ?? scenarioFor(file);
   const scenario = scenarioPath ? await loadScenario(scenarioPath) : undefined;
 
+  const redisUrl = values.redis ?? io.env['SVC_REDIS_URL'];
+  // Nothing to drain: the one session is the viewer's; a signal stops the dashboard.
+  const service = await startCommandService(io, { drainTimeoutMs: 0, metricsPort: values['metrics-port'], metricsHost: values['metrics-host'], ownHttpPort: true, dependencies: redisUrl ? [await watchRedis(redisUrl, '--redis')] : [] });
   const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
   let final: DashboardView | undefined;
   const fleet = await fleetLimits(values.redis, io.env);
@@ -79,6 +106,8 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
   try {
     if (endpoint.emulator && scenarioPath) io.stderr.write(`svc-stream: the emulator plays ${scenarioPath}\n`);
     const stats = createSessionStats();
+    service.lifecycle.attach(sessionPart(stats));
+    if (published.publisher) service.lifecycle.attach(publisherPart(published.publisher));
     // The page follows the session's life cycle through its stats (`reconnecting…` included);
     // the terminal gets a line per reconnect.
     const reconnects = reconnectLines(stats, io);
@@ -101,7 +130,9 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
       title: basename(file),
       port,
       start: values['start-now'] ? 'now' : 'load',
+      onRequest: service.onRequest,
     });
+    service.lifecycle.ready();
     try {
       io.stdout.write(`svc-stream dashboard: ${dashboard.url}\n`);
       io.stderr.write(
@@ -115,7 +146,7 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
         if (view.status === 'failed') io.stderr.write(`svc-stream: ${view.error?.code ?? 'error'}: ${view.error?.message ?? 'session failed'}\n`);
         else if (view.status === 'done') io.stderr.write(`svc-stream: session done (${((view.duration_ms ?? 0) / 1000).toFixed(1)} s of audio)\n`);
       });
-      await Promise.race([aborted(io.signal), values['exit-when-done'] ? dashboard.finalServed : new Promise<never>(() => undefined)]);
+      await Promise.race([service.stopped, values['exit-when-done'] ? dashboard.finalServed : new Promise<never>(() => undefined)]);
     } finally {
       reconnects.unsubscribe();
       await dashboard.close();
@@ -124,6 +155,7 @@ async function run({ values, positionals }: { readonly values: OptionValues<type
     await published.close();
     await fleet.close();
     await endpoint.close();
+    await service.close();
   }
   return final?.status === 'failed' ? 1 : 0;
 }

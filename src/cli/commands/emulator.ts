@@ -9,6 +9,11 @@ import { defineCommand, type CliIo, type Command } from '../command.js';
 import { option, type OptionValues } from '../options.js';
 import { checkInputFile, scenarioOption } from '../sharedOptions.js';
 import { exitWithParent } from '../exitWithParent.js';
+import { LOG_FORMAT_OPTION } from '../log.js';
+import { checkTcpPort } from '../portCheck.js';
+import { checkMetricsPackage } from '../optionalFlags.js';
+import { METRICS_OPTIONS, startCommandService } from '../service.js';
+import { OPS_PATHS } from '../../service/opsHttp.js';
 
 const OPTIONS = {
   port: option.integer('N', 'port to listen on (default 0: a free port)', { min: 0, max: 65535 }),
@@ -20,6 +25,8 @@ const OPTIONS = {
   ...scenarioOption("JSON scenario the streaming endpoint plays for every connection;\n`sample` is the one of the sample call the package ships"),
   'write-env': option.text('PATH', "once listening, write the KEY=value lines to PATH (atomically: the file\nappears whole or not at all); removed when the emulator stops"),
   log: option.flag('log each request (never a key) on stderr'),
+  ...METRICS_OPTIONS,
+  ...LOG_FORMAT_OPTION,
 } as const;
 
 async function loading<T>(what: string, load: () => Promise<T>): Promise<T> {
@@ -44,7 +51,32 @@ async function run({ values, rest }: { readonly values: OptionValues<typeof OPTI
     ...(scenario !== undefined ? { scenario } : {}),
     ...(values.log ? { log: (line: string) => io.stderr.write(`emulator: ${line}\n`) } : {}),
   };
-  const emu = await startEmulator(options);
+  // Before anything starts: the ports free.
+  await checkTcpPort('port', values.host ?? '127.0.0.1', values.port);
+  await checkTcpPort('metrics-port', values['metrics-host'], values['metrics-port']);
+  await checkMetricsPackage(values['metrics-port']);
+  // Its figures and the operator's endpoints (on its own port, or --metrics-port); it watches its signals and parent itself.
+  let running: Awaited<ReturnType<typeof startEmulator>> | undefined;
+  const service = await startCommandService(io, {
+    drainTimeoutMs: 0,
+    metricsPort: values['metrics-port'],
+    metricsHost: values['metrics-host'],
+    ownHttpPort: true,
+    watch: false,
+    extra: () => [
+      { name: 'svc_stream_emulator_sessions_finished_total', help: 'Streaming connections the emulator closed, by the status they were in.', type: 'counter', labels: ['status'], samples: () => countBy(running?.connections ?? [], (c) => c.status) },
+    ],
+  });
+  const onRequest = service.onRequest;
+  const emu = await startEmulator({
+    ...options,
+    routes: [...(options.routes ?? []), ...(onRequest ? OPS_PATHS.map((path) => ({ method: 'GET', path, handler: (req: Parameters<typeof onRequest>[0], res: Parameters<typeof onRequest>[1]) => void onRequest(req, res) })) : [])],
+  }).catch(async (e: unknown) => {
+    await service.close();
+    throw e;
+  });
+  running = emu;
+  service.lifecycle.ready();
   const envFile = values['write-env'];
   try {
     if (envFile !== undefined) await writeEnvFile(envFile, emu.envLines());
@@ -66,8 +98,17 @@ async function run({ values, rest }: { readonly values: OptionValues<typeof OPTI
     if (envFile !== undefined) await rm(envFile, { force: true });
     // A planned stop, not a crash: live sessions get an `error` event and the going-away close
     // (1012), so their clients reconnect to the next emulator instead of reporting a drop.
+    service.lifecycle.drain('stopping');
     await emu.shutdown();
+    await service.close();
   }
+}
+
+/** How many of `items` fall under each key, as metric samples. */
+function countBy<T>(items: readonly T[], key: (item: T) => string): { labels: Record<string, string>; value: number }[] {
+  const counts = new Map<string, number>();
+  for (const i of items) counts.set(key(i), (counts.get(key(i)) ?? 0) + 1);
+  return [...counts].map(([k, value]) => ({ labels: { status: k }, value }));
 }
 
 /** Write `lines` to `path` whole or not at all: a reader never sees a half-written file. */

@@ -3,7 +3,7 @@ import { lastValueFrom, tap } from 'rxjs';
 import { InputError } from '../../errors/index.js';
 import { reportUsageError } from '../usage.js';
 import { HELP_OPTION, option, optionsHelp, parseOptions, type OptionValues } from '../options.js';
-import { AUDIO_OPTIONS, prepareUpload, type PreparedUpload } from '../audioFlags.js';
+import { AUDIO_OPTIONS, checkAudioInput, prepareUpload, uploadConverts, type PreparedUpload } from '../audioFlags.js';
 import { SUBMISSION_EXTENSIONS } from '../../platform/files.js';
 import { PlatformClient } from '../../platform/PlatformClient.js';
 import type { PollJobOptions } from '../../platform/PlatformClient.js';
@@ -11,7 +11,6 @@ import { printError, type CliIo, type Command } from '../command.js';
 import { openEndpoint, type ModelsEndpoint } from '../endpoint.js';
 import { readPlatformCredentials } from '../../credentials.js';
 import { resultSource } from '../../resultSource.js';
-import { checkInputFile } from '../sharedOptions.js';
 import { sourceLine, STAND_IN_LABEL } from '../resultSource.js';
 
 const OPTIONS = {
@@ -121,7 +120,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   // Every FILE checked before anything starts, in the commands' one wording (exit 2).
   if (sub === 'submit') {
     try {
-      for (const file of positionals) checkInputFile(file);
+      for (const file of positionals) await checkAudioInput(file, values, uploadConverts(file, values, SUBMISSION_EXTENSIONS));
     } catch (err) {
       printError(io, err);
       return 2;

@@ -5,9 +5,11 @@ import { InputError } from '../../errors/index.js';
 import { samplePath } from '../../samples.js';
 import { analyzeCalls } from '../../telephony/analyzeCalls.js';
 import type { MediaStreamAuth } from '../../telephony/mediaStreamAuth.js';
-import { mediaStreamServer, type MediaStreamCall } from '../../telephony/mediaStreamServer.js';
-import { callCommandSettings, runCallCommand } from '../callCommand.js';
+import { createMediaStreamServerStats, mediaStreamServer, type MediaStreamCall } from '../../telephony/mediaStreamServer.js';
+import { callCommandSettings, inCallWorker, runCallCommand, SERVICE_OPTIONS } from '../callCommand.js';
 import { defineCommand, type CliIo, type Command } from '../command.js';
+import { LOG_FORMAT_OPTION } from '../log.js';
+import { checkTcpPort } from '../portCheck.js';
 import { playMediaStreamDemo } from '../mediaStreamDemo.js';
 import { option, type OptionValues } from '../options.js';
 import { PUBLISH_OPTION } from '../publishFlag.js';
@@ -28,7 +30,9 @@ const OPTIONS = {
   'frame-ms': option.integer('MS', "send each call's audio in frames of MS ms (default 100: a fifth of the sends\nof one per message, audio at most 100 ms later; 20 for the lowest latency)", { min: 0 }),
   'when-full': option.choice('P', ['queue', 'reject'], 'queue (default) or reject calls beyond --max-calls', 'queue'),
   workers: option.integer('N', 'worker processes sharing the calls (default 1), the connections dealt out\nround-robin; --max-connections and --max-calls hold across them', { min: 1, fallback: 1 }),
-  'exit-after': option.integer('N', 'exit once N calls have ended (--demo: default 1)', { min: 1 }),
+  'exit-after': option.integer('N', 'once N calls have ended take no new call, and exit when those running end\n(--demo: default 1)', { min: 1 }),
+  ...SERVICE_OPTIONS,
+  ...LOG_FORMAT_OPTION,
   demo: option.flag('play a provider: stream the sample call (8 kHz mu-law) as a Twilio\n(or, with --preset telnyx, Telnyx) media stream into the bridge'),
   speed: option.number('X', 'demo pace, times real time (default 1)', { min: 0.01, fallback: 1 }),
   seconds: option.number('N', 'demo length (default: the whole call, 38.5 s)', { min: 0.02, fallback: 38.6 }),
@@ -57,8 +61,9 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   const token = values.token ?? io.env['SVC_BRIDGE_TOKEN'] ?? (demo && !twilioAuthToken ? randomBytes(18).toString('base64url') : undefined);
   if (token === undefined && twilioAuthToken === undefined) {
     if (!LOOPBACK.has(host)) throw new InputError('invalid_argument', `listening on ${host} needs --token (or SVC_BRIDGE_TOKEN) or --twilio-auth-token (or TWILIO_AUTH_TOKEN): anyone who can reach it could stream calls into your account`, { path: 'token' });
-    io.stderr.write('svc-stream: warning: no --token or --twilio-auth-token: anyone who can reach this port can stream calls into your account\n');
   }
+  // Before anything starts (no emulator, no worker): the port free.
+  if (!inCallWorker()) await checkTcpPort('port', host, port);
   const publicUrl = values['public-url'];
   const authenticate: MediaStreamAuth = {
     ...(token !== undefined ? { token } : {}),
@@ -66,24 +71,36 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   };
   const scenarioPath = values.scenario ?? (demo ? samplePath('call.scenario.json') : undefined);
   const scenario = scenarioPath ? await loadScenario(scenarioPath) : undefined;
-  const settings = callCommandSettings(values, { exitAfter, scenario, totals: { source: 'mediaStreamServer', keys: ['connections', 'messages', 'malformed', 'overCapacity'] } });
+  const serverStats = createMediaStreamServerStats();
+  const settings = callCommandSettings(values, {
+    exitAfter,
+    scenario,
+    ownHttpPort: true,
+    port: { flag: 'port', port, host },
+    notices: token === undefined && twilioAuthToken === undefined ? ['warning: no --token or --twilio-auth-token: anyone who can reach this port can stream calls into your account'] : [],
+    totals: { source: 'mediaStreamServer', keys: ['connections', 'messages', 'malformed', 'overCapacity', 'refusedDraining'], stats: serverStats },
+  });
   return runCallCommand<MediaStreamCall>(
     io,
     settings,
-    (run, fail, worker) =>
+    (run) =>
       analyzeCalls(
         mediaStreamServer({
-          ...(worker ? { worker } : {}),
+          ...(run.worker ? { worker: run.worker } : {}),
+          lifecycle: run.lifecycle,
+          ...(run.onRequest ? { onRequest: run.onRequest } : {}),
           host,
           port,
           ...(values.path !== undefined ? { path: values.path } : {}),
           preset,
           trackMode,
+          stats: serverStats,
           ...(token !== undefined || twilioAuthToken !== undefined ? { authenticate } : {}),
           onRefused: (reason, req) => io.stderr.write(`svc-stream: refused a connection from ${req.socket.remoteAddress ?? '?'}: ${reason}\n`),
           onMalformed: (reason) => io.stderr.write(`svc-stream: malformed message: ${reason}\n`),
           ...limits,
-          onWarning: (w) => io.stderr.write(`svc-stream: ${w.message.replace('Raise maxConnections', 'Raise --max-connections')}\n`),
+          // Once per process family: a worker hands it to the primary.
+          onWarning: (w) => run.warn(w.code, w.message.replace('Raise maxConnections', 'Raise --max-connections')),
           onListening: (a) => {
             const path = values.path ?? '/';
             io.stderr.write(`svc-stream: media streams on ws://${a.address}:${a.port}${path}\n`);
@@ -97,10 +114,10 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
               signedUrl: publicUrl ?? `wss://127.0.0.1:${a.port}${path}`,
               speed,
               seconds,
-            }).catch(fail);
+            }).catch(run.fail);
           },
         }),
-        run.analyze<MediaStreamCall>(worker),
+        run.analyze<MediaStreamCall>(),
       ),
     (call) => {
       const c = call.call;
@@ -129,6 +146,8 @@ Streaming): point the provider's stream URL at it, and each call is analysed liv
 session, one line per result prefixed with the call's id (or NDJSON with --json).`,
   options: OPTIONS,
   footer: `Environment: SVC_API_KEY, SVC_BASE_URL, SVC_BRIDGE_TOKEN, TWILIO_AUTH_TOKEN.
-Exit status: 0 after --exit-after calls (or Ctrl-C); 1 when it cannot listen or the demo fails.`,
+Exit status: 0 when every call it took ended done (after --exit-after calls, or a signal: the
+first drains, a second ends the calls in flight); 1 when one did not (failed, ended shutdown,
+lost with a worker), or the demo failed; 2 for a usage mistake or a port in use.`,
   run,
 });

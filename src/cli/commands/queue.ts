@@ -7,6 +7,9 @@ import { printError, type CliIo, type Command } from '../command.js';
 import { openEndpoint } from '../endpoint.js';
 import { HELP_OPTION, option, optionsHelp, parseOptions } from '../options.js';
 import { reportUsageError } from '../usage.js';
+import { checkAudioInput, uploadConverts } from '../audioFlags.js';
+import { checkQueuePackages } from '../optionalFlags.js';
+import { BATCH_FILE_EXTENSIONS } from '../../batch/files.js';
 
 const OPTIONS = {
   redis: option.text('URL', "the fleet's Redis (default SVC_REDIS_URL, then redis://127.0.0.1:6379)"),
@@ -63,6 +66,14 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   if (values.help || sub === undefined) {
     io.stdout.write(`${USAGE}\n`);
     return values.help ? 0 : 2;
+  }
+  // Before anything starts: the packages the queue needs, and the files `add` is given.
+  try {
+    await checkQueuePackages(sub === 'work');
+    if (sub === 'add') for (const f of rest) if (!/^file:\/\//i.test(f)) await checkAudioInput(f, {}, uploadConverts(f, {}, BATCH_FILE_EXTENSIONS));
+  } catch (err) {
+    printError(io, err);
+    return 2;
   }
   const fleet = await import('../../fleet/batchQueue.js');
   const { QUEUE_MODELS } = await import('../../fleet/batchJobs.js');

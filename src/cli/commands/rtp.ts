@@ -2,15 +2,17 @@
 import { InputError } from '../../errors/index.js';
 import { analyzeCalls } from '../../telephony/analyzeCalls.js';
 import { parsePayloadTypeArg, type PayloadTypeSpec } from '../../telephony/payloadTypes.js';
-import type { CallLeg } from '../../telephony/RtpLegs.js';
+import { createRtpSourceStats, type CallLeg } from '../../telephony/RtpLegs.js';
 import { hasReusePort, rtpSource } from '../../telephony/rtpSource.js';
 import type { LimitWarning, PayloadTypeWarning } from '../../warnings.js';
-import { callCommandSettings, runCallCommand } from '../callCommand.js';
+import { callCommandSettings, inCallWorker, runCallCommand, SERVICE_OPTIONS } from '../callCommand.js';
 import { defineCommand, type CliIo, type Command } from '../command.js';
 import { option, type OptionValues } from '../options.js';
 import { PUBLISH_OPTION } from '../publishFlag.js';
 import { REDIS_OPTION } from '../redisFlag.js';
 import { BASE_URL_OPTION, CONFIG_OPTION, loadScenario, scenarioOption } from '../sharedOptions.js';
+import { LOG_FORMAT_OPTION } from '../log.js';
+import { checkUdpPorts } from '../portCheck.js';
 
 const OPTIONS = {
   port: option.integer('N', 'UDP port (default 5004; 0 picks a free one, printed on stderr)', { min: 0, max: 65535, fallback: 5004 }),
@@ -28,7 +30,9 @@ const OPTIONS = {
   'when-full': option.choice('P', ['queue', 'reject'], 'queue (default) or reject calls beyond --max-calls', 'queue'),
   workers: option.integer('N', 'worker processes sharing the calls (default 1): worker i listens on --port + i\n(or all on --port with --reuse-port); --max-legs and --max-calls hold across them', { min: 1, fallback: 1 }),
   'reuse-port': option.flag('with --workers, every worker on --port (SO_REUSEPORT; Node 22.12 or later)'),
-  'exit-after': option.integer('N', 'exit once N calls have ended', { min: 1 }),
+  'exit-after': option.integer('N', 'once N calls have ended take no new call, and exit when those running end', { min: 1 }),
+  ...SERVICE_OPTIONS,
+  ...LOG_FORMAT_OPTION,
   ...CONFIG_OPTION,
   ...scenarioOption("what the embedded emulator plays (`sample`: the shipped call's)"),
   ...BASE_URL_OPTION,
@@ -41,28 +45,40 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   const payloadTypes: Record<number, PayloadTypeSpec> = Object.fromEntries(values['payload-type']);
   const port = values.port;
   const exitAfter = values['exit-after'];
-  const scenario = values.scenario ? await loadScenario(values.scenario) : undefined;
   if (values['reuse-port'] && !hasReusePort()) throw new InputError('invalid_argument', `--reuse-port needs Node 22.12 or later (this is ${process.versions.node}); without it each worker takes its own port, --port + i`, { path: 'reuse-port' });
-  const settings = callCommandSettings(values, { exitAfter, scenario, totals: { source: 'rtpSource', keys: ['datagrams', 'legs', 'refusedLegs', 'malformed'] } });
+  // Before anything starts (no emulator, no worker): the ports free.
+  if (!inCallWorker()) await checkUdpPorts('port', values.host, port, values['reuse-port'] ? 1 : values.workers);
+  const scenario = values.scenario ? await loadScenario(values.scenario) : undefined;
+  const sourceStats = createRtpSourceStats();
+  const settings = callCommandSettings(values, {
+    exitAfter,
+    scenario,
+    ownHttpPort: false,
+    port: { flag: 'port', port, host: values.host },
+    totals: { source: 'rtpSource', keys: ['datagrams', 'legs', 'refusedLegs', 'refusedDraining', 'malformed'], stats: sourceStats },
+  });
   return runCallCommand<CallLeg>(
     io,
     settings,
-    (run, _fail, worker) =>
+    (run) =>
       analyzeCalls(
         rtpSource({
-          ...(worker ? { worker } : {}),
+          ...(run.worker ? { worker: run.worker } : {}),
           ...(values['reuse-port'] ? { reusePort: true } : {}),
+          lifecycle: run.lifecycle,
           host: values.host,
           port,
           payloadTypes,
+          stats: sourceStats,
           ...(values.jitter !== undefined ? { playoutDelayMs: values.jitter } : {}),
           ...(values['idle-timeout'] !== undefined ? { idleTimeoutMs: values['idle-timeout'] } : {}),
           ...(values['max-legs'] !== undefined ? { maxLegs: values['max-legs'] } : {}),
           ...(values['frame-ms'] !== undefined ? { frameMs: values['frame-ms'] } : {}),
           onListening: (a) => io.stderr.write(`svc-stream: listening for RTP on ${a.address}:${a.port}\n`),
-          onWarning: (w) => io.stderr.write(`svc-stream: ${warningLine(w)}\n`),
+          // Once per process family: a worker hands it to the primary.
+          onWarning: (w) => run.warn('payloadType' in w ? `${w.code}:${w.payloadType}` : w.code, warningLine(w)),
         }),
-        run.analyze<CallLeg>(worker),
+        run.analyze<CallLeg>(),
       ),
     (call) => {
       const leg = call.call;
@@ -101,7 +117,9 @@ PCMU (0), PCMA (8), G.722 (9), L16 (10, 11) are known; map dynamic payload types
 the same port is ignored.`,
     options: OPTIONS,
     footer: `Environment: SVC_API_KEY, SVC_BASE_URL. With neither set, an embedded emulator is started.
-Exit status: 0 after --exit-after calls (or Ctrl-C); 1 on failure to listen.`,
+Exit status: 0 when every call it took ended done (after --exit-after calls, or a signal: the
+first drains, a second ends the calls in flight); 1 when one did not (failed, ended shutdown,
+lost with a worker), or the socket failed; 2 for a usage mistake or a port in use.`,
     run,
   }),
 ];

@@ -1,18 +1,16 @@
 // `svc-stream sip`: answer SIP calls (and SIPREC recording sessions) and analyse each one live.
 import { InputError } from '../../errors/index.js';
-import { analyzeCalls, createAnalyzeCallsStats, type CallAnalysis } from '../../telephony/analyzeCalls.js';
-import type { CallWorker } from '../../telephony/callWorkers.js';
+import { analyzeCalls } from '../../telephony/analyzeCalls.js';
 import type { SipCall, SipCallMetadata } from '../../telephony/sip/sipCall.js';
 import { createSipServerStats, sipServer } from '../../telephony/sip/sipServer.js';
 import { DEFAULT_SIP_CODECS, type SipCodecName } from '../../telephony/sip/sipCodecs.js';
-import { labelLines, showCalls } from '../callView.js';
-import { inCallWorker, showCallsOnWorkers, workersSummary } from '../callWorkersView.js';
-import { defineCommand, printError, type CliIo, type Command } from '../command.js';
-import { openEndpoint } from '../endpoint.js';
+import { callCommandSettings, inCallWorker, runCallCommand, SERVICE_OPTIONS } from '../callCommand.js';
+import { defineCommand, type CliIo, type Command } from '../command.js';
+import { LOG_FORMAT_OPTION } from '../log.js';
 import { option, type OptionValues } from '../options.js';
-import { commandPublisher, PUBLISH_OPTION } from '../publishFlag.js';
-import { fleetLimits, REDIS_OPTION } from '../redisFlag.js';
-import { embeddedLabel } from '../resultSource.js';
+import { checkTcpPort, checkUdpPorts } from '../portCheck.js';
+import { PUBLISH_OPTION } from '../publishFlag.js';
+import { REDIS_OPTION } from '../redisFlag.js';
 import { BASE_URL_OPTION, CONFIG_OPTION, loadScenario, scenarioOption } from '../sharedOptions.js';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
@@ -54,7 +52,9 @@ const OPTIONS = {
   jitter: option.integer('MS', 'longest wait for a missing packet (default 60)', { min: 0 }),
   'frame-ms': option.integer('MS', "send each call's audio in frames of MS ms (default 100; 20 for the lowest latency)", { min: 0 }),
   workers: option.integer('N', 'worker processes sharing the calls (default 1): worker i answers on --port + i and\ntakes its slice of --rtp-ports; --max-calls holds across them', { min: 1, fallback: 1 }),
-  'exit-after': option.integer('N', 'exit once N calls have ended', { min: 1 }),
+  'exit-after': option.integer('N', 'once N calls have ended take no new call (503), and exit when those running end', { min: 1 }),
+  ...SERVICE_OPTIONS,
+  ...LOG_FORMAT_OPTION,
   ...CONFIG_OPTION,
   ...scenarioOption("what the embedded emulator plays (`sample`: the shipped call's)"),
   ...BASE_URL_OPTION,
@@ -95,115 +95,90 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
   if (users.size === 0 && values.allow.length === 0 && !LOOPBACK.has(values.host)) {
     throw new InputError('invalid_argument', `listening on ${values.host} needs --allow (the SBC or PBX addresses) or --user (digest credentials): anyone who can reach it could place calls into your account`, { path: 'allow' });
   }
-  const onWorkers = values.workers > 1 || inCallWorker();
   const exitAfter = values['exit-after'];
-  const config = values.config ?? 'default';
-  const scenario = values.scenario ? await loadScenario(values.scenario) : undefined;
-  const endpoint = await openEndpoint({ baseUrl: values['base-url'] }, io, scenario !== undefined ? { scenario: scenario as never } : {});
-  const fleet = await fleetLimits(values.redis, io.env);
-  const published = await commandPublisher(values.publish, io);
-  const serverStats = createSipServerStats();
-  const callStats = createAnalyzeCallsStats();
-  const out = (line: string): void => void io.stdout.write(`${line}\n`);
-  const json = values.json === true;
-  // What made the results, as analyze says it: a line before the first call's first result
-  // (its session's label), and `source` and `label` in each call's --json state line. Across
-  // workers, the primary (which runs the embedded emulator) says it once; a worker does not.
-  const embedded = json || inCallWorker() ? undefined : await embeddedLabel(endpoint.emulator !== undefined, scenario, onWorkers);
-  const onLabel = labelLines(json || onWorkers, out, embedded);
-  const perDialog = values.siprec === 'separate' ? 2 : 1;
-
-  const calls = (worker?: CallWorker) =>
-    analyzeCalls(
-      sipServer({
-        ...(worker ? { worker } : {}),
-        host: values.host,
-        port: values.port,
-        ...(values['public-address'] !== undefined ? { publicAddress: values['public-address'] } : {}),
-        ...(values['rtp-ports'] !== undefined ? { rtpPorts: values['rtp-ports'] } : {}),
-        ...(values.codecs !== undefined ? { codecs: values.codecs } : {}),
-        maxCalls: values['max-calls'],
-        whenFull: values['when-full'],
-        ...(values['retry-after'] !== undefined ? { retryAfterS: values['retry-after'] } : {}),
-        ...(values['rtp-timeout'] !== undefined ? { rtpTimeoutMs: values['rtp-timeout'] } : {}),
-        ...(values.allow.length > 0 ? { allowedSources: values.allow } : {}),
-        ...(users.size > 0 ? { auth: { users: Object.fromEntries(users), ...(values.realm !== undefined ? { realm: values.realm } : {}) } } : {}),
-        siprec: { mode: values.siprec },
-        ...(values.jitter !== undefined ? { playoutDelayMs: values.jitter } : {}),
-        ...(values['frame-ms'] !== undefined ? { frameMs: values['frame-ms'] } : {}),
-        stats: serverStats,
-        onListening: (a) => io.stderr.write(`svc-stream: SIP on ${a.address}:${a.port} (UDP and TCP)\n`),
-        onWarning: (w) => io.stderr.write(`svc-stream: ${w.message.replace('Raise maxCalls', 'Raise --max-calls')}\n`),
-        onRefused: (r) => {
-          // A flood must not flood the terminal: the reasons that come in bulk are only counted.
-          if (r.reason === 'busy' || r.reason === 'draining' || r.reason === 'disallowed_source' || r.reason === 'no_credentials') return;
-          io.stderr.write(`svc-stream: refused ${r.remote.transport} ${r.remote.address}:${r.remote.port}: ${r.reason}: ${r.message}\n`);
-        },
-      }),
-      {
-        apiKey: endpoint.apiKey,
-        baseUrl: endpoint.baseUrl,
-        config,
-        maxConcurrent: values['max-calls'] * perDialog,
-        whenFull: 'queue',
-        callStats,
-        limiter: fleet.limiter,
-        publish: published.publisher,
-        ...(worker ? { worker } : {}),
-      },
-    );
-  const view = (call: CallAnalysis<SipCall>) => {
-    const c = call.call;
-    const fmt = `${c.codec.name}/${c.codec.clockRate} as ${c.format.audio_format}/${c.format.sample_rate}${c.format.num_channels > 1 ? `/${c.format.num_channels}` : ''}`;
-    // Metadata updates after the first (a SIPREC re-INVITE or UPDATE, a hold), and how SIP ended the call.
-    let first = true;
-    c.metadata$.subscribe((m) => {
-      if (first) return void (first = false);
-      if (json) out(JSON.stringify({ type: 'metadata', id: call.id, metadata: metadataJson(m) }));
-      else out(`${call.id} metadata: ${participantsLine(m)}${m.held ? ' (on hold)' : ''}`);
-    });
-    c.ended$.subscribe((why) => {
-      if (json) out(JSON.stringify({ type: 'sip_end', id: call.id, reason: why }));
-      else out(`${call.id} sip ${why}`);
-    });
-    return {
-      json,
-      out,
-      started: {
-        text: `${c.metadata.kind === 'siprec' ? 'recording' : 'call'} ${c.title} from ${c.remote.address}:${c.remote.port}/${c.remote.transport} (${fmt}): ${participantsLine(c.metadata)}, ${call.status}`,
-        json: { type: 'call', id: call.id, title: c.title, codec: c.codec.name, format: c.format, status: call.status, remote: c.remote, metadata: metadataJson(c.metadata) },
-      },
-      onLabel,
-      counters: () => {
-        const streams = Object.values(c.stats.streams);
-        const sum = (k: 'received' | 'lost' | 'late' | 'duplicated' | 'reordered' | 'dtmf') => streams.reduce((n, s) => n + s[k], 0);
-        return { received: sum('received'), lost: sum('lost'), late: sum('late'), duplicated: sum('duplicated'), reordered: sum('reordered'), dtmf: sum('dtmf') };
-      },
-    };
-  };
-
-  try {
-    if (onWorkers) {
-      return await showCallsOnWorkers(
-        io,
-        { workers: values.workers, exitAfter, json, endpoint, summary: (s) => workersSummary(s, 'sipServer', ['invites', 'answered', 'busy', 'malformed', 'rtpTimeouts']) },
-        calls,
-        view,
-      );
-    }
-    return await showCalls(io, exitAfter, () => calls(), view);
-  } catch (err) {
-    printError(io, err);
-    return 1;
-  } finally {
-    if (!json && !inCallWorker()) {
-      const s = serverStats;
-      io.stderr.write(`svc-stream: sip: ${s.invites} INVITEs, ${s.answered} answered, ${s.busy} busy, ${s.unauthorized} unauthorized, ${s.notAcceptable} not acceptable, ${s.malformed} malformed, ${s.byes} BYE, ${s.rtpTimeouts} RTP timeouts\n`);
-    }
-    await published.close();
-    await fleet.close();
-    await endpoint.close();
+  // Before anything starts (no emulator, no worker): the SIP ports free (worker i on --port + i).
+  if (!inCallWorker()) {
+    await checkUdpPorts('port', values.host, values.port, values.workers);
+    for (let i = 0; i < values.workers && values.port !== 0; i++) await checkTcpPort('port', values.host, values.port + i);
   }
+  const scenario = values.scenario ? await loadScenario(values.scenario) : undefined;
+  const serverStats = createSipServerStats();
+  const json = values.json === true;
+  const perDialog = values.siprec === 'separate' ? 2 : 1;
+  const settings = callCommandSettings(
+    // A call beyond --max-calls is SIP's to refuse (503 or 486): the sessions never queue a call SIP answered.
+    { ...values, 'max-calls': values['max-calls'] * perDialog, 'when-full': 'queue' },
+    {
+      exitAfter,
+      scenario,
+      ownHttpPort: false,
+      port: { flag: 'port', port: values.port, host: values.host },
+      totals: { source: 'sipServer', keys: ['invites', 'answered', 'busy', 'drainRefused', 'unauthorized', 'notAcceptable', 'malformed', 'byes', 'rtpTimeouts'], stats: serverStats },
+    },
+  );
+
+  return runCallCommand<SipCall>(
+    io,
+    settings,
+    (run) =>
+      analyzeCalls(
+        sipServer({
+          ...(run.worker ? { worker: run.worker } : {}),
+          lifecycle: run.lifecycle,
+          host: values.host,
+          port: values.port,
+          ...(values['public-address'] !== undefined ? { publicAddress: values['public-address'] } : {}),
+          ...(values['rtp-ports'] !== undefined ? { rtpPorts: values['rtp-ports'] } : {}),
+          ...(values.codecs !== undefined ? { codecs: values.codecs } : {}),
+          maxCalls: values['max-calls'],
+          whenFull: values['when-full'],
+          ...(values['retry-after'] !== undefined ? { retryAfterS: values['retry-after'] } : {}),
+          ...(values['rtp-timeout'] !== undefined ? { rtpTimeoutMs: values['rtp-timeout'] } : {}),
+          ...(values.allow.length > 0 ? { allowedSources: values.allow } : {}),
+          ...(users.size > 0 ? { auth: { users: Object.fromEntries(users), ...(values.realm !== undefined ? { realm: values.realm } : {}) } } : {}),
+          siprec: { mode: values.siprec },
+          ...(values.jitter !== undefined ? { playoutDelayMs: values.jitter } : {}),
+          ...(values['frame-ms'] !== undefined ? { frameMs: values['frame-ms'] } : {}),
+          stats: serverStats,
+          onListening: (a) => io.stderr.write(`svc-stream: SIP on ${a.address}:${a.port} (UDP and TCP)\n`),
+          // Once per process family: a worker hands it to the primary.
+          onWarning: (w) => run.warn(w.code, w.message.replace('Raise maxCalls', 'Raise --max-calls')),
+          onRefused: (r) => {
+            // A flood must not flood the terminal: the reasons that come in bulk are only counted.
+            if (r.reason === 'busy' || r.reason === 'draining' || r.reason === 'disallowed_source' || r.reason === 'no_credentials') return;
+            io.stderr.write(`svc-stream: refused ${r.remote.transport} ${r.remote.address}:${r.remote.port}: ${r.reason}: ${r.message}\n`);
+          },
+        }),
+        run.analyze<SipCall>(),
+      ),
+    (call) => {
+      const c = call.call;
+      const fmt = `${c.codec.name}/${c.codec.clockRate} as ${c.format.audio_format}/${c.format.sample_rate}${c.format.num_channels > 1 ? `/${c.format.num_channels}` : ''}`;
+      const out = (line: string): void => void io.stdout.write(`${line}\n`);
+      // Metadata updates after the first (a SIPREC re-INVITE or UPDATE, a hold), and how SIP ended the call.
+      let first = true;
+      c.metadata$.subscribe((m) => {
+        if (first) return void (first = false);
+        if (json) out(JSON.stringify({ type: 'metadata', id: call.id, metadata: metadataJson(m) }));
+        else out(`${call.id} metadata: ${participantsLine(m)}${m.held ? ' (on hold)' : ''}`);
+      });
+      c.ended$.subscribe((why) => {
+        if (json) out(JSON.stringify({ type: 'sip_end', id: call.id, reason: why }));
+        else out(`${call.id} sip ${why}`);
+      });
+      return {
+        started: {
+          text: `${c.metadata.kind === 'siprec' ? 'recording' : 'call'} ${c.title} from ${c.remote.address}:${c.remote.port}/${c.remote.transport} (${fmt}): ${participantsLine(c.metadata)}, ${call.status}`,
+          json: { type: 'call', id: call.id, title: c.title, codec: c.codec.name, format: c.format, status: call.status, remote: c.remote, metadata: metadataJson(c.metadata) },
+        },
+        counters: () => {
+          const streams = Object.values(c.stats.streams);
+          const sum = (k: 'received' | 'lost' | 'late' | 'duplicated' | 'reordered' | 'dtmf') => streams.reduce((n, s) => n + s[k], 0);
+          return { received: sum('received'), lost: sum('lost'), late: sum('late'), duplicated: sum('duplicated'), reordered: sum('reordered'), dtmf: sum('dtmf') };
+        },
+      };
+    },
+  );
 }
 
 export const sipCommand: Command = defineCommand({
@@ -219,6 +194,9 @@ channel per participant, with the participants' names and addresses shown.`,
   options: OPTIONS,
   footer: `Environment: SVC_API_KEY, SVC_BASE_URL, SVC_SIP_USER (USER:PASS). With neither key nor URL, an
 embedded emulator is started.
-Exit status: 0 after --exit-after calls (or Ctrl-C); 1 when it cannot listen.`,
+Exit status: 0 when every call it took ended done (after --exit-after calls, or a signal: the
+first drains, new INVITEs answered 503 with Retry-After, a second ends the calls in flight
+with BYE); 1 when one did not (failed, ended shutdown, lost with a worker), or it cannot
+listen; 2 for a usage mistake or a port in use.`,
   run,
 });

@@ -148,6 +148,8 @@ export interface SipLifecycle {
     /** The server stopped: it no longer counts. */
     detach(): void;
   };
+  /** The server listens: the service takes calls (`ServiceLifecycle.ready`). */
+  ready?(): void;
 }
 
 /** One metric family, read at each scrape from the server's own counters (the shape a service's registry takes). */
@@ -386,6 +388,7 @@ export function sipServer(options: SipServerOptions = {}): Observable<SipCall> {
     ua.listen().then(
       (address) => {
         handle?.listening(address.port);
+        options.lifecycle?.ready?.();
         options.onListening?.(address);
       },
       (err: Error) => subscriber.error(new AudioSourceError('source_error', `SIP server cannot listen on ${host}:${port}: ${err.message}`, { cause: err })),

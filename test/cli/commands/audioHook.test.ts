@@ -62,7 +62,7 @@ describe('svc-stream audiohook', () => {
     expect(r.stderr()).toMatch(/refused a connection from 127\.0\.0\.1: bad_signature \(the signature does not match\)/);
     expect(r.stderr()).not.toContain('the-right-key');
     // No call: only the line saying where results would come from.
-    expect(r.stdout()).toBe('source: emulator, speech segments only (no transcription: clips have no text; try --scenario)\n');
+    expect(r.stdout()).toBe('source: emulator: speech segments only (no transcription: clips without text; try --scenario)\n');
   });
 
   it('listening beyond loopback without a key is refused before anything starts (exit 2)', async () => {
@@ -107,6 +107,6 @@ describe('svc-stream audiohook --workers', () => {
       ['11111111-2222-4333-8444-555555555502', 'done', 600],
     ]);
     expect(run.err()).toMatch(/worker 0 started[\s\S]*worker 1 started|worker 1 started[\s\S]*worker 0 started/);
-    expect(run.err()).toMatch(/2 worker\(s\) running, 0 restart\(s\): 2 calls, 2 done, 0 failed, 0 rejected, 0 lost with a worker; connections 2, closed 2, disconnected 0, lost 0, unauthorized 0, overCapacity 0/);
+    expect(run.err()).toMatch(/2 call\(s\): 2 done, 0 failed \(0 lost with a worker\), 0 shutdown, 0 rejected; 0 worker restart\(s\); connections 2, closed 2, disconnected 0, lost 0, unauthorized 0, overCapacity 0, refusedDraining 0/);
   }, 60_000);
 });

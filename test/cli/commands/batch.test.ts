@@ -37,7 +37,8 @@ describe('svc-stream events', () => {
   it('prints one JSON line per file, a TTY progress line and a failure summary; exits 1', async () => {
     const a = files.tone('a.wav', 1);
     const b = files.tone('b.wav', 1, 150);
-    const garbage = files.bytes('garbage.wav', 'this is not audio at all, only text in a .wav file');
+    // A WAV header over text: it passes the local check (its header), the service refuses it.
+    const garbage = files.bytes('garbage.wav', 'RIFF\x10\x00\x00\x00WAVEthis is not audio at all, only text after a WAV header');
     const t = io(env, true);
     const code = await command('events').run(['--concurrency', '2', a, garbage, b], t.io);
     expect(code).toBe(1);

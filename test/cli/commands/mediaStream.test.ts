@@ -202,7 +202,7 @@ describe('svc-stream media-stream --workers', () => {
       ]);
       expect(run.err()).toMatch(/worker 0 started[\s\S]*worker 1 started|worker 1 started[\s\S]*worker 0 started/);
       // Every refusal is counted once: the fifth call's, and each of the retries' above.
-      const summary = /2 worker\(s\) running, 0 restart\(s\): 4 calls, 4 done, 0 failed, 0 rejected, 0 lost with a worker; connections \d+, messages \d+, malformed 0, overCapacity (\d+)/.exec(run.err());
+      const summary = /svc-stream: 4 call\(s\): 4 done, 0 failed \(0 lost with a worker\), 0 shutdown, 0 rejected; 0 worker restart\(s\); connections \d+, messages \d+, malformed 0, overCapacity (\d+), refusedDraining 0\n$/.exec(run.err());
       expect(summary, run.err()).not.toBeNull();
       expect(Number(summary![1])).toBe(1 + refusedAgain);
     } finally {
