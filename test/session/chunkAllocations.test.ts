@@ -169,7 +169,7 @@ describe('allocations per chunk in a steady state', () => {
     console.log(`${COUNTED} chunks of ${CHUNK} B, steady state: ${line('hand-written', hand)}; ${line('library, default', withReconnect)}; ${line('library, reconnect: false', plain)}`);
     // Generous. Both pay the async iteration (a promise and a result per chunk, about 550 B)
     // and ws's frames; what the library adds comes per frame or per block of its log (a view of
-    // it, a wait of a turn: about 45-60 B per chunk amortised when this was written), never an
+    // it, a wait of a turn: about 20-60 B per chunk amortised when this was written), never an
     // object per chunk. Two more small objects per chunk (a closure, a promise, a wrapper: 32 to
     // 100 bytes each) is what this catches.
     for (const c of [withReconnect, plain]) {
