@@ -174,11 +174,13 @@ describe('svc-stream rtp --workers', () => {
           child.once('exit', check);
           check();
         });
-      const ports = await seen(/listening for RTP on [\d.]+:(\d+)[\s\S]*listening for RTP on [\d.]+:(\d+)/, () => run.err());
+      // Each worker says its own port, in whichever order they come up.
+      await seen(/listening for RTP on [\d.]+:\d+ \(worker \d\)[\s\S]*listening for RTP on [\d.]+:\d+ \(worker \d\)/, () => run.err());
+      const portOf = (i: number): number => Number(new RegExp(`listening for RTP on [\\d.]+:(\\d+) \\(worker ${i}\\)`).exec(run.err())![1]);
       const pid1 = Number((await seen(/worker 1 started \(pid (\d+)\)/, () => run.err()))[1]);
-      // Worker i listens on the i-th port printed (each prints its own); find which is worker 1's by the calls it takes.
-      const a = sendRtpCall(Number(ports[1]), 0xa1, 2, 10);
-      const b = sendRtpCall(Number(ports[2]), 0xb2, 2, 10);
+      // Call a goes to worker 0, call b to worker 1 (the one killed below).
+      const a = sendRtpCall(portOf(0), 0xa1, 2, 10);
+      const b = sendRtpCall(portOf(1), 0xb2, 2, 10);
       await seen(/"type":"call","id":"rtp-000000a1"[\s\S]*"type":"call","id":"rtp-000000b2"|"type":"call","id":"rtp-000000b2"[\s\S]*"type":"call","id":"rtp-000000a1"/, () => run.out());
       process.kill(pid1, 'SIGKILL');
       await Promise.all([a, b]);
