@@ -359,6 +359,8 @@ interface ReceiverReport {
   counters: Counters;
   eldP99: number;
   eldMax: number;
+  /** The receiver process's own CPU over its whole run, start to report (ms; with --workers, the primary's only). */
+  cpu: { user: number; system: number };
 }
 
 /** Resolves once `calls` calls have ended (or the parent says to finish: a call that never ends). */
@@ -378,7 +380,13 @@ async function receiverRole(spec: TelephonySpec, name: PathName, calls: number, 
   const report = (): void => {
     eld.disable();
     // Sockets, servers and sessions die with the process: it has nothing left to measure.
-    process.send!({ type: 'receiver-report', counters, eldP99: eld.percentile(99) / 1e6, eldMax: eld.max / 1e6 } satisfies ReceiverReport, undefined, {}, () => process.exit(0));
+    const cpu = process.cpuUsage();
+    process.send!(
+      { type: 'receiver-report', counters, eldP99: eld.percentile(99) / 1e6, eldMax: eld.max / 1e6, cpu: { user: cpu.user / 1000, system: cpu.system / 1000 } } satisfies ReceiverReport,
+      undefined,
+      {},
+      () => process.exit(0),
+    );
   };
   // One process, or the library forking its own workers (it adds their counts up itself).
   if (workers <= 1 || name === 'library') {
@@ -461,6 +469,9 @@ export interface RunResult {
   readonly userPct: number;
   readonly systemPct: number;
   readonly windowMs: number;
+  /** The receiver's user and system CPU over its whole run, in ms (one process: with --workers, the primary's). */
+  readonly runUserMs: number;
+  readonly runSystemMs: number;
   /** Sessions the stand-in had open when the window started. */
   readonly openAtStart: number;
   readonly rssPerCall: number;
@@ -517,7 +528,8 @@ async function oneRun(script: string, spec: TelephonySpec, standIn: ChildProcess
   rssPeak = Math.max(rssPeak, sumRss(pids));
   const sent = await senderReport;
   // Every call ends IDLE_MS after its last packet; give the sessions time to get `done`.
-  const finishTimer = setTimeout(() => receiver.send({ type: 'finish' }), IDLE_MS + 15_000);
+  // (A receiver that died meanwhile has no channel: its exit is the error nextMessage reports.)
+  const finishTimer = setTimeout(() => receiver.connected && receiver.send({ type: 'finish' }), IDLE_MS + 15_000);
   const report = await nextMessage<ReceiverReport>(receiver, 'receiver-report');
   dbg('receiver report');
   clearTimeout(finishTimer);
@@ -545,6 +557,8 @@ async function oneRun(script: string, spec: TelephonySpec, standIn: ChildProcess
     userPct: ((cpu1.user - cpu0.user) / windowMs) * 100,
     systemPct: ((cpu1.system - cpu0.system) / windowMs) * 100,
     windowMs,
+    runUserMs: report.cpu.user,
+    runSystemMs: report.cpu.system,
     openAtStart,
     rssPerCall: (rssPeak - rssBase) / calls,
     counters: report.counters,
@@ -562,7 +576,7 @@ function runLine(r: RunResult, spec: TelephonySpec, a: ReturnType<typeof benchAr
   const steady = r.openAtStart >= r.calls ? '' : ` (NOT steady: ${r.openAtStart} of ${r.calls} sessions open when the window started)`;
   const fails = r.counters.failures.length ? ` [${r.counters.failures.slice(0, 2).join('; ')}]` : '';
   return [
-    `  ${r.path.padEnd(7)} CPU ${fmt(r.cpuPct).padStart(5)} % of a core (user ${fmt(r.userPct)}, system ${fmt(r.systemPct)}) over ${fmt(r.windowMs / 1000, 1)} s${steady}; load before ${r.load}`,
+    `  ${r.path.padEnd(7)} CPU ${fmt(r.cpuPct).padStart(5)} % of a core (user ${fmt(r.userPct)}, system ${fmt(r.systemPct)}) over ${fmt(r.windowMs / 1000, 1)} s${steady}; whole run user ${fmt(r.runUserMs, 0)} ms, system ${fmt(r.runSystemMs, 0)} ms; load before ${r.load}`,
     `          ${spec.unit} ${r.counters.received}/${expected}, legs ${r.counters.legs}, done ${r.counters.done}/${r.calls}, failed ${r.counters.failed}${fails}; service heard ${r.standIn.bytes}/${r.bytesSent} bytes in ${r.standIn.frames} frames on ${r.standIn.connections} sessions; sent → heard p50 ${fmt(r.latency.p50, 1)} ms, p99 ${fmt(r.latency.p99, 1)} ms, ${r.latency.missing} chunks never heard; RSS +${fmt(r.rssPerCall / 1024, 0)} kB per call; event-loop delay p99 ${fmt(r.eldP99, 1)} ms; sender ${fmt(r.sender.cpuPct)} % of a core, ${r.sender.lateChunks} chunks sent late${r.sender.lateChunks > (r.calls * a.chunks) / 100 ? ' (the machine, not the receiver, was the limit)' : ''}`,
   ].join('\n');
 }
@@ -607,12 +621,16 @@ export async function benchMain(script: string, spec: TelephonySpec): Promise<vo
   for (const calls of a.counts) {
     console.log(`${calls} calls:`);
     const cpu: Record<PathName, number[]> = { bare: [], library: [] };
+    const user: Record<PathName, number[]> = { bare: [], library: [] };
+    const runUser: Record<PathName, number[]> = { bare: [], library: [] };
     for (let round = 0; round < a.rounds; round++) {
       const order = round % 2 === 0 ? paths : [...paths].reverse();
       for (const path of order) {
         const r = await oneRun(script, spec, standIn, baseUrl, path, calls, a);
         console.log(runLine(r, spec, a));
         cpu[path].push(r.cpuPct);
+        user[path].push(r.userPct);
+        runUser[path].push(r.runUserMs);
         if (!clean(r, a)) allClean = false;
       }
     }
@@ -620,6 +638,10 @@ export async function benchMain(script: string, spec: TelephonySpec): Promise<vo
       const ratios = cpu.library.map((l, i) => l / cpu.bare[i]!);
       console.log(
         `  ratio library / bare at ${calls} calls: ${fmt(middle(cpu.library) / middle(cpu.bare), 2)} (medians ${fmt(middle(cpu.library))} % / ${fmt(middle(cpu.bare))} %; per round ${ratios.map((x) => fmt(x, 2)).join(', ')})`,
+      );
+      const perRound = (k: Record<PathName, number[]>): string => k.library.map((l, i) => fmt(l / k.bare[i]!, 2)).join(', ');
+      console.log(
+        `  user CPU, library / bare at ${calls} calls: steady window ${fmt(middle(user.library) / middle(user.bare), 2)} (medians ${fmt(middle(user.library))} % / ${fmt(middle(user.bare))} %; per round ${perRound(user)}); whole run ${fmt(middle(runUser.library) / middle(runUser.bare), 2)} (medians ${fmt(middle(runUser.library), 0)} ms / ${fmt(middle(runUser.bare), 0)} ms; per round ${perRound(runUser)})`,
       );
     }
   }

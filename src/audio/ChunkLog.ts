@@ -135,6 +135,15 @@ export class ChunkLog {
 
   /** Copy `len` bytes of `chunk` into the open block (a new one as each fills), past `written`. */
   private copyIn(chunk: Uint8Array, len: number): void {
+    // Most chunks fit in the open block: one copy, three fields.
+    const open = this.block;
+    if (open !== undefined && len <= open.length - this.blockUsed) {
+      open.set(chunk, this.blockUsed);
+      this.blockUsed += len;
+      this.ends[this.ends.length - 1]! += len;
+      this.writtenPos += len;
+      return;
+    }
     let off = 0;
     while (off < len) {
       let b = this.block;

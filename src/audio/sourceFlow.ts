@@ -81,7 +81,8 @@ export const YIELD_BYTES = 256 * 1024;
 /**
  * Pull an async iterator lazily into a subscriber: one `next()` at a time, and never while
  * the flow control is paused. That is the backpressure: nothing is read that was not asked for.
- * Every {@link YIELD_BYTES} it lets the event loop turn (timers, sockets), whatever the iterator.
+ * Every {@link YIELD_BYTES} read without a wait on the gate it lets the event loop turn (timers,
+ * sockets), whatever the iterator; a wait on a paused gate is such a turn (the consumer's I/O resumes it).
  * When the iterator is done, `finish` (if given) is awaited before completing: it may throw to
  * turn the end into an error (ffmpeg's exit status). Returns the teardown, which stops the loop
  * and calls `stop` once so the caller can release the underlying resource.
@@ -108,7 +109,12 @@ export function pullIterator(
     try {
       for (;;) {
         // Race the gate with teardown, so an unsubscribed source never waits on a session that is gone.
-        if (flow?.paused) await Promise.race([flow.ready(), stopped]);
+        if (flow?.paused) {
+          await Promise.race([flow.ready(), stopped]);
+          // A paused gate is resumed by its consumer's I/O (a socket that flushed): the loop
+          // turned while we waited, so the count to the next forced turn starts again.
+          sinceTurn = 0;
+        }
         if (closed) return;
         const r = await iterator.next();
         if (closed) return;

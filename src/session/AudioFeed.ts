@@ -1,7 +1,7 @@
 // One subscription to a stream's audio, held once: every chunk read is checked, counted once
 // (`bytesRead`) and appended to the stream's ChunkLog, which each session reads from its own
 // position. The source is paused through one FlowControl that follows every reason to pause it.
-import { Observable, Subscription } from 'rxjs';
+import { Observable, Subscriber, Subscription } from 'rxjs';
 import { connectFlow } from '../audio/sourceFlow.js';
 import { ChunkLog } from '../audio/ChunkLog.js';
 import { FlowControl } from '../audio/FlowControl.js';
@@ -112,18 +112,7 @@ export class AudioFeed {
   start(): void {
     this.check.begin();
     if (this.writer !== undefined && this.startWriter(this.writer)) return;
-    const { subscription, connected } = connectFlow(this.meta?.flow, this.gate, () =>
-      this.audio$.subscribe({
-        next: (chunk) => this.onChunk(chunk),
-        error: (err: unknown) => {
-          if (!this.stopped) this.owner.failed(err);
-        },
-        complete: () => {
-          this.completed = true;
-          this.reader?.completed();
-        },
-      }),
-    );
+    const { subscription, connected } = connectFlow(this.meta?.flow, this.gate, () => this.audio$.subscribe(new FeedSubscriber(this)));
     this.subscription = subscription;
     if (this.stopped) subscription.unsubscribe();
     this.pausable = this.check.pausable(connected);
@@ -298,7 +287,19 @@ export class AudioFeed {
     this.reader?.appended();
   }
 
-  private onChunk(chunk: AudioChunk): void {
+  /** The source completed (its subscriber says so). */
+  onSourceComplete(): void {
+    this.completed = true;
+    this.reader?.completed();
+  }
+
+  /** The source errored (its subscriber says so). */
+  onSourceError(err: unknown): void {
+    if (!this.stopped) this.owner.failed(err);
+  }
+
+  /** A chunk from the source (its subscriber hands it over as it comes). */
+  onChunk(chunk: AudioChunk): void {
     if (this.stopped) return;
     if (!(chunk instanceof Uint8Array)) {
       this.owner.failed(new InputError('invalid_argument', `audio chunks must be Uint8Array or Buffer, got ${typeof chunk}`));
@@ -318,6 +319,44 @@ export class AudioFeed {
     this.log.append(chunk, this.fresh);
     this.owner.appended?.();
     this.reader?.appended();
+  }
+}
+
+/**
+ * The feed's subscriber to its audio: the source's `next` reaches {@link AudioFeed.onChunk} in
+ * one call. Subscribing with a partial observer wraps it in a SafeSubscriber and a
+ * ConsumerObserver (three calls and a try per chunk before the feed sees it); a Subscriber
+ * given to `subscribe` is used as it is. A throw from the feed fails the stream, as the
+ * partial observer's would have been reported, and unsubscribes from the source.
+ */
+class FeedSubscriber extends Subscriber<AudioChunk> {
+  constructor(private readonly feed: AudioFeed) {
+    super();
+  }
+
+  protected override _next(chunk: AudioChunk): void {
+    try {
+      this.feed.onChunk(chunk);
+    } catch (err) {
+      this.feed.onSourceError(err);
+      this.unsubscribe();
+    }
+  }
+
+  protected override _error(err: unknown): void {
+    try {
+      this.feed.onSourceError(err);
+    } finally {
+      this.unsubscribe();
+    }
+  }
+
+  protected override _complete(): void {
+    try {
+      this.feed.onSourceComplete();
+    } finally {
+      this.unsubscribe();
+    }
   }
 }
 

@@ -135,7 +135,9 @@ export class AudioSender {
       this.host.lost();
       return;
     }
-    if (this.opened) this.pump(false);
+    // Per chunk, most often: a frame is being written and less than a frame waits, so nothing
+    // can go yet (the flush pumps). Said here in three field reads instead of a call to pump.
+    if (this.opened && (this.inFlightHead === this.inFlight.length || this.feed.log.end - this.pos >= MAX_FRAME_BYTES)) this.pump(false);
     this.checkPressure();
   }
 
@@ -175,6 +177,7 @@ export class AudioSender {
   private pump(all: boolean): void {
     if (this.halted) return;
     const log = this.feed.log;
+    const from = this.pos;
     while (this.pos < log.end) {
       const busy = this.inFlightHead < this.inFlight.length;
       if (!all && busy && (log.end - this.pos < MAX_FRAME_BYTES || this.inFlightBytes >= this.limits.highWaterMark)) break;
@@ -189,7 +192,7 @@ export class AudioSender {
       this.sendFrame(frame, len);
     }
     // Nothing keeps what went unless the feed does (ws masks each frame into a buffer of its own as it is sent).
-    this.feed.sentUpTo(this.pos);
+    if (this.pos !== from) this.feed.sentUpTo(this.pos);
   }
 
   /** The tail waits for the next turn of the event loop (a turn, not a delay: no timer). */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { loopTurns } from '../internal/bounds.js';
 import { AudioSourceError } from '../../src/errors/index.js';
 import { FlowControl } from '../../src/audio/FlowControl.js';
 import { audioMetaOf, fromAsyncIterable } from 'svc-stream';
@@ -42,7 +43,8 @@ describe('fromAsyncIterable', () => {
       },
       complete: () => (done = true),
     });
-    await sleep(50);
+    // In memory, the pull loop moves on within a turn of the loop: 20 turns and it has stopped.
+    await loopTurns(20);
     expect(got).toBe(10);
     expect(pulled).toBe(10);
     flow.resume();

@@ -1,5 +1,6 @@
 import { from, lastValueFrom, Observable, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
+import { loopTurns } from '../internal/bounds.js';
 import { InputError } from '../../src/errors/index.js';
 import { bytesPerFrame, type RawAudioFormat } from '../../src/schema/audio.js';
 import { FlowControl } from '../../src/audio/FlowControl.js';
@@ -124,7 +125,7 @@ describe('rechunk', () => {
       },
       complete: () => completed(),
     });
-    await new Promise((r) => setTimeout(r, 50));
+    await loopTurns(20); // in memory: the pull loop would have moved on within a turn
     expect(pulled).toBeLessThanOrEqual(7); // paused: the generator is not read on
     flow.resume();
     await done;

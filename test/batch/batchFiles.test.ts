@@ -2,7 +2,7 @@
 // causes, abort and failFast (one call's retries and cancellation: request.test.ts).
 import { getEventListeners } from 'node:events';
 import { beforeAll, afterAll, describe, expect, it } from 'vitest';
-import { from, lastValueFrom, Subject, toArray } from 'rxjs';
+import { from, lastValueFrom, Subject, tap, toArray } from 'rxjs';
 import { SvcError } from 'svc-stream';
 import { batchLimiter, detectAudioEventsAsync, type FileOutcome, tagFiles, emotionFiles } from 'svc-stream/batch';
 import { audioDir, emulators, hanging, type AudioDir } from './fixtures.js';
@@ -86,9 +86,14 @@ describe('runs stopped by org-wide causes', () => {
   it('insufficient credits stops the run; paths arriving later are skipped too', async () => {
     const emu = await emulator({ organizations: [{ keys: ['k'], concurrency: 1, credits: 2 }] });
     const paths = new Subject<string>();
-    const done = run(paths.pipe(tagFiles({ baseUrl: emu.baseUrl, apiKey: 'k', concurrency: 1 })));
+    const seen: string[] = [];
+    const tagged = paths.pipe(tagFiles({ baseUrl: emu.baseUrl, apiKey: 'k', concurrency: 1 }));
+    const watched = tagged.pipe(tap((o) => seen.push('error' in o ? o.error.code : 'result')));
+    const done = run(watched);
     for (const p of twenty.slice(0, 4)) paths.next(p);
-    await new Promise((r) => setTimeout(r, 400));
+    // The fifth path arrives once the run has stopped: the four before it all have their outcome.
+    await expect.poll(() => seen.length).toBe(4);
+    expect(seen).toContain('insufficient_credits');
     paths.next(twenty[4]!);
     paths.complete();
     const out = await done;

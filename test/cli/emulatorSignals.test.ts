@@ -11,11 +11,13 @@ function liveSession(baseUrl: string, apiKey: string): { opened: Promise<void>; 
   const frames: string[] = [];
   ws.on('error', () => undefined);
   ws.on('message', (d) => frames.push(String(d)));
+  // Opened once the server answered a ping sent after the config and the audio: it read both (in order).
   const opened = new Promise<void>((resolve) =>
     ws.once('open', () => {
       ws.send('default');
       ws.send(new Uint8Array(3200));
-      resolve();
+      ws.once('pong', () => resolve());
+      ws.ping();
     }),
   );
   const ended = new Promise<{ frames: string[]; code: number }>((resolve) => ws.on('close', (code) => resolve({ frames, code })));
@@ -29,8 +31,6 @@ describe('svc-stream emulator on a signal', () => {
       try {
         const sessions = [liveSession(emu.baseUrl, emu.apiKey), liveSession(emu.baseUrl, emu.apiKey)];
         await Promise.all(sessions.map((s) => s.opened));
-        // The audio frame has reached the server once it answers a round trip; give it one.
-        await new Promise((r) => setTimeout(r, 200));
         const exit = emu.stop(signal);
         for (const s of await Promise.all(sessions.map((x) => x.ended))) {
           expect(s.code).toBe(1012);

@@ -4,7 +4,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import WebSocket from 'ws';
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeAll, expect, it } from 'vitest';
+import { afterEach, beforeAll, expect, it, vi } from 'vitest';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const bin = `${root}bin/svc-stream.js`;
@@ -34,11 +34,15 @@ function alive(pid: number): boolean {
 }
 
 async function gone(pid: number, withinMs = 8000): Promise<boolean> {
-  for (let waited = 0; waited < withinMs; waited += 100) {
-    if (!alive(pid)) return true;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return !alive(pid);
+  return vi.waitFor(
+    () => {
+      if (alive(pid)) throw new Error(`${pid} still alive`);
+    },
+    { timeout: withinMs, interval: 20 },
+  ).then(
+    () => true,
+    () => !alive(pid),
+  );
 }
 
 function firstLine(child: ChildProcess): Promise<string> {
@@ -103,11 +107,7 @@ it('reaps its ffmpeg children when it exits with its parent', async () => {
   ws.send('default');
   ws.send(readFileSync(`${root}samples/call.mp3`).subarray(0, 32_000));
   let ffmpeg: number[] = [];
-  for (let waited = 0; ffmpeg.length === 0 && waited < 10_000; waited += 100) {
-    await new Promise((r) => setTimeout(r, 100));
-    ffmpeg = childrenOf(pid);
-  }
-  expect(ffmpeg.length).toBeGreaterThan(0);
+  await expect.poll(() => (ffmpeg = childrenOf(pid)).length, { timeout: 10_000 }).toBeGreaterThan(0);
   started.push(...ffmpeg);
   parent.kill('SIGKILL');
   expect(await gone(pid)).toBe(true);

@@ -2,7 +2,7 @@
 // Host names, its own Origin only (`null` and others refused: /fleet/events included), the
 // method, and a session id outside the alphabet refused with 400 before anything reads Redis.
 import { request } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startFleetDashboard, type RunningFleetDashboard } from '../../src/dashboard/fleetServer.js';
 import { createPublisher } from '../../src/fleet/publisher.js';
 import type { Publisher } from '../../src/publishing.js';
@@ -16,10 +16,13 @@ beforeAll(async () => {
   publisher = await createPublisher({ url: fixture.server.url, prefix: 'routes' });
   const s = publisher.session('known');
   s.event({ type: 'topics', topics: ['t'] });
-  for (const deadline = Date.now() + 10_000; !dashboard.calls().some((c) => c.id === 'known'); ) {
-    if (Date.now() > deadline) throw new Error('the dashboard never showed the published call');
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  // vi.waitFor, not expect.poll: this runs in a hook.
+  await vi.waitFor(
+    () => {
+      if (!dashboard.calls().some((c) => c.id === 'known')) throw new Error('the dashboard never showed the published call');
+    },
+    { timeout: 10_000, interval: 20 },
+  );
 });
 afterAll(async () => {
   await publisher?.close();

@@ -29,7 +29,8 @@ describe('authentication and limits on the other paths', () => {
       // Concurrency is per model: a conversation socket does not count against STT.
       const held = runSession(wsUrl(emu, '/api/svc-2-streaming', RAW16, 'one'), { config: 'default', end: false, timeoutMs: 400 });
       const held2 = runSession(wsUrl(emu, STT, RAW16, 'one'), { end: false, timeoutMs: 400 });
-      await new Promise((r) => setTimeout(r, 100));
+      // Both admitted: the server's own counters hold their slots.
+      await expect.poll(() => emu.accounts.find('one')!.inFlight).toMatchObject({ conversation: 1, stt: 1 });
       const over = await runSession(wsUrl(emu, STT, RAW16, 'one'));
       expect(over.closeCode).toBe(4029);
       expect(String(over.frames.at(-1)?.['error'])).toMatch(/Concurrent request limit/);
@@ -50,7 +51,7 @@ describe('authentication and limits on the other paths', () => {
     await withEmulator({ organizations: [{ keys: ['k'], concurrency: { 'pii-phi-redaction': 1 } }], apiKey: 'k' }, async (emu) => {
       expect((await runSession(wsUrl(emu, PII, {}, 'nope'))).closeCode).toBe(4001);
       const held = runSession(wsUrl(emu, PII, RAW16), { end: false, timeoutMs: 400 });
-      await new Promise((r) => setTimeout(r, 100));
+      await expect.poll(() => emu.accounts.find('k')!.inFlight['pii-phi-redaction']).toBe(1);
       const over = await runSession(wsUrl(emu, PII, RAW16));
       expect([over.closeCode, over.frames.at(-1)?.type]).toEqual([4030, 'error']);
       await held;

@@ -60,8 +60,8 @@ describe('handshake: authentication and limits', () => {
         });
       const a = await open();
       const b = await open();
-      // Let the server admit both before the third arrives.
-      await new Promise((r) => setTimeout(r, 50));
+      // The server admitted both (its own counter) before the third arrives.
+      await expect.poll(() => emu.accounts.organizations[0]!.inFlight.conversation).toBe(2);
       const third = await runSession(wsUrl(emu, PATH), { config: 'default' });
       expectRefused(third, 4030, /Concurrent request limit reached/);
       expect(emu.accounts.organizations[0]!.peakInFlight.conversation).toBe(2);
@@ -252,7 +252,8 @@ describe('scripted faults', () => {
   });
 
   it('silence: the socket stays open (no FIN, no RST) but nothing is answered, not even a ping', async () => {
-    await withEmulator({ scenario: { faults: [{ at: 'config', action: 'silence' }] } }, async (emu) => {
+    const logged: string[] = [];
+    await withEmulator({ scenario: { faults: [{ at: 'config', action: 'silence' }] }, log: (l) => logged.push(l) }, async (emu) => {
       const ws = new WebSocket(wsUrl(emu, PATH, RAW));
       ws.on('error', () => undefined);
       await new Promise((r) => ws.once('open', r));
@@ -261,8 +262,8 @@ describe('scripted faults', () => {
       let closed = false;
       ws.on('pong', () => pongs++);
       ws.on('close', () => (closed = true));
-      // The config frame strikes the fault; pings after it go unanswered.
-      await new Promise((r) => setTimeout(r, 100));
+      // The config frame strikes the fault (the emulator says so); pings after it go unanswered.
+      await expect.poll(() => logged).toContain('fault silence at config');
       for (let i = 0; i < 5; i++) {
         ws.ping();
         ws.send(SHORT.subarray(0, 3200));
@@ -278,6 +279,7 @@ describe('scripted faults', () => {
   it('shutdown(): every live session gets an error event and close 1012, then the emulator stops', async () => {
     const emu = await startEmulator({});
     try {
+      let opened = 0;
       const sessions = [0, 1].map(
         () =>
           new Promise<{ frames: string[]; code: number }>((resolve) => {
@@ -286,14 +288,14 @@ describe('scripted faults', () => {
             ws.on('error', () => undefined);
             ws.on('open', () => {
               ws.send('default');
-              ws.send(SHORT.subarray(0, 3200));
+              ws.send(SHORT.subarray(0, 3200), () => opened++);
             });
             ws.on('message', (d) => frames.push(String(d)));
             ws.on('close', (code) => resolve({ frames, code }));
           }),
       );
-      // Both are streaming (configured, audio sent) before the shutdown.
-      await new Promise((r) => setTimeout(r, 200));
+      // Both are streaming before the shutdown: admitted (the server's counter), configured and audio sent.
+      await expect.poll(() => [opened, emu.accounts.organizations[0]!.inFlight.conversation]).toEqual([2, 2]);
       await emu.shutdown({ graceMs: 1_000 });
       for (const s of await Promise.all(sessions)) {
         expect(s.code).toBe(GOING_AWAY_CLOSE_CODE);

@@ -20,7 +20,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { analyzeConversation, createSessionStats, fromAsyncIterable, type AudioWarning, type ReplayGapWarning, type SessionEvent, type SessionStats, type SvcError } from 'svc-stream';
 import { clipsReducer, initialClipsState } from 'svc-stream/state';
 import { spawnEmulator, type EmulatorProcess } from '../internal/emulatorProcess.js';
@@ -166,8 +166,10 @@ afterAll(async () => {
   // Nothing left running: no socket, timer or child process above what was there before.
   const leftovers = (): string[] =>
     [...countByType(process.getActiveResourcesInfo())].filter(([t, n]) => n > (baseline.get(t) ?? 0)).map(([t, n]) => `${t} +${n - (baseline.get(t) ?? 0)}`);
-  const until = performance.now() + 3_000;
-  while (leftovers().length > 0 && performance.now() < until) await sleep(25);
+  // Polled for 3 s without the timers (vi.waitFor's own are among them), then everything checked at once.
+  await vi
+    .waitFor(() => expect(leftovers().filter((l) => !l.startsWith('Timeout'))).toEqual([]), { timeout: 3_000, interval: 25 })
+    .catch(() => undefined);
   expect(leftovers(), `left behind: ${leftovers().join(', ')}`).toEqual([]);
 });
 
@@ -198,11 +200,13 @@ interface Run {
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 async function until(what: string, cond: () => boolean, ms = 30_000): Promise<void> {
-  const end = performance.now() + ms;
-  while (!cond()) {
-    if (performance.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(5);
-  }
+  // vi.waitFor, not expect.poll: the tests run concurrently.
+  await vi.waitFor(
+    () => {
+      if (!cond()) throw new Error(`timed out waiting for ${what}`);
+    },
+    { timeout: ms, interval: 5 },
+  );
 }
 
 async function run(lane: Lane, key: string, pcm: Buffer, strikes: readonly Strike[], reconnect: { replayMs?: number; outageMs?: number } = {}): Promise<Run> {
@@ -210,7 +214,21 @@ async function run(lane: Lane, key: string, pcm: Buffer, strikes: readonly Strik
   const stats = createSessionStats();
   const events: SessionEvent[] = [];
   const warnings: AudioWarning[] = [];
-  let lastEventAt = performance.now();
+  /** Restarts the quiet period of the one waiting for the events to settle (a debounce, no clock read). */
+  let heard: (() => void) | undefined;
+  /** Resolves once `quietMs` passed without an event. */
+  const quiet = (quietMs: number): Promise<void> =>
+    new Promise<void>((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      heard = () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => {
+          heard = undefined;
+          resolve();
+        }, quietMs);
+      };
+      heard();
+    });
   let attempt = 0;
   let ended: { error: SvcError | undefined } | undefined;
   const stallTimers = new Set<NodeJS.Timeout>();
@@ -271,8 +289,7 @@ async function run(lane: Lane, key: string, pcm: Buffer, strikes: readonly Strik
     for (let at = 0; at < pcm.length; at += FRAME_BYTES) {
       while (queue.length > 0 && queue[0]!.atMs * BYTES_PER_MS <= at) {
         // Struck once the emulator's events for the audio sent so far have come (150 ms without one).
-        const settled = performance.now();
-        await until('the events to settle', () => performance.now() - Math.max(lastEventAt, settled) >= 150);
+        await quiet(150);
         const first = queue.shift()!;
         if (queue[0]?.atOpen) onOpen = queue.shift()!.kind;
         await strike(first);
@@ -305,7 +322,7 @@ async function run(lane: Lane, key: string, pcm: Buffer, strikes: readonly Strik
     )
     .subscribe({
       next: (e) => {
-        lastEventAt = performance.now();
+        heard?.();
         events.push(e);
       },
       error: (error: unknown) => (ended = { error: error as SvcError }),

@@ -9,6 +9,9 @@
 //   and its audio account adds up: read = sent + unsent, and what was never sent is dropped;
 // - nothing is left running.
 // The emulator runs as a child process, so its work is not on this process's event loop.
+// The first kind (a file) runs each outage on real time; the others run the library's timers
+// (heartbeat, connect and outage deadlines, backoff) on virtual time, moved on by the test once
+// the fault is known to have struck: the same sockets, the same bounds, seconds less waiting.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +22,7 @@ import { analyzeConversation, createSessionStats, DEFAULT_RECONNECT, fileSource,
 import { ERROR_TABLE } from '../../src/errors/index.js';
 import { spawnEmulator, type EmulatorProcess } from '../internal/emulatorProcess.js';
 import { startTcpProxy } from '../internal/tcpProxy.js';
+import { virtualTime } from '../internal/virtualTime.js';
 import { watchLoop, type LoopStalls } from './loopStall.js';
 
 const RAW = { audio_format: 's16le', sample_rate: 16000, num_channels: 1 } as const;
@@ -79,21 +83,33 @@ interface Outcome {
   readonly stalls: LoopStalls;
 }
 
-/** Run one session until it ends; `strike` gets the stats and breaks things when it sees fit. */
-async function run(audio$: Observable<Uint8Array>, baseUrl: string, apiKey: string, strike: (stats: SessionStats) => void): Promise<Outcome> {
+type VirtualTime = ReturnType<typeof virtualTime>;
+/** Moves virtual time on: by a second at each reconnecting state (the backoff's delay; the third reaches the outage deadline). */
+const RECONNECTING_STEP_MS = 1_000;
+
+/**
+ * Run one session until it ends; `strike` gets the stats (and the virtual time, when the case runs
+ * on it) and breaks things when it sees fit.
+ */
+async function run(audio$: Observable<Uint8Array>, baseUrl: string, apiKey: string, strike: (stats: SessionStats, time?: VirtualTime) => (() => void) | undefined | void, time?: VirtualTime): Promise<Outcome> {
   const stats = createSessionStats();
   const statuses: string[] = [];
-  const watching = stats.state$.subscribe((s) => statuses.push(s.status));
-  strike(stats);
+  const watching = stats.state$.subscribe((s) => {
+    statuses.push(s.status);
+    // The attempt after a failure, then the outage deadline, go ahead once the failure is told.
+    if (time && s.status === 'reconnecting') setImmediate(() => time.advance(RECONNECTING_STEP_MS));
+  });
+  const unstrike = strike(stats, time);
   const loop = watchLoop();
   const ended = await new Promise<{ error?: SvcError; completed: boolean }>((resolve) => {
-    audio$.pipe(analyzeConversation({ apiKey, baseUrl, stats, ...TIMING })).subscribe({
+    audio$.pipe(analyzeConversation({ apiKey, baseUrl, stats, ...TIMING, ...(time ? { scheduler: time.scheduler } : {}) })).subscribe({
       error: (error: unknown) => resolve({ error: error as SvcError, completed: false }),
       complete: () => resolve({ completed: true }),
     });
   });
   const stalls = loop.stop();
   watching.unsubscribe();
+  unstrike?.();
   return { error: ended.error, completed: ended.completed, statuses, stats, stalls };
 }
 
@@ -119,6 +135,9 @@ function expectNeitherFrozenNorDrained(r: Outcome): void {
 }
 
 const KINDS: SourceKind[] = ['file', 'readable', 'iterable', 'shared'];
+/** The case that keeps the real clock; the others run the library's timers on virtual time. */
+const REAL_TIME: SourceKind = 'file';
+const timeFor = (kind: SourceKind): VirtualTime | undefined => (kind === REAL_TIME ? undefined : virtualTime());
 
 function countByType(list: readonly string[]): Map<string, number> {
   const m = new Map<string, number>();
@@ -135,23 +154,25 @@ async function expectNothingLeft(baseline: Map<string, number>): Promise<void> {
 }
 
 describe('an outage that does not heal, for every kind of pull source', () => {
-  const scenarios: string[] = [];
   let failing: EmulatorProcess;
   let plain: EmulatorProcess;
+  /** One emulator to SIGKILL per kind, started with the others (a start is seconds under load). */
+  const killable = new Map<SourceKind, EmulatorProcess>();
   beforeAll(async () => {
     const path = join(dir, 'close-1011.json');
     writeFileSync(path, JSON.stringify({ faults: [{ at: 'audio', at_ms: 2_000, action: 'close', code: 1011, error: 'Internal server error' }] }));
     const stop = join(dir, 'stop-reading.json');
     writeFileSync(stop, JSON.stringify({ faults: [{ at: 'audio', at_ms: 2_000, action: 'stop_reading' }] }));
-    scenarios.push(stop);
-    [failing, plain] = await Promise.all([spawnEmulator(0, ['--scenario', path]), spawnEmulator()]);
+    const [f, p, ...toKill] = await Promise.all([spawnEmulator(0, ['--scenario', path]), spawnEmulator(), ...KINDS.map(() => spawnEmulator(0, ['--scenario', stop]))]);
+    [failing, plain] = [f!, p!];
+    KINDS.forEach((kind, i) => killable.set(kind, toKill[i]!));
   }, 60_000);
   afterAll(async () => {
-    await Promise.all([failing?.stop('SIGKILL'), plain?.stop('SIGKILL')]);
+    await Promise.all([failing?.stop('SIGKILL'), plain?.stop('SIGKILL'), ...[...killable.values()].map((e) => e.stop('SIGKILL'))]);
   });
 
   it.each(KINDS)('%s: the server stops reading, then is SIGKILLed', async (kind) => {
-    const emu = await spawnEmulator(0, ['--scenario', scenarios[0]!]);
+    const emu = killable.get(kind)!;
     const baseline = countByType(process.getActiveResourcesInfo());
     try {
       const r = await run(source(kind), emu.baseUrl, emu.apiKey, (stats) => {
@@ -161,7 +182,7 @@ describe('an outage that does not heal, for every kind of pull source', () => {
           void emu.stop('SIGKILL');
           queueMicrotask(() => sub.unsubscribe());
         });
-      });
+      }, timeFor(kind));
       expectNeitherFrozenNorDrained(r);
       expect(['connection_lost', 'connection_failed', 'heartbeat_timeout']).toContain(r.error!.code);
     } finally {
@@ -172,7 +193,7 @@ describe('an outage that does not heal, for every kind of pull source', () => {
 
   it.each(KINDS)('%s: every session is closed with 1011 mid-stream', async (kind) => {
     const baseline = countByType(process.getActiveResourcesInfo());
-    const r = await run(source(kind), failing.baseUrl, failing.apiKey, () => undefined);
+    const r = await run(source(kind), failing.baseUrl, failing.apiKey, () => undefined, timeFor(kind));
     expectNeitherFrozenNorDrained(r);
     expect(r.error!.code).toBe('internal_error');
     expect(r.error!.closeCode).toBe(1011);
@@ -186,13 +207,29 @@ describe('an outage that does not heal, for every kind of pull source', () => {
     const proxy = await startTcpProxy(plain.port);
     const baseline = countByType(process.getActiveResourcesInfo());
     try {
-      const r = await run(source(kind), proxy.baseUrl, plain.apiKey, (stats) => {
-        const sub = stats.state$.subscribe((s) => {
-          if (s.status !== 'streaming' && s.status !== 'paused') return;
-          proxy.setMode('blackhole');
-          queueMicrotask(() => sub.unsubscribe());
-        });
-      });
+      const r = await run(
+        source(kind),
+        proxy.baseUrl,
+        plain.apiKey,
+        (stats, time) => {
+          const sub = stats.state$.subscribe((s) => {
+            if (s.status !== 'streaming' && s.status !== 'paused') return;
+            proxy.setMode('blackhole');
+            // On virtual time: the heartbeat's ping goes into the hole and its deadline passes.
+            if (time) setImmediate(() => time.advance(TIMING.heartbeat.intervalMs + TIMING.heartbeat.timeoutMs));
+            queueMicrotask(() => sub.unsubscribe());
+          });
+          // Each attempt after that hangs in the hole (the upgrade is swallowed): its connect deadline passes.
+          if (!time) return undefined;
+          let failed = false;
+          const attempts = stats.state$.subscribe((s) => {
+            if (s.status === 'reconnecting') failed = true;
+            else if (s.status === 'connecting' && failed) setImmediate(() => time.advance(TIMING.connectTimeoutMs));
+          });
+          return () => attempts.unsubscribe();
+        },
+        timeFor(kind),
+      );
       expectNeitherFrozenNorDrained(r);
       expect(['heartbeat_timeout', 'connect_timeout']).toContain(r.error!.code);
     } finally {

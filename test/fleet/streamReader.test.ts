@@ -1,6 +1,7 @@
 // The fleet reader against a real redis-server: the directory read at start and kept live
 // (start, status, end, stale by its own clock), and one blocking read for every followed
 // stream, whatever the number of followers.
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPublisher } from '../../src/fleet/publisher.js';
 import type { Publisher } from '../../src/publishing.js';
@@ -31,7 +32,11 @@ describe('fleet reader', () => {
       const before = publisher.session('early', { title: 'early.wav' });
       before.end({ status: 'done' });
       await before.settled;
-      let now = Date.now();
+      // The reader's clock, moved by hand, starts at Redis's (the directory's entry ids are Redis's time).
+      const admin = new Redis(redis.url);
+      const [seconds, micros] = await admin.time();
+      admin.disconnect();
+      let now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
       reader = await openFleetReader({ url: redis.url, prefix, staleMs: 60_000, now: () => now });
       expect(reader.session('early')).toMatchObject({ title: 'early.wav', status: 'done', ended: true });
       const changed: string[] = [];

@@ -73,23 +73,22 @@ export function json(res: ServerResponse, status: number, body: unknown): void {
 export function tinyWav(): { path: string; remove(): void } {
   const dir = mkdtempSync(join(tmpdir(), 'svc-http-test-'));
   const path = join(dir, 'a.wav');
-  // A real WAV (its header, then 0.25 s of quiet 16-bit PCM at 8 kHz): the commands check that a
-  // file is audio before they send it.
-  const pcm = Buffer.alloc(4000, 1);
+  // A real WAV (16 kHz mono s16le, 4,096 bytes in all): the CLI checks a file's header before it sends it.
+  const data = Buffer.alloc(4096 - 44, 1);
   const header = Buffer.alloc(44);
   header.write('RIFF', 0);
-  header.writeUInt32LE(36 + pcm.length, 4);
+  header.writeUInt32LE(36 + data.length, 4);
   header.write('WAVEfmt ', 8);
   header.writeUInt32LE(16, 16);
   header.writeUInt16LE(1, 20);
   header.writeUInt16LE(1, 22);
-  header.writeUInt32LE(8000, 24);
-  header.writeUInt32LE(16000, 28);
+  header.writeUInt32LE(16_000, 24);
+  header.writeUInt32LE(32_000, 28);
   header.writeUInt16LE(2, 32);
   header.writeUInt16LE(16, 34);
   header.write('data', 36);
-  header.writeUInt32LE(pcm.length, 40);
-  writeFileSync(path, Buffer.concat([header, pcm]));
+  header.writeUInt32LE(data.length, 40);
+  writeFileSync(path, Buffer.concat([header, data]));
   return { path, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 

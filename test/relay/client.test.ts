@@ -49,7 +49,8 @@ describe('relay client', () => {
     ];
     const statuses: string[] = [];
     const pageSnapshot = lastValueFrom(splitSession(relayEvents(relaySessionUrl(base, 'call'), { token: TOKEN, onStatus: (s) => statuses.push(s) })).snapshot$);
-    await new Promise((r) => setTimeout(r, 50));
+    // The page is connected (its first status) before the events are published.
+    await expect.poll(() => statuses).toContain('live');
     for (const e of all) source.next(e);
     source.complete();
     const expected = await lastValueFrom(splitSession(from(all)).snapshot$);

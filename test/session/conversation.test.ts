@@ -146,11 +146,15 @@ describe('analyzeConversation: refused locally before connecting', () => {
     [{ audio_format: 's16le', sample_rate: 16000, num_channels: 9 }, 'num_channels'],
   ])('audio parameters %j are refused at %s', async (format, path) => {
     const emu = await emulator();
-    const { error } = await failure(from(pcm(1)).pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, format: format as never })));
+    // Every socket the session would open goes through its factory: none made, none can connect later.
+    let sockets = 0;
+    const webSocketFactory = (url: string, options: WebSocket.ClientOptions): WebSocket => (sockets++, new WebSocket(url, options));
+    const { error } = await failure(from(pcm(1)).pipe(analyzeConversation({ reconnect: false, apiKey: KEY, baseUrl: emu.baseUrl, format: format as never, webSocketFactory })));
     expect(error.code).toBe('invalid_audio_params');
     expect((error as InputError).path).toBe(path);
-    await new Promise((r) => setTimeout(r, 50));
+    expect(sockets).toBe(0);
     expect(emu.connections).toHaveLength(0);
+    expect(emu.accounts.organizations[0]!.peakInFlight.conversation).toBe(0);
   });
 
   it("'opus' is refused with the hint to pass 'ogg'", async () => {

@@ -29,11 +29,7 @@ afterEach(async () => {
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 async function until(what: () => boolean, label: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!what()) {
-    if (Date.now() > deadline) throw new Error(`never: ${label}`);
-    await sleep(5);
-  }
+  await expect.poll(what, { timeout: 20_000, interval: 5, message: `never: ${label}` }).toBe(true);
 }
 
 describe('time spent reconnecting, on an injected clock', () => {

@@ -5,6 +5,7 @@
 // (Sessions here run with `reconnect: false`: each test is about one session; reconnecting has its own, test/session/reconnect.test.ts.)
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { loopTurns } from '../internal/bounds.js';
 import { config as rxConfig, from, Subject, type Observable } from 'rxjs';
 import { WebSocketServer, type WebSocket as ServerSocket } from 'ws';
 import { analyzeConversation, createSessionStats, fromAsyncIterable, SessionError, type ServerEvent, type SvcError } from 'svc-stream';
@@ -299,7 +300,7 @@ describe('a connection that goes away while audio flows', () => {
     expect(a.read).toBeLessThan((COUNT * CHUNK) / 4);
     // Nothing more is pulled once the session failed.
     const pulled = src.yielded();
-    await new Promise((res) => setTimeout(res, 100));
+    await loopTurns(20); // in memory: a pull loop still running would have moved on within a turn
     expect(src.yielded()).toBe(pulled);
     expect(pulled - a.read).toBeLessThanOrEqual(2 * CHUNK);
   });

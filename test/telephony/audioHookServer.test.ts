@@ -349,11 +349,7 @@ describe('audioHookServer: drain and shutdown', () => {
 
 /** Wait for `cond` (bounded). */
 async function until(cond: () => boolean, ms = 15_000): Promise<void> {
-  const t0 = Date.now();
-  while (!cond()) {
-    if (Date.now() - t0 > ms) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 5));
-  }
+  await expect.poll(cond, { timeout: ms, interval: 5, message: 'condition not met in time' }).toBe(true);
 }
 
 /** Let pending I/O run (a few turns of the loop). */

@@ -100,7 +100,7 @@ export function collectBytes(audio$: Observable<Uint8Array>, ms = 15_000): Promi
 }
 
 /** Send `seconds` of the sample call as PCMU RTP from one socket (one SSRC), `intervalMs` per 20 ms packet. */
-export async function sendRtpCall(port: number, ssrc: number, seconds: number, intervalMs = 5, offsetBytes = 0): Promise<void> {
+export async function sendRtpCall(port: number, ssrc: number, seconds: number, intervalMs = 5, offsetBytes = 0, firstSent?: () => void): Promise<void> {
   const mulaw = (await import('node:fs')).readFileSync(SAMPLE_MULAW);
   const socket = dgram.createSocket('udp4');
   const packets = Math.round((seconds * 1000) / 20);
@@ -116,6 +116,7 @@ export async function sendRtpCall(port: number, ssrc: number, seconds: number, i
       b.writeUInt32BE(ssrc >>> 0, 8);
       mulaw.copy(b, 12, offsetBytes + k * 160, offsetBytes + (k + 1) * 160);
       await new Promise<void>((r) => socket.send(b, port, '127.0.0.1', () => r()));
+      if (k === 0) firstSent?.();
       await new Promise((r) => setTimeout(r, intervalMs));
     }
   } finally {

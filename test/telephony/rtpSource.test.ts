@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { firstValueFrom, take, timeout, type Subscription } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { audioMetaOf } from '../../src/audio/meta.js';
+import { udpReceiveBufferErrors } from '../cli/rtpTestKit.js';
 import { createRtpSourceStats, rtpSource, type CallLeg, type RtpSourceOptions } from 'svc-stream/telephony';
 import type { LimitWarning, PayloadTypeWarning } from 'svc-stream';
 import { collectBytes, ffmpegRtp, SAMPLE_MULAW, udpProxy } from './helpers.js';
@@ -186,13 +187,13 @@ describe('rtpSource against spoofed and unwanted senders', () => {
     await expect.poll(cond, { timeout: ms, interval: 10 }).toBe(true);
   };
 
-  /** Wait until `count()` has not moved for 150 ms (the sender is done, the socket drained). */
-  const settled = async (count: () => number): Promise<void> => {
-    let last = -1;
-    while (count() !== last) {
-      last = count();
-      await new Promise((r) => setTimeout(r, 150));
-    }
+  /**
+   * Wait until every one of `sent` datagrams is accounted for: received (`count()`), or dropped
+   * by the kernel (its UDP receive errors since `dropsBefore`; machine-wide, so at worst this
+   * ends early, and what is checked after it holds at any moment once the legs are full).
+   */
+  const settled = async (count: () => number, sent: number, dropsBefore: number): Promise<void> => {
+    await until(() => count() + (udpReceiveBufferErrors() - dropsBefore) >= sent, 10_000);
   };
 
   it('2000 spoofed SSRCs make at most maxLegs legs; the rest are refused and counted; a freed place admits again', async () => {
@@ -207,8 +208,9 @@ describe('rtpSource against spoofed and unwanted senders', () => {
       ),
     );
     const port = await portP;
+    const drops = udpReceiveBufferErrors();
     await sendAll(port, Array.from({ length: 2000 }, (_, i) => packet(0x1000 + i)));
-    await settled(() => stats.datagrams);
+    await settled(() => stats.datagrams, 2000, drops);
     // Loopback UDP may drop some under load: whatever arrived, eight legs and the rest refused.
     expect(stats.datagrams).toBeGreaterThan(500);
     expect(legs).toHaveLength(8);
@@ -236,8 +238,9 @@ describe('rtpSource against spoofed and unwanted senders', () => {
       const portP = new Promise<number>((r) => (resolvePort = r));
       subs.push(rtpSource({ stats, idleTimeoutMs: 2_000, recvBufferSize: 4 << 20, onListening: (a) => resolvePort(a.port) }).subscribe());
       const port = await portP;
+      const drops = udpReceiveBufferErrors();
       await sendAll(port, Array.from({ length: 100 }, (_, i) => packet(0x2000 + i)));
-      await settled(() => stats.datagrams);
+      await settled(() => stats.datagrams, 100, drops);
       expect(stats.datagrams).toBeGreaterThan(64);
       expect(stats).toMatchObject({ legs: 64, refusedLegs: stats.datagrams - 64 });
       // process.emitWarning delivers on the next tick.

@@ -74,7 +74,7 @@ async function run({ values }: { readonly values: OptionValues<typeof OPTIONS> }
           ...(values['idle-timeout'] !== undefined ? { idleTimeoutMs: values['idle-timeout'] } : {}),
           ...(values['max-legs'] !== undefined ? { maxLegs: values['max-legs'] } : {}),
           ...(values['frame-ms'] !== undefined ? { frameMs: values['frame-ms'] } : {}),
-          onListening: (a) => io.stderr.write(`svc-stream: listening for RTP on ${a.address}:${a.port}\n`),
+          onListening: (a) => io.stderr.write(`svc-stream: listening for RTP on ${a.address}:${a.port}${run.worker ? ` (worker ${run.worker.index})` : ''}\n`),
           // Once per process family: a worker hands it to the primary.
           onWarning: (w) => run.warn('payloadType' in w ? `${w.code}:${w.payloadType}` : w.code, warningLine(w)),
         }),

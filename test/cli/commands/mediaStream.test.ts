@@ -16,11 +16,12 @@ const start = (args: string[], env: NodeJS.ProcessEnv = {}): Serving => serveCli
 
 const ndjson = (text: string) => text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
 
-/** A Twilio media stream of `ms` of the sample call, as Twilio sends it (numbers as strings). */
-async function twilioCall(url: string, headers: Record<string, string>, sid: string, ms: number): Promise<void> {
+/** A Twilio media stream of `ms` of the sample call, as Twilio sends it (numbers as strings); resolves with the close code. */
+async function twilioCall(url: string, headers: Record<string, string>, sid: string, ms: number): Promise<number> {
   const mulaw = readFileSync(samplePath('call-8k.mulaw')).subarray(0, ms * 8);
   const ws = new WebSocket(url, { headers });
   await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+  const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
   let seq = 1;
   const send = (event: string, body: object) => ws.send(JSON.stringify({ event, sequenceNumber: String(seq++), streamSid: sid, ...body }));
   ws.send(JSON.stringify({ event: 'connected', protocol: 'Call', version: '1.0.0' }));
@@ -29,8 +30,9 @@ async function twilioCall(url: string, headers: Record<string, string>, sid: str
     send('media', { media: { track: 'inbound', chunk: String(k + 1), timestamp: String(k * 20), payload: mulaw.subarray(k * 160, (k + 1) * 160).toString('base64') } });
   }
   send('stop', { stop: { accountSid: 'ACtest', callSid: `CA${sid}` } });
-  await new Promise((r) => setTimeout(r, 50));
+  // The close frame follows the stop on the same socket: the bridge reads everything before it.
   ws.close();
+  return closed;
 }
 
 /** How the bridge answers an upgrade: 101 or the refusal's status. */
@@ -179,16 +181,8 @@ describe('svc-stream media-stream --workers', () => {
       // be refused with 1013, as a provider's would be; each call goes again until it is taken.
       let refusedAgain = 0;
       const callWhenAdmitted = async (sid: string): Promise<void> => {
-        for (;;) {
-          const ws = new WebSocket(url, { headers });
-          const refused = await new Promise<boolean>((resolve) => ws.once('close', (c) => resolve(c === 1013)).once('open', () => setTimeout(() => resolve(false), 100)).on('error', () => undefined));
-          if (refused) {
-            refusedAgain++;
-            continue;
-          }
-          ws.terminate();
-          return twilioCall(url, headers, sid, 600);
-        }
+        // A refused call is closed with 1013 by the bridge; it goes again.
+        while ((await twilioCall(url, headers, sid, 600)) === 1013) refusedAgain++;
       };
       for (const sid of ['MZa', 'MZb', 'MZc', 'MZd']) await callWhenAdmitted(sid);
       const code = await new Promise<number | null>((r) => child.once('close', r));

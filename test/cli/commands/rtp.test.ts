@@ -68,7 +68,10 @@ describe('svc-stream rtp', () => {
     const { stdout, stderr, port, done } = startRtp(['--idle-timeout', '300', '--exit-after', '1', '--max-legs', '1', '--frame-ms', '100', '--json']);
     const p = await port;
     // 0xabc's first packet starts the one leg allowed; every packet of 0xdef is refused.
-    await Promise.all([sendRtpCall(p, 0xabc, 1, 2), new Promise((r) => setTimeout(r, 50)).then(() => sendRtpCall(p, 0xdef, 1, 2))]);
+    let abcFirst!: () => void;
+    const abcStarted = new Promise<void>((r) => (abcFirst = r));
+    // On loopback a datagram is queued at the receiver once sent: 0xdef's come after 0xabc's first.
+    await Promise.all([sendRtpCall(p, 0xabc, 1, 2, 0, abcFirst), abcStarted.then(() => sendRtpCall(p, 0xdef, 1, 2))]);
     expect(await done).toBe(0);
     const lines = stdout.text().trim().split('\n').map((l) => JSON.parse(l) as { type: string; id: string });
     expect(lines.filter((l) => l.type === 'call').map((l) => l.id)).toEqual(['rtp-00000abc']);
@@ -171,11 +174,13 @@ describe('svc-stream rtp --workers', () => {
           child.once('exit', check);
           check();
         });
-      const ports = await seen(/listening for RTP on [\d.]+:(\d+)[\s\S]*listening for RTP on [\d.]+:(\d+)/, () => run.err());
+      // Each worker says its own port, in whichever order they come up.
+      await seen(/listening for RTP on [\d.]+:\d+ \(worker \d\)[\s\S]*listening for RTP on [\d.]+:\d+ \(worker \d\)/, () => run.err());
+      const portOf = (i: number): number => Number(new RegExp(`listening for RTP on [\\d.]+:(\\d+) \\(worker ${i}\\)`).exec(run.err())![1]);
       const pid1 = Number((await seen(/worker 1 started \(pid (\d+)\)/, () => run.err()))[1]);
-      // Worker i listens on the i-th port printed (each prints its own); find which is worker 1's by the calls it takes.
-      const a = sendRtpCall(Number(ports[1]), 0xa1, 2, 10);
-      const b = sendRtpCall(Number(ports[2]), 0xb2, 2, 10);
+      // Call a goes to worker 0, call b to worker 1 (the one killed below).
+      const a = sendRtpCall(portOf(0), 0xa1, 2, 10);
+      const b = sendRtpCall(portOf(1), 0xb2, 2, 10);
       await seen(/"type":"call","id":"rtp-000000a1"[\s\S]*"type":"call","id":"rtp-000000b2"|"type":"call","id":"rtp-000000b2"[\s\S]*"type":"call","id":"rtp-000000a1"/, () => run.out());
       process.kill(pid1, 'SIGKILL');
       await Promise.all([a, b]);

@@ -84,8 +84,7 @@ describe('svc-stream sip with SIPp', () => {
   it('--workers 2: each worker answers on a port of its own, the primary adds up their counts', async () => {
     const run = sip(['--workers', '2', '--rtp-ports', '45400-45599', '--exit-after', '2']);
     await run.port;
-    for (let i = 0; i < 50 && run.ports.length < 2; i++) await new Promise((r) => setTimeout(r, 100));
-    expect(run.ports).toHaveLength(2);
+    await expect.poll(() => run.ports.length, { timeout: 5_000 }).toBe(2);
     const audio = mulawFile(dir, 2);
     const results = await Promise.all(run.ports.map((p) => runSipp('uac-rtp', p, { audio }, ['-m', '1', '-d', '2300'])));
     expect(results.map((r) => r.code)).toEqual([0, 0]);
@@ -103,8 +102,9 @@ describe('svc-stream sip with SIPp', () => {
     const port = await run.port;
     const update = METADATA.replace('>Bob<', '>Robert<');
     const sipp = runSipp('siprec-src', port, { audio: mulawFile(dir, 3), metadata: METADATA, update }, ['-m', '1', '-d', '2300']);
-    // SIPp plays Alice's stream (label 1); Bob's (label 2, the second port of the range's first call) is sent here.
-    await new Promise((r) => setTimeout(r, 1000));
+    // SIPp plays Alice's stream (label 1); Bob's (label 2, the second port of the range's first call) is
+    // sent here, once the call is answered (its `call` line: both ports are open).
+    await expect.poll(() => run.lines.some((l) => l.type === 'call'), { timeout: 10_000 }).toBe(true);
     await sendRtpCall(45002, 0xb0b, 3, 20, 40_000);
     const done = await sipp;
     expect(done.code, done.errors).toBe(0);
