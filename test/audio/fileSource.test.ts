@@ -6,6 +6,7 @@ import { InputError } from '../../src/errors/index.js';
 import { audioMetaOf, fileSource, rechunk } from 'svc-stream';
 import { FILE_FORMATS } from '../../src/audio/fileFormats.js';
 import { ALL_EXTENSIONS, byteCount, collect, eventually, FIXTURE_SECONDS, makeFixtures, readPausingAfter, SYSTEM_FFMPEG, type Fixtures } from './fixtures.js';
+import { wavHeader } from '../internal/wavHeader.js';
 
 let fx: Fixtures;
 beforeAll(async () => {
@@ -17,22 +18,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const RAW16K = { audio_format: 's16le', sample_rate: 16000, num_channels: 1 };
 
 /** A canonical 44-byte header for `data` bytes of 16 kHz mono s16le. */
-function wavHeader(data: number): Buffer {
-  const h = Buffer.alloc(44);
-  h.write('RIFF', 0);
-  h.writeUInt32LE(36 + data, 4);
-  h.write('WAVEfmt ', 8);
-  h.writeUInt32LE(16, 16);
-  h.writeUInt16LE(1, 20);
-  h.writeUInt16LE(1, 22);
-  h.writeUInt32LE(16000, 24);
-  h.writeUInt32LE(32000, 28);
-  h.writeUInt16LE(2, 32);
-  h.writeUInt16LE(16, 34);
-  h.write('data', 36);
-  h.writeUInt32LE(data, 40);
-  return h;
-}
 
 describe('fileSource', () => {
   it('covers every extension of §2.1', () => {

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { SvcError } from '../../src/errors/index.js';
+import { wavHeader } from './wavHeader.js';
 
 export interface Seen {
   readonly method: string;
@@ -69,26 +70,13 @@ export function json(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
 
-/** A temp dir with a small file the batch calls accept (they check only the extension and size). */
+/** A temp dir with a small WAV file for uploads (the batch calls check its extension and size, the CLI its header). */
 export function tinyWav(): { path: string; remove(): void } {
   const dir = mkdtempSync(join(tmpdir(), 'svc-http-test-'));
   const path = join(dir, 'a.wav');
   // A real WAV (16 kHz mono s16le, 4,096 bytes in all): the CLI checks a file's header before it sends it.
   const data = Buffer.alloc(4096 - 44, 1);
-  const header = Buffer.alloc(44);
-  header.write('RIFF', 0);
-  header.writeUInt32LE(36 + data.length, 4);
-  header.write('WAVEfmt ', 8);
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20);
-  header.writeUInt16LE(1, 22);
-  header.writeUInt32LE(16_000, 24);
-  header.writeUInt32LE(32_000, 28);
-  header.writeUInt16LE(2, 32);
-  header.writeUInt16LE(16, 34);
-  header.write('data', 36);
-  header.writeUInt32LE(data.length, 40);
-  writeFileSync(path, Buffer.concat([header, data]));
+  writeFileSync(path, Buffer.concat([wavHeader(data.length), data]));
   return { path, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
