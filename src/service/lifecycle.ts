@@ -31,10 +31,15 @@ export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
  *   figures come from the server's own state, never recounted elsewhere.
  */
 export interface CallServer {
+  /** What it has accepted and not yet ended, now. */
   readonly inFlight: number;
+  /** The service drains: refuse new calls the server's own way, let those in flight go on. Called once. */
   stopAccepting(): void;
+  /** End everything in flight now, each call failed with `error` (code `shutdown`), its audio accounted. Called at most once. */
   endCalls(error: SvcError): void;
+  /** Why it cannot take a call now though the service is `ready`. */
   readonly unready?: string | undefined;
+  /** Its counters, read at each scrape. */
   metrics?(): readonly ServiceMetric[];
 }
 

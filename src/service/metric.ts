@@ -23,6 +23,7 @@ export interface ServiceMetric {
   readonly help: string;
   readonly type: 'counter' | 'gauge';
   readonly labels?: readonly string[] | undefined;
+  /** The values now. */
   samples(): readonly MetricSample[];
 }
 

@@ -13,8 +13,10 @@ export interface OpsAnswer {
 }
 
 /** The paths answered. */
-export const OPS_PATHS = ['/healthz', '/readyz', '/metrics'] as const;
-export type OpsPath = (typeof OPS_PATHS)[number];
+/** The operator's paths every long-running command serves: alive, taking calls, Prometheus' figures. */
+export type OpsPath = '/healthz' | '/readyz' | '/metrics';
+/** The operator's paths, as a list. */
+export const OPS_PATHS: readonly OpsPath[] = ['/healthz', '/readyz', '/metrics'];
 
 /** What the endpoints read: the service's readiness, and its figures. */
 export interface OpsBackend {

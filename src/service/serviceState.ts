@@ -32,6 +32,7 @@ export type ServiceEvent =
   /** No call is in flight any more. */
   | { readonly type: 'idle' };
 
+/** Where every service life cycle starts: `starting`, until its servers listen. */
 export const INITIAL_SERVICE_STATE: ServiceState = { status: 'starting' };
 
 /**

@@ -6,7 +6,9 @@ import type { PrimaryMessage, SharedBound } from './callWorker.js';
 
 /** A worker as the ledger sees it (node:cluster's `Worker` is one). */
 export interface Peer {
+  /** Whether a message can still reach it. */
   isConnected(): boolean;
+  /** Send it a message. */
   send(message: PrimaryMessage): unknown;
 }
 

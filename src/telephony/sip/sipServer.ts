@@ -139,7 +139,10 @@ export interface SipTimers {
 export const DEFAULT_SIP_TIMERS: SipTimers = { t1: 500, t2: 4000, t4: 5000 };
 
 /** What a SIP server attached to a service life cycle offers it (`CallServer`): calls in flight; stop accepting (new INVITEs and OPTIONS answered 503 with Retry-After); end them (BYE, their audio fails with the `shutdown` error); its metrics. */
-export type SipServerControl = CallServer & { metrics(): readonly ServiceMetric[] };
+export type SipServerControl = CallServer & {
+  /** The SIP server's metric families (transactions, refusals by code, calls), read at each scrape. */
+  metrics(): readonly ServiceMetric[];
+};
 
 /** The metric families of a server's counters. */
 export function sipMetrics(stats: Readonly<SipServerStats>): ServiceMetric[] {
