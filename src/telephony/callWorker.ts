@@ -183,6 +183,10 @@ export class WorkerHandle implements CallWorker {
    */
   markCall(id: string, first: number, highest: () => number): void {
     this.marks.set(id, highest);
+    // The counters first, in the same tick: the datagrams the leg held while it waited for its
+    // place were counted here but not yet sent, and a mark ahead of the counters the primary
+    // holds would leave them counted nowhere if this worker died before its next report.
+    this.flushStats();
     this.send({ t: 'svcw:mark', id, first: first & 0xffff, seq: highest() & 0xffff });
   }
 

@@ -4,10 +4,11 @@
 // went on on the restarted worker. What the kernel drops for a full socket buffer (under load)
 // no process sees: the kernel counts it, machine-wide.
 //
-// Retried: one fresh-clone CI run at load ~4 (2026-11-27) found 41 packets of 30 calls counted
-// nowhere with the kernel dropping none ("30 call(s): 20 done, 10 failed …; 369 packets lost with
-// the workers; datagrams 510"); every other run adds up. The cause is not found yet (a mark sent
-// ahead of the counters of its report is the first suspect): an open bug, not a settled figure.
+// Retried for now: one fresh-clone CI run at load ~4 (2026-11-27) found 41 packets of 30 calls
+// counted nowhere with the kernel dropping none. The cause found by reading: a leg's mark was
+// sent ahead of the counters of the datagrams it held while it waited for its place, so a worker
+// killed before its next report left them in neither figure; markCall now sends the counters
+// first. The retry goes once this has held over many loaded runs.
 import { afterEach, expect, it } from 'vitest';
 import { killSpawned } from '../cli/spawned.js';
 import { freeUdpPorts, rtpCall, spawnCli, udpReceiveBufferErrors } from '../cli/rtpTestKit.js';
