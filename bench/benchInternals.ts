@@ -268,20 +268,5 @@ export function runSelf(script: string, args: readonly string[], env: Record<str
 
 export const fmt = (n: number, digits = 1): string => n.toFixed(digits);
 
-/** The 44-byte header of a mono s16le 16 kHz WAV file holding `dataBytes` bytes of samples. */
-export function wavHeader(dataBytes: number): Buffer {
-  const h = Buffer.alloc(44);
-  h.write('RIFF', 0, 'ascii');
-  h.writeUInt32LE(36 + dataBytes, 4);
-  h.write('WAVEfmt ', 8, 'ascii');
-  h.writeUInt32LE(16, 16);
-  h.writeUInt16LE(1, 20);
-  h.writeUInt16LE(1, 22);
-  h.writeUInt32LE(16_000, 24);
-  h.writeUInt32LE(32_000, 28);
-  h.writeUInt16LE(2, 32);
-  h.writeUInt16LE(16, 34);
-  h.write('data', 36, 'ascii');
-  h.writeUInt32LE(dataBytes, 40);
-  return h;
-}
+/** The 44-byte header of a mono s16le 16 kHz WAV file (the tests' one writer). */
+export { wavHeader } from '../test/internal/wavHeader.js';
